@@ -1,0 +1,66 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, codeForStatus, ErrorCode, errorBody } from './errors';
+
+const log = new Logger('Errors');
+
+/** Failures that mean "the catalog database is unreachable right now": answered 503, never 500. */
+function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; name?: string; message?: string };
+  const text = `${e?.name ?? ''} ${e?.code ?? ''} ${e?.message ?? ''}`;
+  return /PrismaClientInitializationError|P1001|P1002|P1017|P2024|ECONNREFUSED|ECONNRESET|EPIPE|Connection terminated|connection timeout|timeout exceeded when trying to connect|terminating connection|the database system is (starting up|shutting down)|Can't reach database|DatabaseNotReachable|ConnectionClosed/i.test(
+    text,
+  );
+}
+
+interface Rendered {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  headers: Record<string, string>;
+}
+
+/** Turns anything thrown while serving a request into the mission §7 status, code and message. */
+export function renderError(err: unknown): Rendered {
+  if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message, headers: err.headers };
+  if (err instanceof HttpException) {
+    const status = err.getStatus();
+    const res = err.getResponse();
+    const message =
+      typeof res === 'string'
+        ? res
+        : Array.isArray((res as { message?: unknown }).message)
+          ? ((res as { message: string[] }).message).join('; ')
+          : String((res as { message?: unknown }).message ?? err.message);
+    return { status, code: codeForStatus(status), message, headers: {} };
+  }
+  const fastifyStatus = (err as { statusCode?: number })?.statusCode;
+  if (typeof fastifyStatus === 'number' && fastifyStatus >= 400 && fastifyStatus < 500) {
+    return { status: fastifyStatus, code: codeForStatus(fastifyStatus), message: (err as Error).message, headers: {} };
+  }
+  if (isDatabaseUnavailable(err)) {
+    log.warn(`catalog database unavailable: ${(err as Error)?.message}`);
+    return { status: 503, code: ErrorCode.ServiceUnavailable, message: 'catalog database unavailable, retry later', headers: { 'Retry-After': '1' } };
+  }
+  log.error((err as Error)?.stack ?? String(err));
+  return { status: 500, code: ErrorCode.Internal, message: 'internal error', headers: {} };
+}
+
+export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const r = renderError(err);
+  if (reply.sent) return;
+  reply
+    .status(r.status)
+    .headers(r.headers)
+    .type('application/json')
+    .send(errorBody(r.status, r.code, r.message, String(request.id)));
+}
+
+/** The one place where errors become response bodies (also installed as Fastify's own error handler). */
+@Catch()
+export class HttpExceptionFilter implements ExceptionFilter {
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    sendError(exception, ctx.getRequest<FastifyRequest>(), ctx.getResponse<FastifyReply>());
+  }
+}

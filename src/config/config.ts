@@ -1,0 +1,110 @@
+import * as path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every environment variable the gateway reads, validated once at start-up. Anything else in the code reads the
+ * typed AppConfig (injected as APP_CONFIG), never process.env.
+ */
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const intWithDefault = (def: number, min = 0) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return def;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer >= ${min}, got '${v}'` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+export const envSchema = z.object({
+  PORT: intWithDefault(2333, 0),
+  HOST: z.string().default('127.0.0.1'),
+  DATA_DIR: z.string().default('./data'),
+  STORAGE_ROOT: optionalString,
+  DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\/[^\s]+$/.test(v), {
+    message: 'must be a postgresql:// URL (leave unset for the embedded database)',
+  }),
+  DB_POOL_MAX: intWithDefault(10, 1),
+  DB_CONNECT_TIMEOUT_MS: intWithDefault(5000, 1),
+  BASE_PATH: z
+    .string()
+    .default('')
+    .refine((v) => v === '' || /^\/?[A-Za-z0-9._~\-/]*[^/]$/.test(v), {
+      message: "must be a URL path such as '/lance' (no trailing slash)",
+    })
+    .transform((v) => (v === '' ? '' : v.startsWith('/') ? v : `/${v}`)),
+  ADMIN_API_KEY: optionalString.refine((v) => v === undefined || v.length >= 16, {
+    message: 'must be at least 16 characters when set',
+  }),
+  BOOTSTRAP_DATABASE: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9_.-]+$/.test(v), {
+    message: 'must follow the namespace name rule (letters, digits, _ - .)',
+  }),
+  BODY_LIMIT_BYTES: intWithDefault(1024 * 1024, 1024),
+  LIST_DEFAULT_LIMIT: intWithDefault(1000, 1),
+  LIST_MAX_LIMIT: intWithDefault(10000, 1),
+  CASCADE_SYNC_BUDGET_MS: intWithDefault(2000, 0),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'log', 'debug', 'verbose']).default('log'),
+});
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  storageRoot: string;
+  /** undefined → embedded PGlite under DATA_DIR/catalog */
+  databaseUrl?: string;
+  dbPoolMax: number;
+  dbConnectTimeoutMs: number;
+  basePath: string;
+  adminApiKey?: string;
+  /** Name of the database created (with a write key) on first start when the catalog has none. */
+  bootstrapDatabase?: string;
+  bodyLimitBytes: number;
+  listDefaultLimit: number;
+  listMaxLimit: number;
+  cascadeSyncBudgetMs: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (e.LIST_DEFAULT_LIMIT > e.LIST_MAX_LIMIT) {
+    throw new ConfigError('Invalid configuration:\n  LIST_DEFAULT_LIMIT: must not exceed LIST_MAX_LIMIT');
+  }
+  const dataDir = path.resolve(e.DATA_DIR);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    storageRoot: path.resolve(e.STORAGE_ROOT ?? path.join(dataDir, 'tables')),
+    databaseUrl: e.DATABASE_URL,
+    dbPoolMax: e.DB_POOL_MAX,
+    dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
+    basePath: e.BASE_PATH,
+    adminApiKey: e.ADMIN_API_KEY,
+    // The embedded default bootstraps a first database so a newcomer can connect at once.
+    bootstrapDatabase: e.BOOTSTRAP_DATABASE ?? (e.DATABASE_URL ? undefined : 'default'),
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    listDefaultLimit: e.LIST_DEFAULT_LIMIT,
+    listMaxLimit: e.LIST_MAX_LIMIT,
+    cascadeSyncBudgetMs: e.CASCADE_SYNC_BUDGET_MS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,86 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { Client, Pool } from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { AppConfig } from '../config/config';
+import { PrismaClient } from '../generated/prisma/client';
+import { applyMigrations, SqlSession } from './migrator';
+
+/** The migrations folder, found from both src/ (ts) and dist/src/ (compiled). */
+export const MIGRATIONS_DIR = [
+  path.resolve(__dirname, '../../prisma/migrations'),
+  path.resolve(__dirname, '../../../prisma/migrations'),
+].find((d) => fs.existsSync(d)) as string;
+
+/**
+ * The catalog's connection: Prisma on a bounded `pg` pool for a real Postgres (DATABASE_URL), or on PGlite, the
+ * embedded Postgres, under DATA_DIR/catalog for the zero-configuration default.
+ */
+export interface CatalogDb {
+  readonly kind: 'postgres' | 'embedded';
+  readonly prisma: PrismaClient;
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export async function openCatalogDb(config: AppConfig): Promise<CatalogDb> {
+  return config.databaseUrl ? openPostgres(config, config.databaseUrl) : openEmbedded(config);
+}
+
+function openPostgres(config: AppConfig, url: string): CatalogDb {
+  const pool = new Pool({
+    connectionString: url,
+    max: config.dbPoolMax,
+    connectionTimeoutMillis: config.dbConnectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle connection dropped by the server must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    kind: 'postgres',
+    prisma,
+    async migrate() {
+      const client = new Client({ connectionString: url, connectionTimeoutMillis: config.dbConnectTimeoutMs });
+      client.on('error', () => undefined);
+      await client.connect();
+      const session: SqlSession = {
+        query: async (sql, params) => (await client.query(sql, params)).rows,
+        exec: async (script) => void (await client.query(script)),
+      };
+      try {
+        return await applyMigrations(session, MIGRATIONS_DIR);
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    },
+    async close() {
+      await prisma.$disconnect().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+async function openEmbedded(config: AppConfig): Promise<CatalogDb> {
+  const dir = path.join(config.dataDir, 'catalog');
+  fs.mkdirSync(dir, { recursive: true });
+  const pglite = await PGlite.create(dir);
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  return {
+    kind: 'embedded',
+    prisma,
+    migrate() {
+      const session: SqlSession = {
+        query: async (sql, params) => (await pglite.query(sql, params)).rows as never[],
+        exec: async (script) => void (await pglite.exec(script)),
+      };
+      return applyMigrations(session, MIGRATIONS_DIR);
+    },
+    async close() {
+      await prisma.$disconnect().catch(() => undefined);
+      await pglite.close().catch(() => undefined);
+    },
+  };
+}

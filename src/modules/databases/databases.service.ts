@@ -1,0 +1,116 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { Errors } from '../../common/errors';
+import { assertName } from '../../common/ids';
+import { collectPage, decodePageToken, encodePageToken, isString } from '../../common/pagination';
+import { Role } from '../auth/api-keys.repository';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { TableStorage } from '../tables/table-storage.service';
+import { DatabaseRow, DatabasesRepository } from './databases.repository';
+
+const present = (d: DatabaseRow) => ({
+  id: d.id,
+  name: d.name,
+  properties: d.properties,
+  created_at: new Date(d.createdAt).toISOString(),
+});
+
+/** The operator's view: databases (tenants) and their API keys. */
+@Injectable()
+export class DatabasesService {
+  private readonly log = new Logger('Databases');
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: DatabasesRepository,
+    private readonly keys: ApiKeysService,
+    private readonly storage: TableStorage,
+  ) {}
+
+  async create(name: string, properties: Record<string, string> = {}) {
+    assertName(name, 'database name');
+    // A database name is also its storage folder's name: one made only of periods would be '.'/'..'.
+    if (/^\.+$/.test(name)) throw Errors.invalidInput(`invalid database name '${name}': it must not consist only of periods`);
+    const row = await this.repo.insert(name, properties);
+    if (!row) throw Errors.conflict(`database '${name}' already exists`);
+    return present(row);
+  }
+
+  async list(pageToken: unknown, limit: number) {
+    const page = await collectPage<DatabaseRow, string>({
+      limit,
+      after: decodePageToken(pageToken, isString),
+      fetch: (after, take) => this.repo.list(after, take),
+      keyOf: (d) => d.name,
+    });
+    return {
+      databases: page.rows.map(present),
+      ...(page.nextAfter !== undefined ? { page_token: encodePageToken(page.nextAfter) } : {}),
+    };
+  }
+
+  async get(name: string) {
+    return present(await this.require(name));
+  }
+
+  /** Removes the database, everything in its catalog, its keys and its storage folder. */
+  async delete(name: string) {
+    const db = await this.require(name);
+    await this.repo.delete(db.id);
+    await this.storage.removeDatabaseFolder(db.name);
+  }
+
+  async issueKey(name: string, role: Role, description?: string) {
+    const db = await this.require(name);
+    const { key, secret } = await this.keys.issue(db.id, role, description);
+    return { id: key.id, api_key: secret, role: key.role, description: key.description, created_at: key.createdAt.toISOString() };
+  }
+
+  async listKeys(name: string) {
+    const db = await this.require(name);
+    const keys = await this.keys.list(db.id);
+    return {
+      api_keys: keys.map((k) => ({
+        id: k.id,
+        role: k.role,
+        description: k.description,
+        created_at: k.createdAt.toISOString(),
+        expires_at: k.expiresAt?.toISOString() ?? null,
+        revoked_at: k.revokedAt?.toISOString() ?? null,
+      })),
+    };
+  }
+
+  async deleteKey(name: string, id: string) {
+    const db = await this.require(name);
+    if (!/^[0-9a-f-]{36}$/i.test(id) || !(await this.keys.delete(db.id, id))) {
+      throw Errors.notFound(`API key '${id}' not found in database '${name}'`);
+    }
+  }
+
+  /**
+   * First start of an empty catalog (embedded default, or BOOTSTRAP_DATABASE set): make a database and a write
+   * key so a newcomer can connect at once. The secret goes to a file only its owner can read, never to the log.
+   */
+  async bootstrap(): Promise<void> {
+    const name = this.config.bootstrapDatabase;
+    if (!name || (await this.repo.count()) > 0) return;
+    const row = await this.repo.insert(name, {});
+    if (!row) return; // another replica bootstrapped at the same moment
+    const { key, secret } = await this.keys.issue(row.id, 'write', 'created on first start');
+    const file = path.join(this.config.dataDir, 'initial-api-key.json');
+    fs.mkdirSync(this.config.dataDir, { recursive: true });
+    fs.writeFileSync(file, JSON.stringify({ database: name, api_key: secret, key_id: key.id, role: 'write' }, null, 2) + '\n', {
+      mode: 0o600,
+    });
+    this.log.log(`first start: created database '${name}' and a write key (id ${key.id}); its secret is in ${file}`);
+  }
+
+  private async require(name: string): Promise<DatabaseRow> {
+    const db = await this.repo.findByName(name);
+    if (!db) throw Errors.notFound(`database '${name}' not found`);
+    return db;
+  }
+}

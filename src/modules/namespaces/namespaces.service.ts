@@ -1,0 +1,123 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { ApiError, ErrorCode, Errors } from '../../common/errors';
+import { encodePath } from '../../common/ids';
+import { collectPage, decodePageToken, encodePageToken, isString } from '../../common/pagination';
+import { scopeOf, TenantContext } from '../tenancy/tenant-context';
+import { TransactionsService } from '../transactions/transactions.service';
+import { NamespaceRow, NamespacesRepository } from './namespaces.repository';
+
+export type CreateMode = 'create' | 'existok' | 'overwrite';
+
+const display = (id: string[]) => id.join('$');
+
+/** The property the implementation adds (mission §2.1), unless the caller set one of that name. */
+export const CREATED_AT_PROPERTY = 'created_at';
+
+export function presentProperties(row: { properties: Record<string, string>; createdAt: Date }): Record<string, string> {
+  return { [CREATED_AT_PROPERTY]: new Date(row.createdAt).toISOString(), ...row.properties };
+}
+
+@Injectable()
+export class NamespacesService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: NamespacesRepository,
+    private readonly transactions: TransactionsService,
+  ) {}
+
+  async create(t: TenantContext, id: string[], mode: CreateMode, properties: Record<string, string> = {}) {
+    if (id.length === 0) {
+      if (mode === 'create') throw Errors.namespaceAlreadyExists('root namespace');
+      return { properties: {} };
+    }
+    const scope = scopeOf(t);
+    const path = encodePath(id);
+    const parentPath = encodePath(id.slice(0, -1));
+    let cleanup: { txId: string; locations: string[] } | undefined;
+    const row = await this.repo.transaction(async (tx) => {
+      if (!(await this.repo.lockShared(tx, scope, parentPath))) {
+        throw Errors.namespaceNotFound(`parent namespace '${display(id.slice(0, -1))}'`);
+      }
+      const ns = { path, parentPath, name: id[id.length - 1], properties };
+      const inserted = await this.repo.insert(tx, scope, ns);
+      if (inserted) return inserted;
+      if (mode === 'create') throw Errors.namespaceAlreadyExists(display(id));
+      if (mode === 'existok') return (await this.repo.find(scope, path)) as NamespaceRow;
+      // Overwrite: drop the existing namespace with everything in it, then create it afresh, atomically.
+      const dropped = await this.repo.drop(tx, scope, path, true);
+      if (dropped.kind === 'dropped' && dropped.locations.length > 0) {
+        cleanup = {
+          txId: await this.transactions.record(tx, t.database.id, 'overwrite_namespace', dropped.locations),
+          locations: dropped.locations,
+        };
+      }
+      const again = await this.repo.insert(tx, scope, ns);
+      if (!again) throw Errors.concurrentModification(`namespace '${display(id)}' was modified concurrently`);
+      return again;
+    });
+    if (cleanup) await this.transactions.runWithinBudget(cleanup.txId, cleanup.locations);
+    return { properties: presentProperties(row) };
+  }
+
+  /** Throws 404 unless the namespace exists (the root always does). */
+  async assertExists(t: TenantContext, id: string[]): Promise<void> {
+    if (id.length === 0) return;
+    if (!(await this.repo.find(scopeOf(t), encodePath(id)))) throw Errors.namespaceNotFound(display(id));
+  }
+
+  async describe(t: TenantContext, id: string[]) {
+    if (id.length === 0) return { properties: {} };
+    const row = await this.repo.find(scopeOf(t), encodePath(id));
+    if (!row) throw Errors.namespaceNotFound(display(id));
+    return { properties: presentProperties(row) };
+  }
+
+  async list(t: TenantContext, id: string[], pageToken: unknown, limit: number) {
+    await this.assertExists(t, id);
+    const scope = scopeOf(t);
+    const parentPath = encodePath(id);
+    const page = await collectPage<string, string>({
+      limit,
+      after: decodePageToken(pageToken, isString),
+      fetch: (after, take) => this.repo.listChildren(scope, parentPath, after, take),
+      keyOf: (name) => name,
+    });
+    return {
+      namespaces: page.rows,
+      ...(page.nextAfter !== undefined ? { page_token: encodePageToken(page.nextAfter) } : {}),
+    };
+  }
+
+  /**
+   * Mission §4.3. Returns null for "nothing to drop, and that is fine" (mode Skip → 204).
+   * Restrict refuses a namespace with any table or child (409, code NamespaceNotEmpty) and drops nothing.
+   */
+  async drop(t: TenantContext, id: string[], mode: 'fail' | 'skip', behavior: 'restrict' | 'cascade') {
+    if (id.length === 0) throw Errors.invalidInput('Root namespace cannot be dropped');
+    const scope = scopeOf(t);
+    const path = encodePath(id);
+    let txId: string | undefined;
+    const outcome = await this.repo.transaction(async (tx) => {
+      const o = await this.repo.drop(tx, scope, path, behavior === 'cascade');
+      if (o.kind === 'dropped' && o.locations.length > 0) {
+        txId = await this.transactions.record(tx, t.database.id, 'drop_namespace', o.locations);
+      }
+      return o;
+    });
+    switch (outcome.kind) {
+      case 'not-found':
+        if (mode === 'skip') return null;
+        // Mission §4.3 rule 1: a missing namespace with mode Fail is a 400 (code: NamespaceNotFound).
+        throw new ApiError(400, ErrorCode.NamespaceNotFound, display(id));
+      case 'not-empty':
+        throw Errors.namespaceNotEmpty(`'${display(id)}' (contains ${outcome.children} child objects)`);
+      case 'dropped': {
+        if (txId && !(await this.transactions.runWithinBudget(txId, outcome.locations))) {
+          return { properties: {}, transaction_id: [txId] };
+        }
+        return { properties: {} };
+      }
+    }
+  }
+}

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { PrismaClient } from '../../generated/prisma/client';
+import { isUniqueViolation } from '../../database/prisma-errors';
+import { Scope, Tx } from '../namespaces/namespaces.repository';
+
+export interface TableRow {
+  id: string;
+  namespacePath: string;
+  name: string;
+  location: string;
+  properties: Record<string, string>;
+  materializedAt: Date | null;
+  createdAt: Date;
+}
+
+const SELECT_COLUMNS = {
+  id: true,
+  namespacePath: true,
+  name: true,
+  location: true,
+  properties: true,
+  materializedAt: true,
+  createdAt: true,
+} as const;
+
+@Injectable()
+export class TablesRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async find(scope: Scope, namespacePath: string, name: string): Promise<TableRow | null> {
+    const row = await this.prisma.catalogTable.findUnique({
+      where: {
+        databaseId_catalog_namespacePath_name: {
+          databaseId: scope.databaseId,
+          catalog: scope.catalog,
+          namespacePath,
+          name,
+        },
+      },
+      select: SELECT_COLUMNS,
+    });
+    return row as TableRow | null;
+  }
+
+  /** Inserts a table row; null when the name is taken (concurrent creators: exactly one wins). */
+  async insert(
+    tx: Tx,
+    scope: Scope,
+    t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean },
+  ): Promise<TableRow | null> {
+    const rows = await tx.$queryRaw<TableRow[]>`
+      INSERT INTO tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at)
+      VALUES (${randomUUID()}::uuid, ${scope.databaseId}::uuid, ${scope.catalog}, ${t.namespacePath}, ${t.name},
+              ${t.location}, ${JSON.stringify(t.properties)}::jsonb,
+              CASE WHEN ${t.materialized} THEN now() ELSE NULL END)
+      ON CONFLICT (database_id, catalog, namespace_path, name) DO NOTHING
+      RETURNING id, namespace_path AS "namespacePath", name, location, properties,
+                materialized_at AS "materializedAt", created_at AS "createdAt"`;
+    return rows[0] ?? null;
+  }
+
+  async deleteById(tx: Tx | PrismaClient, id: string): Promise<TableRow | null> {
+    const rows = await tx.$queryRaw<TableRow[]>`
+      DELETE FROM tables WHERE id = ${id}::uuid
+      RETURNING id, namespace_path AS "namespacePath", name, location, properties,
+                materialized_at AS "materializedAt", created_at AS "createdAt"`;
+    return rows[0] ?? null;
+  }
+
+  /** Deletes by name; returns the removed row, or null when there was none. */
+  async delete(scope: Scope, namespacePath: string, name: string): Promise<TableRow | null> {
+    const rows = await this.prisma.$queryRaw<TableRow[]>`
+      DELETE FROM tables
+       WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
+         AND namespace_path = ${namespacePath} AND name = ${name}
+      RETURNING id, namespace_path AS "namespacePath", name, location, properties,
+                materialized_at AS "materializedAt", created_at AS "createdAt"`;
+    return rows[0] ?? null;
+  }
+
+  /** Moves a table row to another name/namespace. 'exists' when the destination name is taken. */
+  async rename(tx: Tx, id: string, namespacePath: string, name: string): Promise<'ok' | 'exists' | 'gone'> {
+    try {
+      const n = await tx.$executeRaw`
+        UPDATE tables SET namespace_path = ${namespacePath}, name = ${name} WHERE id = ${id}::uuid`;
+      return n === 1 ? 'ok' : 'gone';
+    } catch (err) {
+      if (isUniqueViolation(err)) return 'exists';
+      throw err;
+    }
+  }
+
+  async listInNamespace(scope: Scope, namespacePath: string, after: string | undefined, take: number): Promise<TableRow[]> {
+    const rows = await this.prisma.catalogTable.findMany({
+      where: {
+        databaseId: scope.databaseId,
+        catalog: scope.catalog,
+        namespacePath,
+        ...(after !== undefined ? { name: { gt: after } } : {}),
+      },
+      orderBy: { name: 'asc' },
+      take,
+      select: SELECT_COLUMNS,
+    });
+    return rows as TableRow[];
+  }
+
+  /** Every table of the scope in (namespace_path, name) order, keyset-paginated: constant cost per page. */
+  async listAll(scope: Scope, after: [string, string] | undefined, take: number): Promise<TableRow[]> {
+    if (!after) {
+      const rows = await this.prisma.catalogTable.findMany({
+        where: { databaseId: scope.databaseId, catalog: scope.catalog },
+        orderBy: [{ namespacePath: 'asc' }, { name: 'asc' }],
+        take,
+        select: SELECT_COLUMNS,
+      });
+      return rows as TableRow[];
+    }
+    return this.prisma.$queryRaw<TableRow[]>`
+      SELECT id, namespace_path AS "namespacePath", name, location, properties,
+             materialized_at AS "materializedAt", created_at AS "createdAt"
+        FROM tables
+       WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
+         AND (namespace_path, name) > (${after[0]}, ${after[1]})
+       ORDER BY namespace_path, name
+       LIMIT ${take}`;
+  }
+
+  async markMaterialized(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.prisma.catalogTable.updateMany({
+      where: { id: { in: ids }, materializedAt: null },
+      data: { materializedAt: new Date() },
+    });
+  }
+}

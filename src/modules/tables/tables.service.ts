@@ -1,0 +1,227 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { Errors } from '../../common/errors';
+import { assertName, decodePath, encodePath } from '../../common/ids';
+import { collectPage, decodePageToken, encodePageToken, isString, isStringPair } from '../../common/pagination';
+import { NamespacesRepository } from '../namespaces/namespaces.repository';
+import { NamespacesService } from '../namespaces/namespaces.service';
+import { scopeOf, TenantContext } from '../tenancy/tenant-context';
+import { TransactionsService } from '../transactions/transactions.service';
+import { TableRow, TablesRepository } from './tables.repository';
+import { TableStorage } from './table-storage.service';
+
+const display = (id: string[]) => id.join('$');
+
+/** Splits a table identifier into its namespace and name; a table needs a name. */
+export function splitTableId(id: string[]): { ns: string[]; name: string } {
+  if (id.length === 0) throw Errors.invalidInput('a table identifier needs at least a table name');
+  return { ns: id.slice(0, -1), name: id[id.length - 1] };
+}
+
+export interface DescribeOptions {
+  withTableUri: boolean;
+  loadDetailedMetadata: boolean;
+  checkDeclared: boolean;
+  branch?: string;
+}
+
+@Injectable()
+export class TablesService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: TablesRepository,
+    private readonly namespacesRepo: NamespacesRepository,
+    private readonly namespaces: NamespacesService,
+    private readonly storage: TableStorage,
+    private readonly transactions: TransactionsService,
+  ) {}
+
+  /** A table row, or 404: TableNotFound, or NamespaceNotFound when the namespace itself is missing. */
+  async get(t: TenantContext, id: string[]): Promise<TableRow> {
+    const { ns, name } = splitTableId(id);
+    const row = await this.repo.find(scopeOf(t), encodePath(ns), name);
+    if (row) return row;
+    await this.namespaces.assertExists(t, ns);
+    throw Errors.tableNotFound(display(id));
+  }
+
+  /**
+   * Declares a table: the catalog entry and an empty folder the client writes Lance data into directly. The
+   * folder is made first and removed again if the catalog insert fails, so nothing is left half-made.
+   */
+  async declare(t: TenantContext, id: string[], body: { location?: string; properties?: Record<string, string> }) {
+    const { ns, name } = splitTableId(id);
+    const location = this.storage.newLocation(t.database.name, t.catalog);
+    if (body.location !== undefined && body.location !== this.storage.absolute(location)) {
+      throw Errors.invalidInput(
+        `Cannot declare table ${display(id)} at location ${body.location}: this server chooses table locations`,
+      );
+    }
+    await this.storage.prepare(location);
+    try {
+      const row = await this.insert(t, ns, name, location, body.properties ?? {}, false);
+      return { location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
+    } catch (err) {
+      await this.storage.remove(location);
+      throw err;
+    }
+  }
+
+  /** Registers existing Lance data inside the database's folder under a table name. */
+  async register(
+    t: TenantContext,
+    id: string[],
+    body: { location: string; mode: 'create' | 'overwrite'; properties?: Record<string, string> },
+  ) {
+    const { ns, name } = splitTableId(id);
+    const location = await this.storage.resolveRegistered(t.database.name, t.catalog, body.location);
+    const scope = scopeOf(t);
+    const row = await this.namespacesRepo.transaction(async (tx) => {
+      if (!(await this.namespacesRepo.lockShared(tx, scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
+      const values = { namespacePath: encodePath(ns), name, location, properties: body.properties ?? {}, materialized: true };
+      const inserted = await this.repo.insert(tx, scope, values);
+      if (inserted) return inserted;
+      if (body.mode === 'create') throw Errors.tableAlreadyExists(display(id));
+      // Overwrite replaces the catalog entry; the previously registered data stays where it is.
+      const existing = await this.repo.find(scope, encodePath(ns), name);
+      if (existing) await this.repo.deleteById(tx, existing.id);
+      const again = await this.repo.insert(tx, scope, values);
+      if (!again) throw Errors.concurrentModification(`table '${display(id)}' was modified concurrently`);
+      return again;
+    });
+    return { location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
+  }
+
+  async describe(t: TenantContext, id: string[], opts: DescribeOptions) {
+    const row = await this.get(t, id);
+    const { ns, name } = splitTableId(id);
+    const abs = this.storage.absolute(row.location);
+    const out: Record<string, unknown> = {
+      table: name,
+      namespace: ns,
+      location: abs,
+      table_uri: abs,
+      properties: this.presentProperties(row),
+    };
+    if (opts.checkDeclared || opts.loadDetailedMetadata) {
+      out.is_only_declared = !(await this.materialized(row));
+    }
+    if (opts.loadDetailedMetadata && out.is_only_declared === false) {
+      out.version = await this.storage.version(row.location, opts.branch);
+    }
+    return out;
+  }
+
+  async drop(t: TenantContext, id: string[]) {
+    const row = await this.removeRow(t, id);
+    await this.transactions.removeInBackground([row.location]);
+    return { id, location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
+  }
+
+  /** Forgets the table but keeps its data (it can be registered again). */
+  async deregister(t: TenantContext, id: string[]) {
+    const row = await this.removeRow(t, id);
+    return { id, location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
+  }
+
+  /** Renames in the catalog only: the data stays in its folder (also across namespaces). */
+  async rename(t: TenantContext, id: string[], newName: string, newNamespace?: string[] | null) {
+    assertName(newName, 'new_table_name');
+    const { ns } = splitTableId(id);
+    const targetNs = newNamespace ?? ns;
+    targetNs.forEach((p) => assertName(p, 'new_namespace_id component'));
+    const scope = scopeOf(t);
+    const row = await this.get(t, id);
+    await this.namespacesRepo.transaction(async (tx) => {
+      if (!(await this.namespacesRepo.lockShared(tx, scope, encodePath(targetNs)))) {
+        throw Errors.namespaceNotFound(display(targetNs));
+      }
+      const r = await this.repo.rename(tx, row.id, encodePath(targetNs), newName);
+      if (r === 'exists') throw Errors.tableAlreadyExists(`Destination table '${display([...targetNs, newName])}' already exists`);
+      if (r === 'gone') throw Errors.tableNotFound(display(id));
+    });
+    return {};
+  }
+
+  async stats(t: TenantContext, id: string[], branch?: string) {
+    const row = await this.get(t, id);
+    return this.storage.stats(row.location, branch ?? undefined);
+  }
+
+  /** Tables directly in one namespace, by name. */
+  async listInNamespace(t: TenantContext, ns: string[], pageToken: unknown, limit: number, includeDeclared: boolean) {
+    await this.namespaces.assertExists(t, ns);
+    const scope = scopeOf(t);
+    const nsPath = encodePath(ns);
+    const page = await collectPage<TableRow, string>({
+      limit,
+      after: decodePageToken(pageToken, isString),
+      fetch: (after, take) => this.repo.listInNamespace(scope, nsPath, after, take),
+      keyOf: (r) => r.name,
+      keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
+    });
+    return {
+      tables: page.rows.map((r) => r.name),
+      ...(page.nextAfter !== undefined ? { page_token: encodePageToken(page.nextAfter) } : {}),
+    };
+  }
+
+  /** Mission §4.6: every table of the database, recursively, as full identifiers joined by `delimiter`. */
+  async listAll(t: TenantContext, delimiter: string, pageToken: unknown, limit: number, includeDeclared: boolean) {
+    const scope = scopeOf(t);
+    const page = await collectPage<TableRow, [string, string]>({
+      limit,
+      after: decodePageToken(pageToken, isStringPair),
+      fetch: (after, take) => this.repo.listAll(scope, after, take),
+      keyOf: (r) => [r.namespacePath, r.name],
+      keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
+    });
+    return {
+      tables: page.rows.map((r) => [...decodePath(r.namespacePath), r.name].join(delimiter)),
+      ...(page.nextAfter !== undefined ? { page_token: encodePageToken(page.nextAfter) } : {}),
+    };
+  }
+
+  private async insert(
+    t: TenantContext,
+    ns: string[],
+    name: string,
+    location: string,
+    properties: Record<string, string>,
+    materialized: boolean,
+  ): Promise<TableRow> {
+    const scope = scopeOf(t);
+    return this.namespacesRepo.transaction(async (tx) => {
+      if (!(await this.namespacesRepo.lockShared(tx, scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
+      const row = await this.repo.insert(tx, scope, { namespacePath: encodePath(ns), name, location, properties, materialized });
+      if (!row) throw Errors.tableAlreadyExists(display([...ns, name]));
+      return row;
+    });
+  }
+
+  private async removeRow(t: TenantContext, id: string[]): Promise<TableRow> {
+    const { ns, name } = splitTableId(id);
+    const row = await this.repo.delete(scopeOf(t), encodePath(ns), name);
+    if (row) return row;
+    await this.namespaces.assertExists(t, ns);
+    throw Errors.tableNotFound(display(id));
+  }
+
+  /** Whether the table has data on storage; remembered in the catalog once seen. */
+  private async materialized(row: TableRow): Promise<boolean> {
+    if (row.materializedAt) return true;
+    const has = await this.storage.hasData(row.location);
+    if (has) await this.repo.markMaterialized([row.id]);
+    return has;
+  }
+
+  private async onlyMaterialized(rows: TableRow[]): Promise<TableRow[]> {
+    const flags = await Promise.all(rows.map((r) => (r.materializedAt ? true : this.storage.hasData(r.location))));
+    await this.repo.markMaterialized(rows.filter((r, i) => flags[i] && !r.materializedAt).map((r) => r.id));
+    return rows.filter((_, i) => flags[i]);
+  }
+
+  private presentProperties(row: TableRow): Record<string, string> {
+    return { ...row.properties };
+  }
+}

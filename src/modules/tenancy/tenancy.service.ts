@@ -1,0 +1,27 @@
+import { Injectable } from '@nestjs/common';
+import { Errors } from '../../common/errors';
+import { DatabasesRepository } from '../databases/databases.repository';
+
+export const DATABASE_HEADER = 'x-service-database';
+
+export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s.trim() === '' ? undefined : s.trim();
+}
+
+/** Resolves which database (tenant) a request addresses. */
+@Injectable()
+export class TenancyService {
+  constructor(private readonly databases: DatabasesRepository) {}
+
+  async resolve(headers: Record<string, string | string[] | undefined>): Promise<{ id: string; name: string }> {
+    const name = headerValue(headers, DATABASE_HEADER);
+    if (!name) {
+      throw Errors.invalidInput(`no database given: send the '${DATABASE_HEADER}: <database>' header`);
+    }
+    const db = await this.databases.findByName(name);
+    if (!db) throw Errors.namespaceNotFound(`database '${name}' not found`);
+    return { id: db.id, name: db.name };
+  }
+}

@@ -1,0 +1,25 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { Role } from '../auth/api-keys.repository';
+
+/** Who is calling and which catalog the request works in; set by CatalogAccessGuard. */
+export interface TenantContext {
+  database: { id: string; name: string };
+  /** Database prefix scoping a separate catalog ('' by default). */
+  catalog: string;
+  role: Role;
+  /** Audit identity: the API key id (never its secret). */
+  principal: string;
+}
+
+export interface TenantRequest {
+  tenant?: TenantContext;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): TenantContext => {
+  const req = ctx.switchToHttp().getRequest<TenantRequest>();
+  if (!req.tenant) throw new Error('Tenant() used on a route without CatalogAccessGuard');
+  return req.tenant;
+});
+
+export const scopeOf = (t: TenantContext) => ({ databaseId: t.database.id, catalog: t.catalog });

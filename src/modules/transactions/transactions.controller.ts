@@ -1,0 +1,19 @@
+import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { IdOnlyBody, parseBody } from '../../common/request-schemas';
+import { CatalogAccessGuard } from '../auth/catalog-access.guard';
+import { Tenant, TenantContext } from '../tenancy/tenant-context';
+import { TransactionsService } from './transactions.service';
+
+@Controller('v1/transaction')
+@UseGuards(CatalogAccessGuard)
+export class TransactionsController {
+  constructor(private readonly transactions: TransactionsService) {}
+
+  /** `{id}` is the transaction id as returned by a long-running operation (not split by the delimiter). */
+  @Post(':id/describe')
+  @HttpCode(200)
+  describe(@Tenant() t: TenantContext, @Param('id') id: string, @Body() raw: unknown) {
+    parseBody(IdOnlyBody, raw);
+    return this.transactions.describe(t.database.id, id);
+  }
+}
