@@ -61,7 +61,6 @@ export async function createGateway(
     reply.header('x-request-id', req.id);
   });
   app.useGlobalFilters(new HttpExceptionFilter());
-  app.enableShutdownHooks();
   await app.init();
   await app.get(DatabasesService).bootstrap();
   return app;

@@ -3,6 +3,8 @@ import { Logger } from '@nestjs/common';
 import { ConfigError, loadConfig } from './config/config';
 import { createGateway } from './app';
 
+const SHUTDOWN_GRACE_MS = 10_000;
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -17,7 +19,26 @@ async function main(): Promise<void> {
   const app = await createGateway(config);
   await app.listen({ port: config.port, host: config.host });
   const catalog = config.databaseUrl ? 'postgres (DATABASE_URL)' : `embedded postgres in ${config.dataDir}/catalog`;
-  new Logger('Gateway').log(
+  const log = new Logger('Gateway');
+  // Graceful shutdown: stop accepting, let in-flight requests finish, close pools; bounded so a stuck request
+  // cannot keep a replica from stopping.
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.log(`${signal} received: shutting down`);
+    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error(`shutdown failed: ${(err as Error)?.message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  log.log(
     `listening on http://${config.host}:${config.port}${config.basePath} — catalog: ${catalog}; tables: ${config.storageRoot}`,
   );
 }

@@ -4,13 +4,17 @@ import { ApiError, codeForStatus, ErrorCode, errorBody } from './errors';
 
 const log = new Logger('Errors');
 
-/** Failures that mean "the catalog database is unreachable right now": answered 503, never 500. */
+/**
+ * Failures that mean "the catalog database is unreachable right now": answered 503, never 500. Recognised by
+ * Prisma's connection error codes, Postgres SQLSTATEs of connection loss/shutdown/overload (class 08, 57P01-57P03,
+ * 53300, 55000 "not accepting connections") and socket errors, however the driver adapter wraps them.
+ */
+const UNAVAILABLE =
+  /PrismaClientInitializationError|\bP10(01|02|17)\b|\bP2024\b|Code: `(08\w{3}|57P0[1-3]|53300)`|not currently accepting connections|too many clients|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE|Connection terminated|connection timeout|timeout exceeded when trying to connect|terminating connection|the database system is (starting up|shutting down)|Can't reach database|DatabaseNotReachable|ConnectionClosed|Client has encountered a connection error/i;
+
 function isDatabaseUnavailable(err: unknown): boolean {
-  const e = err as { code?: string; name?: string; message?: string };
-  const text = `${e?.name ?? ''} ${e?.code ?? ''} ${e?.message ?? ''}`;
-  return /PrismaClientInitializationError|P1001|P1002|P1017|P2024|ECONNREFUSED|ECONNRESET|EPIPE|Connection terminated|connection timeout|timeout exceeded when trying to connect|terminating connection|the database system is (starting up|shutting down)|Can't reach database|DatabaseNotReachable|ConnectionClosed/i.test(
-    text,
-  );
+  const e = err as { code?: string; name?: string; message?: string; meta?: unknown };
+  return UNAVAILABLE.test(`${e?.name ?? ''} ${e?.code ?? ''} ${e?.message ?? ''} ${JSON.stringify(e?.meta ?? '')}`);
 }
 
 interface Rendered {

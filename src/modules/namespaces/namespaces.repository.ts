@@ -35,8 +35,9 @@ export class NamespacesRepository {
     return this.prisma.$transaction(fn, { timeout: 30_000, maxWait: 10_000 });
   }
 
-  async find(scope: Scope, path: string): Promise<NamespaceRow | null> {
-    const row = await this.prisma.namespace.findUnique({
+  /** Pass `tx` when called inside a transaction: a second pool connection could deadlock an exhausted pool. */
+  async find(scope: Scope, path: string, tx: Tx = this.prisma): Promise<NamespaceRow | null> {
+    const row = await tx.namespace.findUnique({
       where: { databaseId_catalog_path: { databaseId: scope.databaseId, catalog: scope.catalog, path } },
     });
     return row && { ...row, properties: row.properties as Record<string, string> };

@@ -5,7 +5,7 @@ import { encodePath } from '../../common/ids';
 import { collectPage, decodePageToken, encodePageToken, isString } from '../../common/pagination';
 import { scopeOf, TenantContext } from '../tenancy/tenant-context';
 import { TransactionsService } from '../transactions/transactions.service';
-import { NamespaceRow, NamespacesRepository } from './namespaces.repository';
+import { NamespacesRepository } from './namespaces.repository';
 
 export type CreateMode = 'create' | 'existok' | 'overwrite';
 
@@ -43,7 +43,11 @@ export class NamespacesService {
       const inserted = await this.repo.insert(tx, scope, ns);
       if (inserted) return inserted;
       if (mode === 'create') throw Errors.namespaceAlreadyExists(display(id));
-      if (mode === 'existok') return (await this.repo.find(scope, path)) as NamespaceRow;
+      if (mode === 'existok') {
+        const existing = await this.repo.find(scope, path, tx);
+        if (!existing) throw Errors.concurrentModification(`namespace '${display(id)}' was modified concurrently`);
+        return existing;
+      }
       // Overwrite: drop the existing namespace with everything in it, then create it afresh, atomically.
       const dropped = await this.repo.drop(tx, scope, path, true);
       if (dropped.kind === 'dropped' && dropped.locations.length > 0) {

@@ -37,6 +37,7 @@ export class TransactionsService implements OnApplicationBootstrap, OnApplicatio
   /** Runs a recorded clean-up; resolves true when it finished within the synchronous budget. */
   async runWithinBudget(id: string, locations: string[]): Promise<boolean> {
     const work = this.track(this.cleanUp(id, locations));
+    if (this.config.cascadeSyncBudgetMs <= 0) return false; // a zero budget never waits (not a race with a 1ms timer)
     const budget = new Promise<false>((r) => setTimeout(() => r(false), this.config.cascadeSyncBudgetMs).unref());
     return Promise.race([work.then(() => true), budget]);
   }

@@ -1,0 +1,191 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { describe } from 'node:test';
+import { Client } from 'pg';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createGateway } from '../../src/app';
+import { AppConfig, loadConfig } from '../../src/config/config';
+
+/**
+ * Test harness: real gateways (in-process, on a loopback port) over a real catalog — a fresh Postgres database per
+ * gateway on the local server, or an embedded PGlite — and real Lance tables in a temporary folder.
+ */
+export type CatalogKind = 'postgres' | 'embedded';
+
+/** Admin connection used to create per-suite databases (CI: the database .ci/run made). */
+export const PG_ADMIN_URL = process.env.TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+export const ADMIN_KEY = 'test-operator-key-0123456789';
+
+/** Which catalogs the suites run against: both by default; TEST_CATALOGS=postgres (or embedded) narrows it. */
+export const CATALOG_KINDS: CatalogKind[] = (process.env.TEST_CATALOGS ?? 'postgres,embedded')
+  .split(',')
+  .map((s) => s.trim())
+  .filter((s): s is CatalogKind => s === 'postgres' || s === 'embedded');
+
+/** Runs `suite` once per catalog kind, as `describe('<name> [<kind>]')`. */
+export function forEachCatalog(name: string, suite: (kind: CatalogKind) => void): void {
+  for (const kind of CATALOG_KINDS) describe(`${name} [${kind}]`, () => suite(kind));
+}
+
+export function pgUrlFor(database: string): string {
+  const u = new URL(PG_ADMIN_URL);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export async function withPgAdmin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
+  const c = new Client({ connectionString: PG_ADMIN_URL });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/** A fresh, empty Postgres database; `drop()` removes it (terminating leftover sessions). */
+export async function createPgDatabase(prefix = 'lgw_test'): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  await withPgAdmin((c) => c.query(`CREATE DATABASE "${name}"`));
+  return {
+    name,
+    url: pgUrlFor(name),
+    drop: () =>
+      withPgAdmin(async (c) => {
+        await c.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
+        await c.query(`DROP DATABASE IF EXISTS "${name}"`);
+      }),
+  };
+}
+
+export interface TestGateway {
+  url: string;
+  app: NestFastifyApplication;
+  config: AppConfig;
+  dataDir: string;
+  pgDatabase?: string;
+  /** Stops the gateway and removes its database and files. */
+  close(): Promise<void>;
+}
+
+export async function startGateway(kind: CatalogKind, env: Record<string, string> = {}): Promise<TestGateway> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-test-'));
+  const pg = kind === 'postgres' && !env.DATABASE_URL ? await createPgDatabase() : undefined;
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    ADMIN_API_KEY: ADMIN_KEY,
+    BOOTSTRAP_DATABASE: '',
+    ...(pg ? { DATABASE_URL: pg.url } : {}),
+    ...env,
+  });
+  const app = await createGateway(config, { logger: process.env.TEST_LOGS ? undefined : false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.getHttpServer().address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    app,
+    config,
+    dataDir,
+    pgDatabase: pg?.name,
+    async close() {
+      await app.close();
+      if (pg) await pg.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** A tiny JSON HTTP client bound to a base URL and default headers. */
+export class Api {
+  constructor(
+    readonly base: string,
+    readonly headers: Record<string, string> = {},
+  ) {}
+
+  with(headers: Record<string, string>): Api {
+    return new Api(this.base, { ...this.headers, ...headers });
+  }
+
+  async request<T = any>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
+    const h: Record<string, string> = { ...this.headers, ...headers };
+    let payload: string | undefined;
+    if (body !== undefined) {
+      payload = typeof body === 'string' ? body : JSON.stringify(body);
+      h['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(this.base + p, { method, headers: h, body: payload });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = text;
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+
+  get<T = any>(p: string, headers?: Record<string, string>) {
+    return this.request<T>('GET', p, undefined, headers);
+  }
+  post<T = any>(p: string, body: unknown = {}, headers?: Record<string, string>) {
+    return this.request<T>('POST', p, body, headers);
+  }
+  delete<T = any>(p: string, headers?: Record<string, string>) {
+    return this.request<T>('DELETE', p, undefined, headers);
+  }
+}
+
+export interface Tenant {
+  name: string;
+  writeKey: string;
+  readKey: string;
+  /** Api with the write key and the database header. */
+  api: Api;
+  /** Api with the read key and the database header. */
+  reader: Api;
+}
+
+export function operator(gw: TestGateway): Api {
+  return new Api(gw.url, { 'x-api-key': ADMIN_KEY });
+}
+
+let tenantCounter = 0;
+
+/** Creates a database with a write and a read key through the operator API. */
+export async function newTenant(gw: TestGateway, name = `db${++tenantCounter}_${randomBytes(3).toString('hex')}`): Promise<Tenant> {
+  const op = operator(gw);
+  const created = await op.post('/admin/v1/databases', { name });
+  if (created.status !== 201) throw new Error(`could not create database: ${created.status} ${created.text}`);
+  const w = await op.post(`/admin/v1/databases/${name}/api-keys`, { role: 'write' });
+  const r = await op.post(`/admin/v1/databases/${name}/api-keys`, { role: 'read' });
+  const headers = (key: string) => ({ 'x-api-key': key, 'x-service-database': name });
+  return {
+    name,
+    writeKey: w.body.api_key,
+    readKey: r.body.api_key,
+    api: new Api(gw.url, headers(w.body.api_key)),
+    reader: new Api(gw.url, headers(r.body.api_key)),
+  };
+}
+
+/** `$`-joined and percent-encoded, as the official clients build `{id}`. */
+export const idPath = (...parts: string[]) => encodeURIComponent(parts.length === 0 ? '$' : parts.join('$'));
+
+/** Polls `fn` until it returns a truthy value (bounded attempts; not a timing assertion). */
+export async function eventually<T>(fn: () => Promise<T | undefined | false>, attempts = 100, delayMs = 50): Promise<T> {
+  for (let i = 0; i < attempts; i++) {
+    const v = await fn();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, delayMs));
+  }
+  throw new Error('condition not met');
+}

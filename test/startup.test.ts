@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+import * as lancedb from '@lancedb/lancedb';
+import { eventually } from './helpers/gateway';
+
+const MAIN = path.resolve(__dirname, '../src/main.js');
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+describe('npm start on the embedded default (the built entry point, as a separate process)', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-start-'));
+  after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('starts with no configuration, bootstraps a database and key, serves the official client, and exits on SIGTERM', async () => {
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_NO_WARNINGS: '1' };
+    for (const k of ['DATABASE_URL', 'ADMIN_API_KEY', 'BOOTSTRAP_DATABASE', 'BASE_PATH', 'STORAGE_ROOT']) delete env[k];
+    const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      await eventually(async () => output.includes('listening on'), 600, 100);
+      assert.match(output, new RegExp(`listening on http://127\\.0\\.0\\.1:${port}`));
+
+      const file = path.join(dataDir, 'initial-api-key.json');
+      const creds = JSON.parse(fs.readFileSync(file, 'utf8'));
+      assert.equal(creds.database, 'default');
+      assert.equal(fs.statSync(file).mode & 0o777, 0o600, 'only the owner can read the key file');
+      assert.ok(!output.includes(creds.api_key), 'the secret is not in the log');
+      assert.ok(fs.existsSync(path.join(dataDir, 'catalog')), 'embedded catalog under DATA_DIR');
+
+      const db = await lancedb.connectNamespace('rest', {
+        uri: `http://127.0.0.1:${port}`,
+        headers: { 'x-api-key': creds.api_key, 'x-service-database': creds.database },
+      });
+      try {
+        await db.createNamespace(['hello']);
+        const t = await db.createTable('world', [{ id: 1, v: [1, 2] }], ['hello']);
+        assert.equal(await t.countRows(), 1);
+      } finally {
+        db.close();
+      }
+      assert.ok(
+        fs.readdirSync(path.join(dataDir, 'tables', 'default')).some((f) => f.endsWith('.lance')),
+        'tables under DATA_DIR/tables/<database>',
+      );
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, `graceful exit on SIGTERM; output:\n${output}`);
+  });
+
+  it('refuses to start with a malformed DATABASE_URL and says why', () => {
+    const env = { ...process.env, DATABASE_URL: 'mysql://nope', DATA_DIR: dataDir, PORT: '0', NODE_NO_WARNINGS: '1' };
+    const r = spawnSync(process.execPath, [MAIN], { env, encoding: 'utf8', timeout: 60_000 });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /Invalid configuration/);
+    assert.match(r.stderr, /DATABASE_URL: must be a postgresql:\/\/ URL/);
+  });
+
+  it('names every wrong value at once', () => {
+    const env = { ...process.env, PORT: 'eighty', LIST_DEFAULT_LIMIT: '-3', ADMIN_API_KEY: 'short', NODE_NO_WARNINGS: '1' };
+    const r = spawnSync(process.execPath, [MAIN], { env, encoding: 'utf8', timeout: 60_000 });
+    assert.notEqual(r.status, 0);
+    for (const name of ['PORT', 'LIST_DEFAULT_LIMIT', 'ADMIN_API_KEY']) assert.match(r.stderr, new RegExp(`${name}:`));
+  });
+});
