@@ -3,13 +3,14 @@ import { Errors } from './errors';
 
 /**
  * Request-body schemas of the REST contract (zod), and the one helper that applies them. Bodies may be absent,
- * empty or JSON `null` (the official clients send `null` on some routes): those read as `{}`. Unknown fields are
- * ignored, as the spec's clients send more than each route reads.
+ * empty or JSON `null` (the official clients send `null` on some routes): those read as `{}`. A field sent as
+ * `null` counts as not sent, as in the spec's client models. Unknown fields are ignored, as the spec's clients send
+ * more than each route reads.
  */
 const properties = z.record(z.string(), z.string(), { error: 'properties must map strings to strings' });
-const identity = z.object({ api_key: z.string().optional(), auth_token: z.string().optional() }).loose().optional();
-const context = z.record(z.string(), z.string()).optional();
-const idArray = z.array(z.string()).optional();
+const identity = z.object({ api_key: z.string().nullish(), auth_token: z.string().nullish() }).loose().nullish();
+const context = z.record(z.string(), z.string()).nullish();
+const idArray = z.array(z.string()).nullish();
 
 const base = { id: idArray, identity, context };
 
@@ -17,7 +18,7 @@ const base = { id: idArray, identity, context };
 export function modeOf<T extends string>(allowed: readonly T[], field: string, def: T) {
   return z
     .string()
-    .optional()
+    .nullish()
     .transform((v, ctx): T => {
       if (v === undefined || v === null) return def;
       const norm = v.toLowerCase().replace(/_/g, '');
@@ -31,7 +32,7 @@ export function modeOf<T extends string>(allowed: readonly T[], field: string, d
 }
 
 export const CreateNamespaceBody = z
-  .object({ ...base, mode: modeOf(['create', 'existok', 'overwrite'] as const, 'mode', 'create'), properties: properties.optional() })
+  .object({ ...base, mode: modeOf(['create', 'existok', 'overwrite'] as const, 'mode', 'create'), properties: properties.nullish().transform((v) => v ?? undefined) })
   .loose();
 export const DropNamespaceBody = z
   .object({
@@ -42,14 +43,14 @@ export const DropNamespaceBody = z
   .loose();
 export const IdOnlyBody = z.object(base).loose();
 export const DeclareTableBody = z
-  .object({ ...base, location: z.string().optional(), properties: properties.optional(), vend_credentials: z.boolean().optional() })
+  .object({ ...base, location: z.string().nullish().transform((v) => v ?? undefined), properties: properties.nullish().transform((v) => v ?? undefined), vend_credentials: z.boolean().nullish() })
   .loose();
 export const RegisterTableBody = z
   .object({
     ...base,
     location: z.string({ error: 'location is required' }).min(1, 'location must not be empty'),
     mode: modeOf(['create', 'overwrite'] as const, 'mode', 'create'),
-    properties: properties.optional(),
+    properties: properties.nullish().transform((v) => v ?? undefined),
   })
   .loose();
 export const DescribeTableBody = z
@@ -57,9 +58,9 @@ export const DescribeTableBody = z
     ...base,
     version: z.number().int().nonnegative().nullable().optional(),
     branch: z.string().nullable().optional(),
-    with_table_uri: z.boolean().optional(),
-    load_detailed_metadata: z.boolean().optional(),
-    check_declared: z.boolean().optional(),
+    with_table_uri: z.boolean().nullish(),
+    load_detailed_metadata: z.boolean().nullish(),
+    check_declared: z.boolean().nullish(),
   })
   .loose();
 export const RenameTableBody = z

@@ -30,10 +30,13 @@ export class CatalogAccessGuard implements CanActivate {
     const key = await this.keys.authenticate(secret);
     if (!key) throw Errors.unauthenticated('invalid, expired or revoked API key');
 
-    const database = await this.tenancy.resolve(req.headers);
-    if (key.databaseId !== database.id) {
-      throw Errors.permissionDenied(`this API key is not valid for database '${database.name}'`);
+    const name = this.tenancy.requestedName(req.headers);
+    if (name !== key.databaseName) {
+      // Only now look the database up: an unknown one is a 404, someone else's a 403.
+      const other = await this.tenancy.resolve(name);
+      throw Errors.permissionDenied(`this API key is not valid for database '${other.name}'`);
     }
+    const database = { id: key.databaseId, name };
     const need =
       this.reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, [ctx.getHandler(), ctx.getClass()]) ?? 'read';
     if (!roleSatisfies(key.role, need)) {

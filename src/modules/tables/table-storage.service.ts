@@ -148,7 +148,11 @@ export class TableStorage {
       return await conn.openTable(path.basename(abs, '.lance'), undefined, branch ? { branch } : {});
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
-      if (branch) throw Errors.branchNotFound(`branch '${branch}': ${msg}`);
+      // The engine's messages carry server paths: say only what the caller needs.
+      if (branch && /Ref is invalid/i.test(msg)) {
+        throw Errors.invalidInput(`invalid branch name '${branch}': ${/Ref is invalid: ([^\n]*?)(\s+Caused by|$)/.exec(msg)?.[1] ?? ''}`);
+      }
+      if (branch && /not found|does not exist|no such/i.test(msg)) throw Errors.branchNotFound(`branch '${branch}' not found`);
       throw err;
     } finally {
       conn.close();

@@ -28,8 +28,9 @@ const SELECT_COLUMNS = {
 export class TablesRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  async find(scope: Scope, namespacePath: string, name: string): Promise<TableRow | null> {
-    const row = await this.prisma.catalogTable.findUnique({
+  /** Pass `tx` when inside a transaction: the embedded catalog has one connection, so another query would wait on it. */
+  async find(scope: Scope, namespacePath: string, name: string, tx: Tx | PrismaClient = this.prisma): Promise<TableRow | null> {
+    const row = await tx.catalogTable.findUnique({
       where: {
         databaseId_catalog_namespacePath_name: {
           databaseId: scope.databaseId,
@@ -43,13 +44,30 @@ export class TablesRepository {
     return row as TableRow | null;
   }
 
-  /** Inserts a table row; null when the name is taken (concurrent creators: exactly one wins). */
+  /**
+   * Inserts a table row. 'name-taken' when the name exists (concurrent creators: exactly one wins);
+   * 'location-taken' when another entry already uses the storage folder (then the transaction is aborted).
+   */
   async insert(
     tx: Tx,
     scope: Scope,
     t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean },
-  ): Promise<TableRow | null> {
-    const rows = await tx.$queryRaw<TableRow[]>`
+  ): Promise<TableRow | 'name-taken' | 'location-taken'> {
+    try {
+      const rows = await this.insertRow(tx, scope, t);
+      return rows[0] ?? 'name-taken';
+    } catch (err) {
+      if (isUniqueViolation(err)) return 'location-taken';
+      throw err;
+    }
+  }
+
+  private insertRow(
+    tx: Tx,
+    scope: Scope,
+    t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean },
+  ): Promise<TableRow[]> {
+    return tx.$queryRaw<TableRow[]>`
       INSERT INTO tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at)
       VALUES (${randomUUID()}::uuid, ${scope.databaseId}::uuid, ${scope.catalog}, ${t.namespacePath}, ${t.name},
               ${t.location}, ${JSON.stringify(t.properties)}::jsonb,
@@ -57,7 +75,6 @@ export class TablesRepository {
       ON CONFLICT (database_id, catalog, namespace_path, name) DO NOTHING
       RETURNING id, namespace_path AS "namespacePath", name, location, properties,
                 materialized_at AS "materializedAt", created_at AS "createdAt"`;
-    return rows[0] ?? null;
   }
 
   async deleteById(tx: Tx | PrismaClient, id: string): Promise<TableRow | null> {

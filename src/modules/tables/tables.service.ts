@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
+import { Injectable } from '@nestjs/common';
 import { Errors } from '../../common/errors';
 import { assertName, decodePath, encodePath } from '../../common/ids';
 import { collectPage, decodePageToken, encodePageToken, isString, isStringPair } from '../../common/pagination';
@@ -28,7 +27,6 @@ export interface DescribeOptions {
 @Injectable()
 export class TablesService {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repo: TablesRepository,
     private readonly namespacesRepo: NamespacesRepository,
     private readonly namespaces: NamespacesService,
@@ -80,13 +78,15 @@ export class TablesService {
       if (!(await this.namespacesRepo.lockShared(tx, scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
       const values = { namespacePath: encodePath(ns), name, location, properties: body.properties ?? {}, materialized: true };
       const inserted = await this.repo.insert(tx, scope, values);
-      if (inserted) return inserted;
+      if (inserted === 'location-taken') throw this.locationTaken(body.location);
+      if (inserted !== 'name-taken') return inserted;
       if (body.mode === 'create') throw Errors.tableAlreadyExists(display(id));
       // Overwrite replaces the catalog entry; the previously registered data stays where it is.
-      const existing = await this.repo.find(scope, encodePath(ns), name);
+      const existing = await this.repo.find(scope, encodePath(ns), name, tx);
       if (existing) await this.repo.deleteById(tx, existing.id);
       const again = await this.repo.insert(tx, scope, values);
-      if (!again) throw Errors.concurrentModification(`table '${display(id)}' was modified concurrently`);
+      if (again === 'location-taken') throw this.locationTaken(body.location);
+      if (again === 'name-taken') throw Errors.concurrentModification(`table '${display(id)}' was modified concurrently`);
       return again;
     });
     return { location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
@@ -194,7 +194,8 @@ export class TablesService {
     return this.namespacesRepo.transaction(async (tx) => {
       if (!(await this.namespacesRepo.lockShared(tx, scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
       const row = await this.repo.insert(tx, scope, { namespacePath: encodePath(ns), name, location, properties, materialized });
-      if (!row) throw Errors.tableAlreadyExists(display([...ns, name]));
+      if (row === 'name-taken') throw Errors.tableAlreadyExists(display([...ns, name]));
+      if (row === 'location-taken') throw this.locationTaken(location);
       return row;
     });
   }
@@ -219,6 +220,10 @@ export class TablesService {
     const flags = await Promise.all(rows.map((r) => (r.materializedAt ? true : this.storage.hasData(r.location))));
     await this.repo.markMaterialized(rows.filter((r, i) => flags[i] && !r.materializedAt).map((r) => r.id));
     return rows.filter((_, i) => flags[i]);
+  }
+
+  private locationTaken(location: string) {
+    return Errors.conflict(`location ${location} is already used by another table of this database`);
   }
 
   private presentProperties(row: TableRow): Record<string, string> {

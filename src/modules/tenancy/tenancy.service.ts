@@ -15,11 +15,16 @@ export function headerValue(headers: Record<string, string | string[] | undefine
 export class TenancyService {
   constructor(private readonly databases: DatabasesRepository) {}
 
-  async resolve(headers: Record<string, string | string[] | undefined>): Promise<{ id: string; name: string }> {
+  /** The database name a request asks for; 400 naming the expected header when there is none. */
+  requestedName(headers: Record<string, string | string[] | undefined>): string {
     const name = headerValue(headers, DATABASE_HEADER);
     if (!name) {
       throw Errors.invalidInput(`no database given: send the '${DATABASE_HEADER}: <database>' header`);
     }
+    return name;
+  }
+
+  async resolve(name: string): Promise<{ id: string; name: string }> {
     const db = await this.databases.findByName(name);
     if (!db) throw Errors.namespaceNotFound(`database '${name}' not found`);
     return { id: db.id, name: db.name };
