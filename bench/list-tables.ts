@@ -70,7 +70,7 @@ async function fill(url: string, databaseId: string, from: number, total: number
   await sql(
     url,
     `INSERT INTO tables (id, database_id, catalog, namespace_path, name, location, materialized_at)
-     SELECT gen_random_uuid(), $1::uuid, '', 'ns' || (i % 100), 't' || lpad(i::text, 8, '0'), 'bench/x.lance', now()
+     SELECT gen_random_uuid(), $1::uuid, '', 'ns' || (i % 100), 't' || lpad(i::text, 8, '0'), 'bench/' || i || '.lance', now()
        FROM generate_series($2::int, $3::int - 1) AS i`,
     [databaseId, from, total],
   );

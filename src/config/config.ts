@@ -51,6 +51,7 @@ export const envSchema = z.object({
   LIST_DEFAULT_LIMIT: intWithDefault(1000, 1),
   LIST_MAX_LIMIT: intWithDefault(10000, 1),
   CASCADE_SYNC_BUDGET_MS: intWithDefault(2000, 0),
+  AUTH_CACHE_TTL_MS: intWithDefault(500, 0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'log', 'debug', 'verbose']).default('log'),
 });
 
@@ -71,6 +72,8 @@ export interface AppConfig {
   listDefaultLimit: number;
   listMaxLimit: number;
   cascadeSyncBudgetMs: number;
+  /** How long an API-key lookup is reused (0: never); bounds how late a revocation reaches other replicas. */
+  authCacheTtlMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
 }
 
@@ -105,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     listDefaultLimit: e.LIST_DEFAULT_LIMIT,
     listMaxLimit: e.LIST_MAX_LIMIT,
     cascadeSyncBudgetMs: e.CASCADE_SYNC_BUDGET_MS,
+    authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     logLevel: e.LOG_LEVEL,
   };
 }

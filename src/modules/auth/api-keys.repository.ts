@@ -31,15 +31,14 @@ export class ApiKeysRepository {
     return (await this.prisma.apiKey.create({ data: k, select: PUBLIC_COLUMNS })) as ApiKeyRow;
   }
 
-  /** The key with this secret hash, with its database's name. Never returns the hash. */
+  /** The key with this secret hash, with its database's name (one round trip). */
   async findByHash(hash: string): Promise<(ApiKeyRow & { hash: string; databaseName: string }) | null> {
-    const row = await this.prisma.apiKey.findUnique({
-      where: { hash },
-      select: { ...PUBLIC_COLUMNS, hash: true, database: { select: { name: true } } },
-    });
-    if (!row) return null;
-    const { database, ...rest } = row;
-    return { ...(rest as ApiKeyRow & { hash: string }), databaseName: database.name };
+    const rows = await this.prisma.$queryRaw<(ApiKeyRow & { hash: string; databaseName: string })[]>`
+      SELECT k.id, k.database_id AS "databaseId", k.role, k.description, k.created_at AS "createdAt",
+             k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.hash, d.name AS "databaseName"
+        FROM api_keys k JOIN databases d ON d.id = k.database_id
+       WHERE k.hash = ${hash}`;
+    return rows[0] ?? null;
   }
 
   async listByDatabase(databaseId: string): Promise<ApiKeyRow[]> {

@@ -1,5 +1,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { APP_CONFIG, AppConfig } from '../../config/config';
 import { ApiKeyRow, ApiKeysRepository, Role } from './api-keys.repository';
 
 export const API_KEY_PREFIX = 'lgw_';
@@ -16,14 +18,27 @@ export interface IssuedKey {
   secret: string;
 }
 
+type KeyWithDatabase = ApiKeyRow & { hash: string; databaseName: string };
+
 /**
  * API keys: 256-bit random secrets with a recognisable prefix, stored only as SHA-256 digests (a fast hash is
  * right for high-entropy secrets; there is nothing to brute-force). Lookup is by digest, then the digest is
  * compared in constant time.
+ *
+ * Lookups are cached per digest for AUTH_CACHE_TTL_MS (default 500 ms, bounded entries): the catalog query is most
+ * of a small request's cost. A key revoked on another replica therefore stops working there within that TTL; on
+ * this replica, revocation clears the cache at once.
  */
 @Injectable()
 export class ApiKeysService {
-  constructor(private readonly keys: ApiKeysRepository) {}
+  private readonly cache?: LRUCache<string, { row: KeyWithDatabase | null }>;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly keys: ApiKeysRepository,
+  ) {
+    if (config.authCacheTtlMs > 0) this.cache = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
+  }
 
   async issue(databaseId: string, role: Role, description?: string): Promise<IssuedKey> {
     const secret = API_KEY_PREFIX + randomBytes(32).toString('base64url');
@@ -40,7 +55,13 @@ export class ApiKeysService {
   /** The active key for this secret, or null (unknown, revoked or expired). */
   async authenticate(secret: string): Promise<(ApiKeyRow & { databaseName: string }) | null> {
     const digest = sha256(secret);
-    const row = await this.keys.findByHash(digest.toString('hex'));
+    const hex = digest.toString('hex');
+    let hit = this.cache?.get(hex);
+    if (!hit) {
+      hit = { row: await this.keys.findByHash(hex) };
+      this.cache?.set(hex, hit);
+    }
+    const row = hit.row;
     if (!row || !timingSafeEqual(Buffer.from(row.hash, 'hex'), digest)) return null;
     if (row.revokedAt || (row.expiresAt && row.expiresAt.getTime() <= Date.now())) return null;
     const { hash: _omit, ...key } = row;
@@ -51,7 +72,14 @@ export class ApiKeysService {
     return this.keys.listByDatabase(databaseId);
   }
 
-  delete(databaseId: string, id: string) {
-    return this.keys.delete(databaseId, id);
+  async delete(databaseId: string, id: string): Promise<boolean> {
+    const deleted = await this.keys.delete(databaseId, id);
+    this.forget();
+    return deleted;
+  }
+
+  /** Drops every cached lookup (after a key or database is removed on this replica). */
+  forget(): void {
+    this.cache?.clear();
   }
 }

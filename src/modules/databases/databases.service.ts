@@ -59,6 +59,7 @@ export class DatabasesService {
   async delete(name: string) {
     const db = await this.require(name);
     await this.repo.delete(db.id);
+    this.keys.forget();
     await this.storage.removeDatabaseFolder(db.name);
   }
 

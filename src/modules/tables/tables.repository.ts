@@ -14,6 +14,9 @@ export interface TableRow {
   createdAt: Date;
 }
 
+/** What a listing needs: the key, and enough to tell declared-only tables apart. */
+export type TableListRow = Pick<TableRow, 'id' | 'namespacePath' | 'name' | 'location' | 'materializedAt'>;
+
 const SELECT_COLUMNS = {
   id: true,
   namespacePath: true,
@@ -108,7 +111,7 @@ export class TablesRepository {
     }
   }
 
-  async listInNamespace(scope: Scope, namespacePath: string, after: string | undefined, take: number): Promise<TableRow[]> {
+  async listInNamespace(scope: Scope, namespacePath: string, after: string | undefined, take: number): Promise<TableListRow[]> {
     const rows = await this.prisma.catalogTable.findMany({
       where: {
         databaseId: scope.databaseId,
@@ -118,28 +121,22 @@ export class TablesRepository {
       },
       orderBy: { name: 'asc' },
       take,
-      select: SELECT_COLUMNS,
+      select: { id: true, namespacePath: true, name: true, location: true, materializedAt: true },
     });
-    return rows as TableRow[];
+    return rows;
   }
 
-  /** Every table of the scope in (namespace_path, name) order, keyset-paginated: constant cost per page. */
-  async listAll(scope: Scope, after: [string, string] | undefined, take: number): Promise<TableRow[]> {
-    if (!after) {
-      const rows = await this.prisma.catalogTable.findMany({
-        where: { databaseId: scope.databaseId, catalog: scope.catalog },
-        orderBy: [{ namespacePath: 'asc' }, { name: 'asc' }],
-        take,
-        select: SELECT_COLUMNS,
-      });
-      return rows as TableRow[];
-    }
-    return this.prisma.$queryRaw<TableRow[]>`
-      SELECT id, namespace_path AS "namespacePath", name, location, properties,
-             materialized_at AS "materializedAt", created_at AS "createdAt"
+  /**
+   * Every table of the scope in (namespace_path, name) order, keyset-paginated on the unique index: constant cost
+   * per page. The first page starts after ('', ''), which precedes every row (names are never empty).
+   */
+  async listAll(scope: Scope, after: [string, string] | undefined, take: number): Promise<TableListRow[]> {
+    const [afterPath, afterName] = after ?? ['', ''];
+    return this.prisma.$queryRaw<TableListRow[]>`
+      SELECT id, namespace_path AS "namespacePath", name, location, materialized_at AS "materializedAt"
         FROM tables
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
-         AND (namespace_path, name) > (${after[0]}, ${after[1]})
+         AND (namespace_path, name) > (${afterPath}, ${afterName})
        ORDER BY namespace_path, name
        LIMIT ${take}`;
   }

@@ -6,7 +6,7 @@ import { NamespacesRepository } from '../namespaces/namespaces.repository';
 import { NamespacesService } from '../namespaces/namespaces.service';
 import { scopeOf, TenantContext } from '../tenancy/tenant-context';
 import { TransactionsService } from '../transactions/transactions.service';
-import { TableRow, TablesRepository } from './tables.repository';
+import { TableListRow, TableRow, TablesRepository } from './tables.repository';
 import { TableStorage } from './table-storage.service';
 
 const display = (id: string[]) => id.join('$');
@@ -153,7 +153,7 @@ export class TablesService {
     await this.namespaces.assertExists(t, ns);
     const scope = scopeOf(t);
     const nsPath = encodePath(ns);
-    const page = await collectPage<TableRow, string>({
+    const page = await collectPage<TableListRow, string>({
       limit,
       after: decodePageToken(pageToken, isString),
       fetch: (after, take) => this.repo.listInNamespace(scope, nsPath, after, take),
@@ -169,7 +169,7 @@ export class TablesService {
   /** Mission §4.6: every table of the database, recursively, as full identifiers joined by `delimiter`. */
   async listAll(t: TenantContext, delimiter: string, pageToken: unknown, limit: number, includeDeclared: boolean) {
     const scope = scopeOf(t);
-    const page = await collectPage<TableRow, [string, string]>({
+    const page = await collectPage<TableListRow, [string, string]>({
       limit,
       after: decodePageToken(pageToken, isStringPair),
       fetch: (after, take) => this.repo.listAll(scope, after, take),
@@ -209,14 +209,14 @@ export class TablesService {
   }
 
   /** Whether the table has data on storage; remembered in the catalog once seen. */
-  private async materialized(row: TableRow): Promise<boolean> {
+  private async materialized(row: TableListRow): Promise<boolean> {
     if (row.materializedAt) return true;
     const has = await this.storage.hasData(row.location);
     if (has) await this.repo.markMaterialized([row.id]);
     return has;
   }
 
-  private async onlyMaterialized(rows: TableRow[]): Promise<TableRow[]> {
+  private async onlyMaterialized(rows: TableListRow[]): Promise<TableListRow[]> {
     const flags = await Promise.all(rows.map((r) => (r.materializedAt ? true : this.storage.hasData(r.location))));
     await this.repo.markMaterialized(rows.filter((r, i) => flags[i] && !r.materializedAt).map((r) => r.id));
     return rows.filter((_, i) => flags[i]);
