@@ -3,6 +3,8 @@ import { Errors } from '../../common/errors';
 import { DatabasesRepository } from '../databases/databases.repository';
 
 export const DATABASE_HEADER = 'x-service-database';
+/** What the official LanceDB clients send (remote mode with a host override). */
+export const DATABASE_HEADER_ALIAS = 'x-lancedb-database';
 
 export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = headers[name];
@@ -17,7 +19,7 @@ export class TenancyService {
 
   /** The database name a request asks for; 400 naming the expected header when there is none. */
   requestedName(headers: Record<string, string | string[] | undefined>): string {
-    const name = headerValue(headers, DATABASE_HEADER);
+    const name = headerValue(headers, DATABASE_HEADER) ?? headerValue(headers, DATABASE_HEADER_ALIAS);
     if (!name) {
       throw Errors.invalidInput(`no database given: send the '${DATABASE_HEADER}: <database>' header`);
     }
