@@ -1,12 +1,19 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
-import { RouterModule } from '@nestjs/core';
+import { APP_INTERCEPTOR, RouterModule } from '@nestjs/core';
+import { PassportModule } from '@nestjs/passport';
 import { APP_CONFIG, AppConfig } from './config/config';
 import { CatalogDb } from './database/catalog-db';
 import { PrismaClient } from './generated/prisma/client';
 import { ApiKeysRepository } from './modules/auth/api-keys.repository';
 import { ApiKeysService } from './modules/auth/api-keys.service';
-import { AdminKeyGuard } from './modules/auth/admin-key.guard';
+import { AuditInterceptor } from './modules/audit/audit.interceptor';
+import { AuditRepository } from './modules/audit/audit.repository';
+import { AuditService } from './modules/audit/audit.service';
+import { AdminKeyGuard, DatabaseAdminGuard } from './modules/auth/admin-key.guard';
+import { BearerStrategy } from './modules/auth/bearer.strategy';
 import { CatalogAccessGuard } from './modules/auth/catalog-access.guard';
+import { CredentialsService } from './modules/auth/credentials.service';
+import { JwtVerifier } from './modules/auth/jwt-verifier.service';
 import { DatabasesController } from './modules/databases/databases.controller';
 import { DatabasesRepository } from './modules/databases/databases.repository';
 import { DatabasesService } from './modules/databases/databases.service';
@@ -28,13 +35,33 @@ import { TransactionsService } from './modules/transactions/transactions.service
 @Module({ providers: [DatabasesRepository, TenancyService], exports: [DatabasesRepository, TenancyService] })
 export class TenancyModule {}
 
-/** Credentials: API keys (hashed) and the guards of the REST contract and the operator API. */
+/**
+ * Credentials: API keys (hashed), OAuth 2.0 bearer tokens (JWT, via passport-http-bearer), and the guards of the
+ * REST contract and the operator API.
+ */
 @Module({
-  imports: [TenancyModule],
-  providers: [ApiKeysRepository, ApiKeysService, CatalogAccessGuard, AdminKeyGuard],
-  exports: [ApiKeysService, CatalogAccessGuard, AdminKeyGuard, TenancyModule],
+  imports: [TenancyModule, PassportModule],
+  providers: [
+    ApiKeysRepository,
+    ApiKeysService,
+    JwtVerifier,
+    BearerStrategy,
+    CredentialsService,
+    CatalogAccessGuard,
+    AdminKeyGuard,
+    DatabaseAdminGuard,
+  ],
+  exports: [ApiKeysService, CredentialsService, CatalogAccessGuard, AdminKeyGuard, DatabaseAdminGuard, TenancyModule],
 })
 export class AuthModule {}
+
+/** The audit trail, recorded by AuditInterceptor for routes marked @Audited. */
+@Module({
+  imports: [TenancyModule],
+  providers: [AuditRepository, AuditService, { provide: APP_INTERCEPTOR, useClass: AuditInterceptor }],
+  exports: [AuditService],
+})
+export class AuditModule {}
 
 /** Table data on disk, read through the Lance engine. */
 @Module({ providers: [TableStorage], exports: [TableStorage] })
@@ -69,7 +96,7 @@ export class LanceRestModule {}
 
 /** The operator API. */
 @Module({
-  imports: [AuthModule, StorageModule],
+  imports: [AuthModule, StorageModule, AuditModule],
   controllers: [DatabasesController],
   providers: [DatabasesService],
   exports: [DatabasesService],

@@ -52,6 +52,17 @@ export const envSchema = z.object({
   LIST_MAX_LIMIT: intWithDefault(10000, 1),
   CASCADE_SYNC_BUDGET_MS: intWithDefault(2000, 0),
   AUTH_CACHE_TTL_MS: intWithDefault(500, 0),
+  OAUTH_JWKS_URI: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), {
+    message: 'must be an http(s):// URL of a JSON Web Key Set',
+  }),
+  OAUTH_ISSUER: optionalString,
+  OAUTH_AUDIENCE: optionalString,
+  OAUTH_DATABASES_CLAIM: z.string().default('databases'),
+  OAUTH_CLOCK_SKEW_S: intWithDefault(30, 0),
+  OAUTH_JWKS_COOLDOWN_MS: intWithDefault(10_000, 0),
+  TENANT_HOST_SUFFIX: optionalString.refine((v) => v === undefined || /^\.[A-Za-z0-9.-]+$/.test(v), {
+    message: "must start with '.' and be a host name suffix, e.g. '.gw.example.com'",
+  }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'log', 'debug', 'verbose']).default('log'),
 });
 
@@ -75,6 +86,18 @@ export interface AppConfig {
   /** How long an API-key lookup is reused (0: never); bounds how late a revocation reaches other replicas. */
   authCacheTtlMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /** Bearer (OAuth 2.0 JWT) authentication; undefined when OAUTH_JWKS_URI is unset (bearer auth off). */
+  oauth?: {
+    jwksUri: string;
+    issuer: string;
+    audience: string;
+    databasesClaim: string;
+    clockSkewS: number;
+    /** Least time between two JWKS downloads (an unknown `kid` triggers one). */
+    jwksCooldownMs: number;
+  };
+  /** With '.gw.example.com', a request to acme.gw.example.com addresses database 'acme'. */
+  tenantHostSuffix?: string;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -88,9 +111,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
-  if (e.LIST_DEFAULT_LIMIT > e.LIST_MAX_LIMIT) {
-    throw new ConfigError('Invalid configuration:\n  LIST_DEFAULT_LIMIT: must not exceed LIST_MAX_LIMIT');
-  }
+  const problems: string[] = [];
+  if (e.LIST_DEFAULT_LIMIT > e.LIST_MAX_LIMIT) problems.push('LIST_DEFAULT_LIMIT: must not exceed LIST_MAX_LIMIT');
+  if (e.OAUTH_JWKS_URI && !e.OAUTH_ISSUER) problems.push('OAUTH_ISSUER: required when OAUTH_JWKS_URI is set');
+  if (e.OAUTH_JWKS_URI && !e.OAUTH_AUDIENCE) problems.push('OAUTH_AUDIENCE: required when OAUTH_JWKS_URI is set');
+  if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   const dataDir = path.resolve(e.DATA_DIR);
   return {
     port: e.PORT,
@@ -109,6 +134,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     listMaxLimit: e.LIST_MAX_LIMIT,
     cascadeSyncBudgetMs: e.CASCADE_SYNC_BUDGET_MS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    oauth: e.OAUTH_JWKS_URI
+      ? {
+          jwksUri: e.OAUTH_JWKS_URI,
+          issuer: e.OAUTH_ISSUER as string,
+          audience: e.OAUTH_AUDIENCE as string,
+          databasesClaim: e.OAUTH_DATABASES_CLAIM,
+          clockSkewS: e.OAUTH_CLOCK_SKEW_S,
+          jwksCooldownMs: e.OAUTH_JWKS_COOLDOWN_MS,
+        }
+      : undefined,
+    tenantHostSuffix: e.TENANT_HOST_SUFFIX?.toLowerCase(),
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -2,23 +2,63 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
 import { headerValue } from '../tenancy/tenancy.service';
-import { TenantRequest } from '../tenancy/tenant-context';
 import { secretsEqual } from './api-keys.service';
-import { API_KEY_HEADER } from './catalog-access.guard';
+import { API_KEY_HEADER, CredentialsService } from './credentials.service';
+import { mayUseDatabase, principalLabel } from './principal';
 
-/** The operator API: the ADMIN_API_KEY value sent as x-api-key. Disabled (403) when ADMIN_API_KEY is unset. */
+/** Set on operator-API requests: who acts, for the audit trail. */
+export interface OperatorRequest {
+  headers: Record<string, string | string[] | undefined>;
+  params: Record<string, string>;
+  actor?: string;
+}
+
+function isOperator(config: AppConfig, req: OperatorRequest): boolean {
+  const secret = headerValue(req.headers, API_KEY_HEADER);
+  return !!config.adminApiKey && !!secret && secretsEqual(secret, config.adminApiKey);
+}
+
+/** Routes only the operator may use (databases): the ADMIN_API_KEY value sent as x-api-key. */
 @Injectable()
 export class AdminKeyGuard implements CanActivate {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   canActivate(ctx: ExecutionContext): boolean {
-    const req = ctx.switchToHttp().getRequest<TenantRequest>();
+    const req = ctx.switchToHttp().getRequest<OperatorRequest>();
     if (!this.config.adminApiKey) {
       throw Errors.permissionDenied('the operator API is disabled: set ADMIN_API_KEY to enable it');
     }
-    const secret = headerValue(req.headers, API_KEY_HEADER);
-    if (!secret) throw Errors.unauthenticated(`missing credential: send the operator key as '${API_KEY_HEADER}'`);
-    if (!secretsEqual(secret, this.config.adminApiKey)) throw Errors.unauthenticated('invalid operator key');
+    if (!headerValue(req.headers, API_KEY_HEADER)) {
+      throw Errors.unauthenticated(`missing credential: send the operator key as '${API_KEY_HEADER}'`);
+    }
+    if (!isOperator(this.config, req)) throw Errors.unauthenticated('invalid operator key');
+    req.actor = 'operator';
+    return true;
+  }
+}
+
+/**
+ * Routes about one database (`:name`: its keys, its audit trail): the operator, or a credential with the `admin`
+ * role for that very database (an admin API key of it, or a token with scope `admin` whose databases claim names it).
+ */
+@Injectable()
+export class DatabaseAdminGuard implements CanActivate {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly credentials: CredentialsService,
+  ) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const req = ctx.switchToHttp().getRequest<OperatorRequest>();
+    if (isOperator(this.config, req)) {
+      req.actor = 'operator';
+      return true;
+    }
+    const principal = await this.credentials.authenticate(ctx);
+    if (!mayUseDatabase(principal, req.params.name) || principal.role !== 'admin') {
+      throw Errors.permissionDenied(`managing database '${req.params.name}' needs the operator key or an admin credential of it`);
+    }
+    req.actor = principalLabel(principal);
     return true;
   }
 }

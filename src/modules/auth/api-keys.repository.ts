@@ -27,7 +27,14 @@ const PUBLIC_COLUMNS = {
 export class ApiKeysRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  async insert(k: { id: string; databaseId: string; hash: string; role: Role; description?: string }): Promise<ApiKeyRow> {
+  async insert(k: {
+    id: string;
+    databaseId: string;
+    hash: string;
+    role: Role;
+    description?: string;
+    expiresAt?: Date;
+  }): Promise<ApiKeyRow> {
     return (await this.prisma.apiKey.create({ data: k, select: PUBLIC_COLUMNS })) as ApiKeyRow;
   }
 
@@ -49,7 +56,12 @@ export class ApiKeysRepository {
     })) as ApiKeyRow[];
   }
 
-  async delete(databaseId: string, id: string): Promise<boolean> {
-    return (await this.prisma.apiKey.deleteMany({ where: { id, databaseId } })).count === 1;
+  /** Marks an active key revoked (the row stays, for the audit trail); false when there was none. */
+  async revoke(databaseId: string, id: string): Promise<boolean> {
+    const { count } = await this.prisma.apiKey.updateMany({
+      where: { id, databaseId, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    return count === 1;
   }
 }

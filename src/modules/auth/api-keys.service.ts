@@ -40,7 +40,7 @@ export class ApiKeysService {
     if (config.authCacheTtlMs > 0) this.cache = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
   }
 
-  async issue(databaseId: string, role: Role, description?: string): Promise<IssuedKey> {
+  async issue(databaseId: string, role: Role, description?: string, expiresAt?: Date): Promise<IssuedKey> {
     const secret = API_KEY_PREFIX + randomBytes(32).toString('base64url');
     const key = await this.keys.insert({
       id: randomUUID(),
@@ -48,6 +48,7 @@ export class ApiKeysService {
       hash: sha256(secret).toString('hex'),
       role,
       description,
+      expiresAt,
     });
     return { key, secret };
   }
@@ -72,10 +73,10 @@ export class ApiKeysService {
     return this.keys.listByDatabase(databaseId);
   }
 
-  async delete(databaseId: string, id: string): Promise<boolean> {
-    const deleted = await this.keys.delete(databaseId, id);
+  async revoke(databaseId: string, id: string): Promise<boolean> {
+    const revoked = await this.keys.revoke(databaseId, id);
     this.forget();
-    return deleted;
+    return revoked;
   }
 
   /** Drops every cached lookup (after a key or database is removed on this replica). */

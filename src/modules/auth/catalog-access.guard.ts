@@ -1,48 +1,52 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Errors } from '../../common/errors';
-import { headerValue, TenancyService } from '../tenancy/tenancy.service';
+import { assertName } from '../../common/ids';
+import { TenancyService } from '../tenancy/tenancy.service';
 import { TenantRequest } from '../tenancy/tenant-context';
 import { Role } from './api-keys.repository';
-import { ApiKeysService } from './api-keys.service';
+import { CredentialsService } from './credentials.service';
+import { mayUseDatabase, principalLabel } from './principal';
 import { REQUIRED_ROLE, roleSatisfies } from './requires-role.decorator';
 
-export const API_KEY_HEADER = 'x-api-key';
+export { API_KEY_HEADER } from './credentials.service';
 
 /**
  * Guards every REST-contract route. Order matters and is part of the contract:
- *  1. a credential that identifies a caller (else 401),
- *  2. the database the request addresses (else a 4xx saying which header is expected),
- *  3. that the credential belongs to that database and its role allows the operation (else 403).
+ *  1. a verified credential (else 401),
+ *  2. the database the request addresses (else 400 saying what is expected; 404 for an unknown database),
+ *  3. that the credential may use that database and its role allows the operation (else 403).
  */
 @Injectable()
 export class CatalogAccessGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly keys: ApiKeysService,
+    private readonly credentials: CredentialsService,
     private readonly tenancy: TenancyService,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<TenantRequest>();
-    const secret = headerValue(req.headers, API_KEY_HEADER);
-    if (!secret) throw Errors.unauthenticated(`missing credential: send an '${API_KEY_HEADER}' header`);
-    const key = await this.keys.authenticate(secret);
-    if (!key) throw Errors.unauthenticated('invalid, expired or revoked API key');
+    const principal = await this.credentials.authenticate(ctx);
+    const { name, catalog } = this.tenancy.requested(req.headers);
+    assertName(name, 'database name');
 
-    const name = this.tenancy.requestedName(req.headers);
-    if (name !== key.databaseName) {
-      // Only now look the database up: an unknown one is a 404, someone else's a 403.
-      const other = await this.tenancy.resolve(name);
-      throw Errors.permissionDenied(`this API key is not valid for database '${other.name}'`);
+    // An API key carries its database, so addressing it needs no lookup; anything else is resolved first, so an
+    // unknown database is a 404 and someone else's a 403.
+    const database =
+      principal.kind === 'key' && principal.databaseName === name
+        ? { id: principal.databaseId, name }
+        : await this.tenancy.resolve(name);
+    if (!mayUseDatabase(principal, name)) {
+      throw Errors.permissionDenied(`this credential is not valid for database '${name}'`);
     }
-    const database = { id: key.databaseId, name };
     const need =
       this.reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, [ctx.getHandler(), ctx.getClass()]) ?? 'read';
-    if (!roleSatisfies(key.role, need)) {
-      throw Errors.permissionDenied(`this operation needs a '${need}' key; this key is '${key.role}'`);
+    if (!principal.role) throw Errors.permissionDenied("this token's scope grants none of read, write or admin");
+    if (!roleSatisfies(principal.role, need)) {
+      throw Errors.permissionDenied(`this operation needs '${need}'; this credential has '${principal.role}'`);
     }
-    req.tenant = { database, catalog: '', role: key.role, principal: `key:${key.id}` };
+    req.tenant = { database, catalog, role: principal.role, principal: principalLabel(principal) };
     return true;
   }
 }

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { resolveLimit } from '../../common/pagination';
 import { parseBody, PropertiesSchema } from '../../common/request-schemas';
-import { AdminKeyGuard } from '../auth/admin-key.guard';
+import { Audited } from '../audit/audited.decorator';
+import { AdminKeyGuard, DatabaseAdminGuard } from '../auth/admin-key.guard';
 import { DatabasesService } from './databases.service';
 
 const CreateDatabaseBody = z.object({
@@ -11,13 +12,16 @@ const CreateDatabaseBody = z.object({
   properties: PropertiesSchema.optional(),
 });
 const CreateKeyBody = z.object({
-  role: z.enum(['read', 'write'], { error: "role must be 'read' or 'write'" }),
+  role: z.enum(['read', 'write', 'admin'], { error: "role must be 'read', 'write' or 'admin'" }),
   description: z.string().max(500).optional(),
+  expires_at: z.iso.datetime({ offset: true, error: 'expires_at must be an RFC 3339 date-time' }).optional(),
 });
 
-/** The operator API (ADMIN_API_KEY): databases and their API keys. */
+/**
+ * The operator API. Databases: the operator key (ADMIN_API_KEY) only. A database's keys and audit trail: the
+ * operator, or an `admin` credential of that database.
+ */
 @Controller('admin/v1/databases')
-@UseGuards(AdminKeyGuard)
 export class DatabasesController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -26,42 +30,63 @@ export class DatabasesController {
 
   @Post()
   @HttpCode(201)
+  @UseGuards(AdminKeyGuard)
+  @Audited('database.create')
   create(@Body() raw: unknown) {
     const body = parseBody(CreateDatabaseBody, raw);
     return this.databases.create(body.name, body.properties);
   }
 
   @Get()
+  @UseGuards(AdminKeyGuard)
   list(@Query() q: Record<string, unknown>) {
-    return this.databases.list(q.page_token, resolveLimit(q.limit, this.config.listDefaultLimit, this.config.listMaxLimit));
+    return this.databases.list(q.page_token, this.limit(q.limit));
   }
 
   @Get(':name')
+  @UseGuards(AdminKeyGuard)
   get(@Param('name') name: string) {
     return this.databases.get(name);
   }
 
   @Delete(':name')
   @HttpCode(204)
+  @UseGuards(AdminKeyGuard)
+  @Audited('database.delete')
   async remove(@Param('name') name: string): Promise<void> {
     await this.databases.delete(name);
   }
 
   @Post(':name/api-keys')
   @HttpCode(201)
+  @UseGuards(DatabaseAdminGuard)
+  @Audited('api_key.issue', (_body, key: { id: string; role: string }) => ({ key_id: key.id, role: key.role }))
   issueKey(@Param('name') name: string, @Body() raw: unknown) {
     const body = parseBody(CreateKeyBody, raw);
-    return this.databases.issueKey(name, body.role, body.description);
+    return this.databases.issueKey(name, body.role, body.description, body.expires_at ? new Date(body.expires_at) : undefined);
   }
 
   @Get(':name/api-keys')
+  @UseGuards(DatabaseAdminGuard)
   listKeys(@Param('name') name: string) {
     return this.databases.listKeys(name);
   }
 
   @Delete(':name/api-keys/:id')
   @HttpCode(204)
-  async deleteKey(@Param('name') name: string, @Param('id') id: string): Promise<void> {
-    await this.databases.deleteKey(name, id);
+  @UseGuards(DatabaseAdminGuard)
+  @Audited('api_key.revoke')
+  async revokeKey(@Param('name') name: string, @Param('id') id: string): Promise<void> {
+    await this.databases.revokeKey(name, id);
+  }
+
+  @Get(':name/audit')
+  @UseGuards(DatabaseAdminGuard)
+  audit(@Param('name') name: string, @Query() q: Record<string, unknown>) {
+    return this.databases.auditTrail(name, q.page_token, this.limit(q.limit));
+  }
+
+  private limit(raw: unknown) {
+    return resolveLimit(raw, this.config.listDefaultLimit, this.config.listMaxLimit);
   }
 }

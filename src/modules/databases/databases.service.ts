@@ -7,6 +7,8 @@ import { assertName } from '../../common/ids';
 import { collectPage, decodePageToken, encodePageToken, isString } from '../../common/pagination';
 import { Role } from '../auth/api-keys.repository';
 import { ApiKeysService } from '../auth/api-keys.service';
+import { AuditService } from '../audit/audit.service';
+import { TenancyService } from '../tenancy/tenancy.service';
 import { TableStorage } from '../tables/table-storage.service';
 import { DatabaseRow, DatabasesRepository } from './databases.repository';
 
@@ -27,6 +29,8 @@ export class DatabasesService {
     private readonly repo: DatabasesRepository,
     private readonly keys: ApiKeysService,
     private readonly storage: TableStorage,
+    private readonly tenancy: TenancyService,
+    private readonly audit: AuditService,
   ) {}
 
   async create(name: string, properties: Record<string, string> = {}) {
@@ -60,13 +64,22 @@ export class DatabasesService {
     const db = await this.require(name);
     await this.repo.delete(db.id);
     this.keys.forget();
+    this.tenancy.forget();
     await this.storage.removeDatabaseFolder(db.name);
   }
 
-  async issueKey(name: string, role: Role, description?: string) {
+  async issueKey(name: string, role: Role, description?: string, expiresAt?: Date) {
+    if (expiresAt && expiresAt.getTime() <= Date.now()) throw Errors.invalidInput('expires_at must be in the future');
     const db = await this.require(name);
-    const { key, secret } = await this.keys.issue(db.id, role, description);
-    return { id: key.id, api_key: secret, role: key.role, description: key.description, created_at: key.createdAt.toISOString() };
+    const { key, secret } = await this.keys.issue(db.id, role, description, expiresAt);
+    return {
+      id: key.id,
+      api_key: secret,
+      role: key.role,
+      description: key.description,
+      created_at: key.createdAt.toISOString(),
+      expires_at: key.expiresAt?.toISOString() ?? null,
+    };
   }
 
   async listKeys(name: string) {
@@ -84,11 +97,17 @@ export class DatabasesService {
     };
   }
 
-  async deleteKey(name: string, id: string) {
+  /** Revokes a key: it stops working at once here, and within AUTH_CACHE_TTL_MS on other replicas. */
+  async revokeKey(name: string, id: string) {
     const db = await this.require(name);
-    if (!/^[0-9a-f-]{36}$/i.test(id) || !(await this.keys.delete(db.id, id))) {
-      throw Errors.notFound(`API key '${id}' not found in database '${name}'`);
+    if (!/^[0-9a-f-]{36}$/i.test(id) || !(await this.keys.revoke(db.id, id))) {
+      throw Errors.notFound(`active API key '${id}' not found in database '${name}'`);
     }
+  }
+
+  async auditTrail(name: string, pageToken: unknown, limit: number) {
+    const db = await this.require(name);
+    return this.audit.list(db.id, pageToken, limit);
   }
 
   /**
@@ -101,6 +120,7 @@ export class DatabasesService {
     const row = await this.repo.insert(name, {});
     if (!row) return; // another replica bootstrapped at the same moment
     const { key, secret } = await this.keys.issue(row.id, 'write', 'created on first start');
+    await this.audit.record({ databaseId: row.id, databaseName: name, actor: 'bootstrap', action: 'database.create', target: name });
     const file = path.join(this.config.dataDir, 'initial-api-key.json');
     fs.mkdirSync(this.config.dataDir, { recursive: true });
     fs.writeFileSync(file, JSON.stringify({ database: name, api_key: secret, key_id: key.id, role: 'write' }, null, 2) + '\n', {

@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { resolveLimit } from '../../common/pagination';
 import { CreateNamespaceBody, DropNamespaceBody, IdOnlyBody, parseBody } from '../../common/request-schemas';
 import { ObjectId } from '../../common/route-params';
+import { Audited } from '../audit/audited.decorator';
 import { CatalogAccessGuard } from '../auth/catalog-access.guard';
 import { RequiresRole } from '../auth/requires-role.decorator';
 import { Tenant, TenantContext } from '../tenancy/tenant-context';
@@ -20,6 +21,7 @@ export class NamespacesController {
   @Post('create')
   @HttpCode(200)
   @RequiresRole('write')
+  @Audited('namespace.create', (b) => ({ mode: b.mode ?? 'Create' }))
   create(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
     const body = parseBody(CreateNamespaceBody, raw);
     return this.namespaces.create(t, id, body.mode, body.properties);
@@ -47,6 +49,7 @@ export class NamespacesController {
   @Post('drop')
   @HttpCode(200)
   @RequiresRole('write')
+  @Audited('namespace.drop', (b) => ({ behavior: b.behavior ?? 'Restrict' }))
   async drop(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],

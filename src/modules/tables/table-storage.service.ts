@@ -17,6 +17,8 @@ export interface TableStats {
   };
 }
 
+const PREFIXES_FOLDER = '.prefixes';
+
 const EMPTY_STATS: TableStats = {
   total_bytes: 0,
   num_rows: 0,
@@ -38,8 +40,14 @@ const EMPTY_STATS: TableStats = {
 export class TableStorage {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
+  /**
+   * The folder of one catalog of a database, relative to STORAGE_ROOT: `<database>` for the default catalog,
+   * `<database>/.prefixes/<a+b>` for prefix `a/b`. Each prefix is one folder next to the others (never nested in
+   * another catalog's folder), and the default catalog may not register paths under `.prefixes`, so no catalog can
+   * reach another's data.
+   */
   databaseFolder(databaseName: string, catalog: string): string {
-    return path.join(databaseName, ...(catalog === '' ? [] : catalog.split('/')));
+    return catalog === '' ? databaseName : path.join(databaseName, PREFIXES_FOLDER, catalog.split('/').join('+'));
   }
 
   /** A fresh relative location for a new table of the given database/catalog. */
@@ -78,6 +86,9 @@ export class TableStorage {
     }
     const base = this.databaseFolder(databaseName, catalog);
     const rel = path.normalize(path.join(base, location));
+    if (catalog === '' && (rel + path.sep).startsWith(path.join(base, PREFIXES_FOLDER) + path.sep)) {
+      throw Errors.invalidInput(`register_table location must not point into another catalog's folder: ${location}`);
+    }
     if (rel === base || !rel.startsWith(base + path.sep) || !rel.endsWith('.lance')) {
       throw Errors.invalidInput(`register_table location must name a '<name>.lance' folder inside the database folder: ${location}`);
     }

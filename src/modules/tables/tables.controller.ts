@@ -11,6 +11,7 @@ import {
   StatsBody,
 } from '../../common/request-schemas';
 import { Delimiter, ObjectId } from '../../common/route-params';
+import { Audited } from '../audit/audited.decorator';
 import { CatalogAccessGuard } from '../auth/catalog-access.guard';
 import { RequiresRole } from '../auth/requires-role.decorator';
 import { Tenant, TenantContext } from '../tenancy/tenant-context';
@@ -39,6 +40,7 @@ export class TablesController {
   @Post('table/:id/declare')
   @HttpCode(200)
   @RequiresRole('write')
+  @Audited('table.declare')
   declare(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
     return this.tables.declare(t, id, parseBody(DeclareTableBody, raw));
   }
@@ -46,6 +48,7 @@ export class TablesController {
   @Post('table/:id/register')
   @HttpCode(200)
   @RequiresRole('write')
+  @Audited('table.register', (b) => ({ location: b.location }))
   register(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
     return this.tables.register(t, id, parseBody(RegisterTableBody, raw));
   }
@@ -78,6 +81,7 @@ export class TablesController {
   @Post('table/:id/drop')
   @HttpCode(200)
   @RequiresRole('write')
+  @Audited('table.drop')
   drop(@Tenant() t: TenantContext, @ObjectId() id: string[]) {
     return this.tables.drop(t, id); // the spec defines no body; the official client sends one anyway: ignored
   }
@@ -85,6 +89,7 @@ export class TablesController {
   @Post('table/:id/deregister')
   @HttpCode(200)
   @RequiresRole('write')
+  @Audited('table.deregister')
   deregister(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
     parseBody(IdOnlyBody, raw);
     return this.tables.deregister(t, id);
@@ -93,6 +98,7 @@ export class TablesController {
   @Post('table/:id/rename')
   @HttpCode(200)
   @RequiresRole('write')
+  @Audited('table.rename', (b) => ({ new_table_name: b.new_table_name, new_namespace_id: b.new_namespace_id ?? null }))
   rename(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
     const body = parseBody(RenameTableBody, raw);
     return this.tables.rename(t, id, body.new_table_name, body.new_namespace_id);

@@ -1,10 +1,15 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
+import { assertName } from '../../common/ids';
 import { DatabasesRepository } from '../databases/databases.repository';
 
 export const DATABASE_HEADER = 'x-service-database';
 /** What the official LanceDB clients send (remote mode with a host override). */
 export const DATABASE_HEADER_ALIAS = 'x-lancedb-database';
+export const PREFIX_HEADER = 'x-service-database-prefix';
+export const PREFIX_HEADER_ALIAS = 'x-lancedb-database-prefix';
 
 export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = headers[name];
@@ -12,23 +17,74 @@ export function headerValue(headers: Record<string, string | string[] | undefine
   return s === undefined || s.trim() === '' ? undefined : s.trim();
 }
 
-/** Resolves which database (tenant) a request addresses. */
+export interface RequestedDatabase {
+  name: string;
+  /** The database prefix: a separate catalog inside the database ('' for none), components joined by '/'. */
+  catalog: string;
+}
+
+/**
+ * Which database (tenant) and which catalog inside it a request addresses (mission §5.4-5.6):
+ *  1. the `x-service-database` header (alias `x-lancedb-database`);
+ *  2. else the host name, when TENANT_HOST_SUFFIX is set (`acme.gw.example.com` → `acme`); a header and a host
+ *     that name different databases are a 400;
+ *  3. `x-service-database-prefix` (alias `x-lancedb-database-prefix`, what the client sends for `db://acme/team1`)
+ *     selects a separate catalog inside the database.
+ */
 @Injectable()
 export class TenancyService {
-  constructor(private readonly databases: DatabasesRepository) {}
+  private readonly cache?: LRUCache<string, { id: string; name: string }>;
 
-  /** The database name a request asks for; 400 naming the expected header when there is none. */
-  requestedName(headers: Record<string, string | string[] | undefined>): string {
-    const name = headerValue(headers, DATABASE_HEADER) ?? headerValue(headers, DATABASE_HEADER_ALIAS);
-    if (!name) {
-      throw Errors.invalidInput(`no database given: send the '${DATABASE_HEADER}: <database>' header`);
-    }
-    return name;
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly databases: DatabasesRepository,
+  ) {
+    if (config.authCacheTtlMs > 0) this.cache = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
   }
 
+  requested(headers: Record<string, string | string[] | undefined>): RequestedDatabase {
+    const fromHeader = headerValue(headers, DATABASE_HEADER) ?? headerValue(headers, DATABASE_HEADER_ALIAS);
+    const fromHost = this.databaseFromHost(headerValue(headers, 'host'));
+    if (fromHeader && fromHost && fromHeader !== fromHost) {
+      throw Errors.invalidInput(
+        `the ${DATABASE_HEADER} header ('${fromHeader}') and the host name ('${fromHost}') name different databases`,
+      );
+    }
+    const name = fromHeader ?? fromHost;
+    if (!name) {
+      const host = this.config.tenantHostSuffix ? `, or use the host name <database>${this.config.tenantHostSuffix}` : '';
+      throw Errors.invalidInput(`no database given: send the '${DATABASE_HEADER}: <database>' header${host}`);
+    }
+    return { name, catalog: this.catalogFrom(headerValue(headers, PREFIX_HEADER) ?? headerValue(headers, PREFIX_HEADER_ALIAS)) };
+  }
+
+  /** The database by name (cached briefly, like key lookups); 404 when it does not exist. */
   async resolve(name: string): Promise<{ id: string; name: string }> {
+    const cached = this.cache?.get(name);
+    if (cached) return cached;
     const db = await this.databases.findByName(name);
     if (!db) throw Errors.namespaceNotFound(`database '${name}' not found`);
-    return { id: db.id, name: db.name };
+    const found = { id: db.id, name: db.name };
+    this.cache?.set(name, found);
+    return found;
+  }
+
+  forget(): void {
+    this.cache?.clear();
+  }
+
+  private databaseFromHost(host: string | undefined): string | undefined {
+    const suffix = this.config.tenantHostSuffix;
+    if (!suffix || !host) return undefined;
+    const hostname = host.toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
+    if (!hostname.endsWith(suffix) || hostname.length === suffix.length) return undefined;
+    return hostname.slice(0, -suffix.length);
+  }
+
+  private catalogFrom(prefix: string | undefined): string {
+    if (!prefix) return '';
+    const parts = prefix.split('/').filter((p) => p !== '');
+    parts.forEach((p) => assertName(p, 'database prefix component'));
+    return parts.join('/');
   }
 }

@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+/**
+ * Operator CLI: the operator API's actions against the configured catalog (DATABASE_URL, or the embedded one under
+ * DATA_DIR), without the server running. Prints JSON. Usage: `npm run admin -- <command>` (see USAGE).
+ */
+import 'reflect-metadata';
+import * as os from 'node:os';
+import { parseArgs } from 'node:util';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from '../app.module';
+import { ApiError } from '../common/errors';
+import { ConfigError, loadConfig } from '../config/config';
+import { openCatalogDb } from '../database/catalog-db';
+import { AuditService } from '../modules/audit/audit.service';
+import type { Role } from '../modules/auth/api-keys.repository';
+import { DatabasesService } from '../modules/databases/databases.service';
+
+const USAGE = `usage: npm run admin -- <command>
+
+  databases create <name> [--property key=value ...]
+  databases list
+  databases get <name>
+  databases delete <name>
+  keys issue <database> --role read|write|admin [--description text] [--expires-at 2027-01-01T00:00:00Z]
+  keys list <database>
+  keys revoke <database> <key-id>
+  audit <database> [--limit n]
+
+Uses the catalog the gateway is configured with (DATABASE_URL, or the embedded one under DATA_DIR).
+The embedded catalog is a single-process database: stop the gateway before using the CLI on it.`;
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<unknown> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      property: { type: 'string', multiple: true },
+      role: { type: 'string' },
+      description: { type: 'string' },
+      'expires-at': { type: 'string' },
+      limit: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [group, action, ...rest] = positionals;
+  if (values.help || !group) throw new UsageError('');
+  const need = (n: number) => {
+    if (rest.length !== n) throw new UsageError(`'${group} ${action ?? ''}' takes ${n} argument(s)`);
+    return rest;
+  };
+
+  const config = loadConfig();
+  const catalog = await openCatalogDb(config);
+  await catalog.migrate();
+  const app = await NestFactory.createApplicationContext(AppModule.register(config, catalog), { logger: ['error'] });
+  const databases = app.get(DatabasesService);
+  const audit = app.get(AuditService);
+  const actor = `cli:${os.userInfo().username}`;
+  const record = (databaseName: string, act: string, target: string, details?: Record<string, unknown>) =>
+    audit.record({ databaseName, actor, action: act, target, details });
+  try {
+    switch (group === 'audit' ? 'audit' : `${group} ${action ?? ''}`.trim()) {
+      case 'databases create': {
+        const [name] = need(1);
+        const properties = Object.fromEntries(
+          (values.property ?? []).map((p) => {
+            const i = p.indexOf('=');
+            if (i <= 0) throw new UsageError(`--property takes key=value, got '${p}'`);
+            return [p.slice(0, i), p.slice(i + 1)];
+          }),
+        );
+        const created = await databases.create(name, properties);
+        await record(name, 'database.create', name);
+        return created;
+      }
+      case 'databases list': {
+        need(0);
+        const all: unknown[] = [];
+        let token: string | undefined;
+        do {
+          const page = await databases.list(token, config.listMaxLimit);
+          all.push(...page.databases);
+          token = page.page_token;
+        } while (token);
+        return { databases: all };
+      }
+      case 'databases get':
+        return await databases.get(need(1)[0]);
+      case 'databases delete': {
+        const [name] = need(1);
+        await databases.delete(name);
+        await record(name, 'database.delete', name);
+        return { deleted: name };
+      }
+      case 'keys issue': {
+        const [name] = need(1);
+        if (!values.role || !['read', 'write', 'admin'].includes(values.role)) {
+          throw new UsageError('--role must be read, write or admin');
+        }
+        const expires = values['expires-at'] ? new Date(values['expires-at']) : undefined;
+        if (expires && Number.isNaN(expires.getTime())) throw new UsageError('--expires-at must be a date-time');
+        const key = await databases.issueKey(name, values.role as Role, values.description, expires);
+        await record(name, 'api_key.issue', name, { key_id: key.id, role: key.role });
+        return key;
+      }
+      case 'keys list':
+        return await databases.listKeys(need(1)[0]);
+      case 'keys revoke': {
+        const [name, id] = need(2);
+        await databases.revokeKey(name, id);
+        await record(name, 'api_key.revoke', id);
+        return { revoked: id };
+      }
+      case 'audit': {
+        const name = action;
+        if (!name || rest.length) throw new UsageError('audit takes the database name');
+        return await databases.auditTrail(name, undefined, Number(values.limit ?? 100));
+      }
+      default:
+        throw new UsageError(`unknown command '${group} ${action ?? ''}'`);
+    }
+  } finally {
+    await app.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (out) => {
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    process.exit(0);
+  },
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message ? `${err.message}\n\n` : ''}${USAGE}\n`);
+      process.exit(2);
+    }
+    const message = err instanceof ApiError || err instanceof ConfigError ? err.message : (err as Error)?.stack ?? String(err);
+    process.stderr.write(`error: ${message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { PrismaClient } from '../../generated/prisma/client';
+
+export interface AuditEventRow {
+  id: string;
+  actor: string;
+  action: string;
+  target: string;
+  details: Record<string, unknown>;
+  requestId: string | null;
+  createdAt: Date;
+}
+
+@Injectable()
+export class AuditRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async insert(e: {
+    databaseId: string | null;
+    databaseName: string;
+    actor: string;
+    action: string;
+    target: string;
+    details: Record<string, unknown>;
+    requestId?: string;
+  }): Promise<void> {
+    await this.prisma.auditEvent.create({ data: { id: randomUUID(), ...e, details: e.details as object } });
+  }
+
+  /** Newest first, keyset-paginated on (created_at, id). */
+  async list(databaseId: string, before: [string, string] | undefined, take: number): Promise<AuditEventRow[]> {
+    const rows = await this.prisma.auditEvent.findMany({
+      where: {
+        databaseId,
+        ...(before
+          ? {
+              OR: [
+                { createdAt: { lt: new Date(before[0]) } },
+                { createdAt: new Date(before[0]), id: { lt: before[1] } },
+              ],
+            }
+          : {}),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take,
+      select: { id: true, actor: true, action: true, target: true, details: true, requestId: true, createdAt: true },
+    });
+    return rows as AuditEventRow[];
+  }
+}

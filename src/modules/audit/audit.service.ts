@@ -1,0 +1,58 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { collectPage, decodePageToken, encodePageToken, isStringPair } from '../../common/pagination';
+import { DatabasesRepository } from '../databases/databases.repository';
+import { AuditEventRow, AuditRepository } from './audit.repository';
+
+export interface AuditEntry {
+  databaseId?: string;
+  databaseName: string;
+  actor: string;
+  action: string;
+  target: string;
+  details?: Record<string, unknown>;
+  requestId?: string;
+}
+
+/**
+ * The audit trail. Records are written after the change they describe has committed: a failure to record is
+ * logged, never turned into an error for a request whose change already happened.
+ */
+@Injectable()
+export class AuditService {
+  private readonly log = new Logger('Audit');
+
+  constructor(
+    private readonly repo: AuditRepository,
+    private readonly databases: DatabasesRepository,
+  ) {}
+
+  async record(e: AuditEntry): Promise<void> {
+    try {
+      const databaseId = e.databaseId ?? (await this.databases.findByName(e.databaseName))?.id ?? null;
+      await this.repo.insert({ ...e, databaseId, details: e.details ?? {} });
+    } catch (err) {
+      this.log.error(`could not record ${e.action} of ${e.target} by ${e.actor}: ${(err as Error).message}`);
+    }
+  }
+
+  async list(databaseId: string, pageToken: unknown, limit: number) {
+    const page = await collectPage<AuditEventRow, [string, string]>({
+      limit,
+      after: decodePageToken(pageToken, isStringPair),
+      fetch: (before, take) => this.repo.list(databaseId, before, take),
+      keyOf: (r) => [r.createdAt.toISOString(), r.id],
+    });
+    return {
+      events: page.rows.map((r) => ({
+        id: r.id,
+        actor: r.actor,
+        action: r.action,
+        target: r.target,
+        details: r.details,
+        request_id: r.requestId,
+        created_at: r.createdAt.toISOString(),
+      })),
+      ...(page.nextAfter ? { page_token: encodePageToken(page.nextAfter) } : {}),
+    };
+  }
+}
