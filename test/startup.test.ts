@@ -72,9 +72,29 @@ describe('npm start on the embedded default (the built entry point, as a separat
   });
 
   it('names every wrong value at once', () => {
-    const env = { ...process.env, PORT: 'eighty', LIST_DEFAULT_LIMIT: '-3', ADMIN_API_KEY: 'short', NODE_NO_WARNINGS: '1' };
+    const env = {
+      ...process.env,
+      PORT: 'eighty',
+      LIST_DEFAULT_LIMIT: '-3',
+      ADMIN_API_KEY: 'short',
+      TENANT_HOST_SUFFIX: 'no-leading-dot.example.com',
+      OAUTH_JWKS_URI: 'ftp://keys',
+      NODE_NO_WARNINGS: '1',
+    };
     const r = spawnSync(process.execPath, [MAIN], { env, encoding: 'utf8', timeout: 60_000 });
     assert.notEqual(r.status, 0);
-    for (const name of ['PORT', 'LIST_DEFAULT_LIMIT', 'ADMIN_API_KEY']) assert.match(r.stderr, new RegExp(`${name}:`));
+    for (const name of ['PORT', 'LIST_DEFAULT_LIMIT', 'ADMIN_API_KEY', 'TENANT_HOST_SUFFIX', 'OAUTH_JWKS_URI']) {
+      assert.match(r.stderr, new RegExp(`${name}:`));
+    }
+  });
+
+  it('requires an issuer and an audience when bearer tokens are switched on', () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, OAUTH_JWKS_URI: 'https://auth.example/jwks.json', NODE_NO_WARNINGS: '1' };
+    delete env.OAUTH_ISSUER;
+    delete env.OAUTH_AUDIENCE;
+    const r = spawnSync(process.execPath, [MAIN], { env, encoding: 'utf8', timeout: 60_000 });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /OAUTH_ISSUER: required when OAUTH_JWKS_URI is set/);
+    assert.match(r.stderr, /OAUTH_AUDIENCE: required when OAUTH_JWKS_URI is set/);
   });
 });

@@ -18,20 +18,29 @@ function isOperator(config: AppConfig, req: OperatorRequest): boolean {
   return !!config.adminApiKey && !!secret && secretsEqual(secret, config.adminApiKey);
 }
 
-/** Routes only the operator may use (databases): the ADMIN_API_KEY value sent as x-api-key. */
+/**
+ * Routes only the operator may use (databases): the ADMIN_API_KEY value sent as x-api-key. Any other valid
+ * credential (even a database admin's) is a 403; an invalid one a 401.
+ */
 @Injectable()
 export class AdminKeyGuard implements CanActivate {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly credentials: CredentialsService,
+  ) {}
 
-  canActivate(ctx: ExecutionContext): boolean {
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<OperatorRequest>();
     if (!this.config.adminApiKey) {
       throw Errors.permissionDenied('the operator API is disabled: set ADMIN_API_KEY to enable it');
     }
-    if (!headerValue(req.headers, API_KEY_HEADER)) {
+    if (!headerValue(req.headers, API_KEY_HEADER) && !headerValue(req.headers, 'authorization')) {
       throw Errors.unauthenticated(`missing credential: send the operator key as '${API_KEY_HEADER}'`);
     }
-    if (!isOperator(this.config, req)) throw Errors.unauthenticated('invalid operator key');
+    if (!isOperator(this.config, req)) {
+      await this.credentials.authenticate(ctx); // 401 unless it is some other valid credential
+      throw Errors.permissionDenied('only the operator key manages databases');
+    }
     req.actor = 'operator';
     return true;
   }
