@@ -94,7 +94,8 @@ forEachCatalog('operator API', (kind) => {
     assertErrorBody(await new Api(gw.url).get('/admin/v1/databases'), 401, 16);
     assertErrorBody(await new Api(gw.url, { 'x-api-key': 'wrong-operator-key-000' }).get('/admin/v1/databases'), 401, 16);
     const t = await newTenant(gw);
-    assertErrorBody(await new Api(gw.url, { 'x-api-key': t.writeKey }).get('/admin/v1/databases'), 401, 16);
+    // A valid credential that is not the operator's is authenticated but not allowed.
+    assertErrorBody(await new Api(gw.url, { 'x-api-key': t.writeKey }).get('/admin/v1/databases'), 403, 15);
   });
 
   it('creates, lists, reads and deletes databases', async () => {
