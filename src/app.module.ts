@@ -30,6 +30,7 @@ import { TenancyService } from './modules/tenancy/tenancy.service';
 import { TransactionsController } from './modules/transactions/transactions.controller';
 import { TransactionsRepository } from './modules/transactions/transactions.repository';
 import { TransactionsService } from './modules/transactions/transactions.service';
+import { ThrottlingModule } from './modules/throttling/throttling.module';
 
 /** Tenancy: which database a request addresses. */
 @Module({ providers: [DatabasesRepository, TenancyService], exports: [DatabasesRepository, TenancyService] })
@@ -68,7 +69,7 @@ export class AuditModule {}
 export class StorageModule {}
 
 @Module({
-  imports: [AuthModule, StorageModule],
+  imports: [AuthModule, StorageModule, ThrottlingModule],
   controllers: [TransactionsController],
   providers: [TransactionsRepository, TransactionsService],
   exports: [TransactionsService],
@@ -76,7 +77,7 @@ export class StorageModule {}
 export class TransactionsModule {}
 
 @Module({
-  imports: [AuthModule, TransactionsModule],
+  imports: [AuthModule, TransactionsModule, ThrottlingModule],
   controllers: [NamespacesController],
   providers: [NamespacesRepository, NamespacesService],
   exports: [NamespacesRepository, NamespacesService],
@@ -84,7 +85,7 @@ export class TransactionsModule {}
 export class NamespacesModule {}
 
 @Module({
-  imports: [AuthModule, StorageModule, NamespacesModule, TransactionsModule],
+  imports: [AuthModule, StorageModule, NamespacesModule, TransactionsModule, ThrottlingModule],
   controllers: [TablesController],
   providers: [TablesRepository, TablesService],
 })
@@ -103,7 +104,7 @@ export class LanceRestModule {}
 })
 export class DatabasesModule {}
 
-@Module({ controllers: [HealthController], providers: [HealthRepository] })
+@Module({ imports: [ThrottlingModule], controllers: [HealthController], providers: [HealthRepository] })
 export class HealthModule {}
 
 const CATALOG_DB = Symbol('CATALOG_DB');

@@ -43,6 +43,7 @@ export async function createGateway(
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config, catalog), adapter, {
     logger,
     bodyParser: false, // JSON is parsed by the tolerant parser below
+    abortOnError: false, // throw wiring errors to the caller (main.ts reports them) instead of exiting silently
   });
 
   const fastify = app.getHttpAdapter().getInstance();

@@ -60,6 +60,16 @@ export const envSchema = z.object({
   OAUTH_DATABASES_CLAIM: z.string().default('databases'),
   OAUTH_CLOCK_SKEW_S: intWithDefault(30, 0),
   OAUTH_JWKS_COOLDOWN_MS: intWithDefault(10_000, 0),
+  REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\/\S+$/.test(v), {
+    message: 'must be a redis:// or rediss:// URL (leave unset for in-memory rate limiting)',
+  }),
+  REDIS_TIMEOUT_MS: intWithDefault(250, 1),
+  RATE_LIMIT_LIMIT: intWithDefault(1000, 1),
+  RATE_LIMIT_WINDOW_MS: intWithDefault(1000, 1),
+  RATE_LIMIT_FAIL_CLOSED: z
+    .enum(['true', 'false', ''], { error: "must be 'true' or 'false'" })
+    .optional()
+    .transform((v) => v === 'true'),
   TENANT_HOST_SUFFIX: optionalString.refine((v) => v === undefined || /^\.[A-Za-z0-9.-]+$/.test(v), {
     message: "must start with '.' and be a host name suffix, e.g. '.gw.example.com'",
   }),
@@ -98,6 +108,14 @@ export interface AppConfig {
   };
   /** With '.gw.example.com', a request to acme.gw.example.com addresses database 'acme'. */
   tenantHostSuffix?: string;
+  /** Shared rate-limit counters; undefined → in-memory (one process). */
+  redisUrl?: string;
+  /** Connect and command timeout for Redis: a rate-limit check never waits longer. */
+  redisTimeoutMs: number;
+  /** Default per-database limit: `limit` requests per `windowMs`. */
+  rateLimit: { limit: number; windowMs: number };
+  /** When Redis is unreachable: false → serve unthrottled (logged, counted); true → 503. */
+  rateLimitFailClosed: boolean;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -145,6 +163,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         }
       : undefined,
     tenantHostSuffix: e.TENANT_HOST_SUFFIX?.toLowerCase(),
+    redisUrl: e.REDIS_URL,
+    redisTimeoutMs: e.REDIS_TIMEOUT_MS,
+    rateLimit: { limit: e.RATE_LIMIT_LIMIT, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    rateLimitFailClosed: e.RATE_LIMIT_FAIL_CLOSED,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -13,6 +13,13 @@ export interface ApiKeyRow {
   revokedAt: Date | null;
 }
 
+export type KeyWithDatabase = ApiKeyRow & {
+  hash: string;
+  databaseName: string;
+  rateLimitLimit: number | null;
+  rateLimitWindowMs: number | null;
+};
+
 const PUBLIC_COLUMNS = {
   id: true,
   databaseId: true,
@@ -38,11 +45,12 @@ export class ApiKeysRepository {
     return (await this.prisma.apiKey.create({ data: k, select: PUBLIC_COLUMNS })) as ApiKeyRow;
   }
 
-  /** The key with this secret hash, with its database's name (one round trip). */
-  async findByHash(hash: string): Promise<(ApiKeyRow & { hash: string; databaseName: string }) | null> {
-    const rows = await this.prisma.$queryRaw<(ApiKeyRow & { hash: string; databaseName: string })[]>`
+  /** The key with this secret hash, with its database's name and rate limit (one round trip). */
+  async findByHash(hash: string): Promise<KeyWithDatabase | null> {
+    const rows = await this.prisma.$queryRaw<KeyWithDatabase[]>`
       SELECT k.id, k.database_id AS "databaseId", k.role, k.description, k.created_at AS "createdAt",
-             k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.hash, d.name AS "databaseName"
+             k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.hash, d.name AS "databaseName",
+             d.rate_limit_limit AS "rateLimitLimit", d.rate_limit_window_ms AS "rateLimitWindowMs"
         FROM api_keys k JOIN databases d ON d.id = k.database_id
        WHERE k.hash = ${hash}`;
     return rows[0] ?? null;

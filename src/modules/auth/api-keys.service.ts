@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { APP_CONFIG, AppConfig } from '../../config/config';
-import { ApiKeyRow, ApiKeysRepository, Role } from './api-keys.repository';
+import { ApiKeyRow, ApiKeysRepository, KeyWithDatabase, Role } from './api-keys.repository';
 
 export const API_KEY_PREFIX = 'lgw_';
 
@@ -18,7 +18,6 @@ export interface IssuedKey {
   secret: string;
 }
 
-type KeyWithDatabase = ApiKeyRow & { hash: string; databaseName: string };
 
 /**
  * API keys: 256-bit random secrets with a recognisable prefix, stored only as SHA-256 digests (a fast hash is
@@ -54,7 +53,7 @@ export class ApiKeysService {
   }
 
   /** The active key for this secret, or null (unknown, revoked or expired). */
-  async authenticate(secret: string): Promise<(ApiKeyRow & { databaseName: string }) | null> {
+  async authenticate(secret: string): Promise<Omit<KeyWithDatabase, 'hash'> | null> {
     const digest = sha256(secret);
     const hex = digest.toString('hex');
     let hit = this.cache?.get(hex);

@@ -35,7 +35,7 @@ export class CatalogAccessGuard implements CanActivate {
     // unknown database is a 404 and someone else's a 403.
     const database =
       principal.kind === 'key' && principal.databaseName === name
-        ? { id: principal.databaseId, name }
+        ? { id: principal.databaseId, name, rateLimit: principal.databaseRateLimit }
         : await this.tenancy.resolve(name);
     if (!mayUseDatabase(principal, name)) {
       throw Errors.permissionDenied(`this credential is not valid for database '${name}'`);

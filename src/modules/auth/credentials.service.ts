@@ -2,6 +2,7 @@ import { ExecutionContext, Injectable } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
 import { Errors } from '../../common/errors';
 import { headerValue } from '../tenancy/tenancy.service';
+import { rateLimitOf } from '../tenancy/tenant-context';
 import { ApiKeysService } from './api-keys.service';
 import { JwtVerifier } from './jwt-verifier.service';
 import { Principal } from './principal';
@@ -58,6 +59,13 @@ export class CredentialsService {
   private async apiKey(secret: string): Promise<Principal> {
     const key = await this.keys.authenticate(secret);
     if (!key) throw Errors.unauthenticated('invalid, expired or revoked API key');
-    return { kind: 'key', id: key.id, role: key.role, databaseId: key.databaseId, databaseName: key.databaseName };
+    return {
+      kind: 'key',
+      id: key.id,
+      role: key.role,
+      databaseId: key.databaseId,
+      databaseName: key.databaseName,
+      databaseRateLimit: rateLimitOf(key),
+    };
   }
 }

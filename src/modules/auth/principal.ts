@@ -1,3 +1,4 @@
+import type { RateLimit } from '../tenancy/tenant-context';
 import type { Role } from './api-keys.repository';
 
 /** Who is calling, once a credential has been verified. */
@@ -10,6 +11,7 @@ export type Principal =
       /** An API key belongs to exactly one database. */
       databaseId: string;
       databaseName: string;
+      databaseRateLimit: RateLimit;
     }
   | {
       kind: 'token';

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { resolveLimit } from '../../common/pagination';
@@ -7,10 +7,23 @@ import { Audited } from '../audit/audited.decorator';
 import { AdminKeyGuard, DatabaseAdminGuard } from '../auth/admin-key.guard';
 import { DatabasesService } from './databases.service';
 
+/** `{limit, window_ms}`: at most `limit` requests per `window_ms` for the whole database; null → the defaults. */
+const RateLimitBody = z
+  .object({
+    limit: z.number().int().positive({ error: 'rate_limit.limit must be a positive integer' }),
+    window_ms: z.number().int().positive({ error: 'rate_limit.window_ms must be a positive integer' }).max(86_400_000),
+  })
+  .nullable()
+  .transform((v) => (v ? { limit: v.limit, windowMs: v.window_ms } : null));
+
 const CreateDatabaseBody = z.object({
   name: z.string({ error: 'name is required' }),
   properties: PropertiesSchema.optional(),
+  rate_limit: RateLimitBody.optional(),
 });
+const UpdateDatabaseBody = z
+  .object({ properties: PropertiesSchema.optional(), rate_limit: RateLimitBody.optional() })
+  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined, { error: 'nothing to change: send properties and/or rate_limit' });
 const CreateKeyBody = z.object({
   role: z.enum(['read', 'write', 'admin'], { error: "role must be 'read', 'write' or 'admin'" }),
   description: z.string().max(500).optional(),
@@ -34,7 +47,15 @@ export class DatabasesController {
   @Audited('database.create')
   create(@Body() raw: unknown) {
     const body = parseBody(CreateDatabaseBody, raw);
-    return this.databases.create(body.name, body.properties);
+    return this.databases.create(body.name, body.properties, body.rate_limit ?? null);
+  }
+
+  @Patch(':name')
+  @UseGuards(AdminKeyGuard)
+  @Audited('database.update', (b) => ({ ...(b.rate_limit !== undefined ? { rate_limit: b.rate_limit } : {}), ...(b.properties ? { properties: Object.keys(b.properties) } : {}) }))
+  update(@Param('name') name: string, @Body() raw: unknown) {
+    const body = parseBody(UpdateDatabaseBody, raw);
+    return this.databases.update(name, { properties: body.properties, rateLimit: body.rate_limit });
   }
 
   @Get()

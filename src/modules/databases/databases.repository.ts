@@ -7,20 +7,39 @@ export interface DatabaseRow {
   name: string;
   properties: Record<string, string>;
   createdAt: Date;
+  rateLimitLimit: number | null;
+  rateLimitWindowMs: number | null;
 }
+
+export type RateLimitInput = { limit: number; windowMs: number } | null;
 
 @Injectable()
 export class DatabasesRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
   /** null when the name is taken. */
-  async insert(name: string, properties: Record<string, string>): Promise<DatabaseRow | null> {
+  async insert(name: string, properties: Record<string, string>, rateLimit: RateLimitInput = null): Promise<DatabaseRow | null> {
     const rows = await this.prisma.$queryRaw<DatabaseRow[]>`
-      INSERT INTO databases (id, name, properties)
-      VALUES (${randomUUID()}::uuid, ${name}, ${JSON.stringify(properties)}::jsonb)
+      INSERT INTO databases (id, name, properties, rate_limit_limit, rate_limit_window_ms)
+      VALUES (${randomUUID()}::uuid, ${name}, ${JSON.stringify(properties)}::jsonb,
+              ${rateLimit?.limit ?? null}::int, ${rateLimit?.windowMs ?? null}::int)
       ON CONFLICT (name) DO NOTHING
-      RETURNING id, name, properties, created_at AS "createdAt"`;
+      RETURNING id, name, properties, created_at AS "createdAt",
+                rate_limit_limit AS "rateLimitLimit", rate_limit_window_ms AS "rateLimitWindowMs"`;
     return rows[0] ?? null;
+  }
+
+  /** Changes properties and/or the rate limit (undefined: unchanged; a null limit: back to the defaults). */
+  async update(id: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput }): Promise<DatabaseRow> {
+    return (await this.prisma.database.update({
+      where: { id },
+      data: {
+        ...(change.properties !== undefined ? { properties: change.properties } : {}),
+        ...(change.rateLimit !== undefined
+          ? { rateLimitLimit: change.rateLimit?.limit ?? null, rateLimitWindowMs: change.rateLimit?.windowMs ?? null }
+          : {}),
+      },
+    })) as DatabaseRow;
   }
 
   async findByName(name: string): Promise<DatabaseRow | null> {

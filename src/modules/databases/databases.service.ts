@@ -10,12 +10,14 @@ import { ApiKeysService } from '../auth/api-keys.service';
 import { AuditService } from '../audit/audit.service';
 import { TenancyService } from '../tenancy/tenancy.service';
 import { TableStorage } from '../tables/table-storage.service';
-import { DatabaseRow, DatabasesRepository } from './databases.repository';
+import { DatabaseRow, DatabasesRepository, RateLimitInput } from './databases.repository';
 
 const present = (d: DatabaseRow) => ({
   id: d.id,
   name: d.name,
   properties: d.properties,
+  /** The database's own limit, or null when the gateway defaults apply. */
+  rate_limit: d.rateLimitLimit && d.rateLimitWindowMs ? { limit: d.rateLimitLimit, window_ms: d.rateLimitWindowMs } : null,
   created_at: new Date(d.createdAt).toISOString(),
 });
 
@@ -33,11 +35,11 @@ export class DatabasesService {
     private readonly audit: AuditService,
   ) {}
 
-  async create(name: string, properties: Record<string, string> = {}) {
+  async create(name: string, properties: Record<string, string> = {}, rateLimit: RateLimitInput = null) {
     assertName(name, 'database name');
     // A database name is also its storage folder's name: one made only of periods would be '.'/'..'.
     if (/^\.+$/.test(name)) throw Errors.invalidInput(`invalid database name '${name}': it must not consist only of periods`);
-    const row = await this.repo.insert(name, properties);
+    const row = await this.repo.insert(name, properties, rateLimit);
     if (!row) throw Errors.conflict(`database '${name}' already exists`);
     return present(row);
   }
@@ -57,6 +59,18 @@ export class DatabasesService {
 
   async get(name: string) {
     return present(await this.require(name));
+  }
+
+  /**
+   * Changes a database's properties and/or rate limit. Every replica applies a new limit within
+   * AUTH_CACHE_TTL_MS (the limit travels with the cached credential and database lookups).
+   */
+  async update(name: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput }) {
+    const db = await this.require(name);
+    const row = await this.repo.update(db.id, change);
+    this.keys.forget();
+    this.tenancy.forget();
+    return present(row);
   }
 
   /** Removes the database, everything in its catalog, its keys and its storage folder. */

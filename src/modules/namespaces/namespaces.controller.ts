@@ -6,12 +6,13 @@ import { CreateNamespaceBody, DropNamespaceBody, IdOnlyBody, parseBody } from '.
 import { ObjectId } from '../../common/route-params';
 import { Audited } from '../audit/audited.decorator';
 import { CatalogAccessGuard } from '../auth/catalog-access.guard';
+import { DatabaseThrottlerGuard } from '../throttling/database-throttler.guard';
 import { RequiresRole } from '../auth/requires-role.decorator';
 import { Tenant, TenantContext } from '../tenancy/tenant-context';
 import { NamespacesService } from './namespaces.service';
 
 @Controller('v1/namespace/:id')
-@UseGuards(CatalogAccessGuard)
+@UseGuards(CatalogAccessGuard, DatabaseThrottlerGuard)
 export class NamespacesController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,

@@ -13,12 +13,13 @@ import {
 import { Delimiter, ObjectId } from '../../common/route-params';
 import { Audited } from '../audit/audited.decorator';
 import { CatalogAccessGuard } from '../auth/catalog-access.guard';
+import { DatabaseThrottlerGuard } from '../throttling/database-throttler.guard';
 import { RequiresRole } from '../auth/requires-role.decorator';
 import { Tenant, TenantContext } from '../tenancy/tenant-context';
 import { TablesService } from './tables.service';
 
 @Controller('v1')
-@UseGuards(CatalogAccessGuard)
+@UseGuards(CatalogAccessGuard, DatabaseThrottlerGuard)
 export class TablesController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,

@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
 import { assertName } from '../../common/ids';
 import { DatabasesRepository } from '../databases/databases.repository';
+import { rateLimitOf, TenantContext } from './tenant-context';
 
 export const DATABASE_HEADER = 'x-service-database';
 /** What the official LanceDB clients send (remote mode with a host override). */
@@ -16,6 +17,8 @@ export function headerValue(headers: Record<string, string | string[] | undefine
   const s = Array.isArray(v) ? v[0] : v;
   return s === undefined || s.trim() === '' ? undefined : s.trim();
 }
+
+export type ResolvedDatabase = TenantContext['database'];
 
 export interface RequestedDatabase {
   name: string;
@@ -33,7 +36,7 @@ export interface RequestedDatabase {
  */
 @Injectable()
 export class TenancyService {
-  private readonly cache?: LRUCache<string, { id: string; name: string }>;
+  private readonly cache?: LRUCache<string, ResolvedDatabase>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -59,12 +62,12 @@ export class TenancyService {
   }
 
   /** The database by name (cached briefly, like key lookups); 404 when it does not exist. */
-  async resolve(name: string): Promise<{ id: string; name: string }> {
+  async resolve(name: string): Promise<ResolvedDatabase> {
     const cached = this.cache?.get(name);
     if (cached) return cached;
     const db = await this.databases.findByName(name);
     if (!db) throw Errors.namespaceNotFound(`database '${name}' not found`);
-    const found = { id: db.id, name: db.name };
+    const found = { id: db.id, name: db.name, rateLimit: rateLimitOf(db) };
     this.cache?.set(name, found);
     return found;
   }

@@ -2,8 +2,14 @@ import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Role } from '../auth/api-keys.repository';
 
 /** Who is calling and which catalog the request works in; set by CatalogAccessGuard. */
+/** A database's own request rate limit; null → the gateway defaults. */
+export type RateLimit = { limit: number; windowMs: number } | null;
+
+export const rateLimitOf = (row: { rateLimitLimit: number | null; rateLimitWindowMs: number | null }): RateLimit =>
+  row.rateLimitLimit && row.rateLimitWindowMs ? { limit: row.rateLimitLimit, windowMs: row.rateLimitWindowMs } : null;
+
 export interface TenantContext {
-  database: { id: string; name: string };
+  database: { id: string; name: string; rateLimit: RateLimit };
   /** Database prefix scoping a separate catalog ('' by default). */
   catalog: string;
   role: Role;

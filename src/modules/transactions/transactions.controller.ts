@@ -1,11 +1,12 @@
 import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { IdOnlyBody, parseBody } from '../../common/request-schemas';
 import { CatalogAccessGuard } from '../auth/catalog-access.guard';
+import { DatabaseThrottlerGuard } from '../throttling/database-throttler.guard';
 import { Tenant, TenantContext } from '../tenancy/tenant-context';
 import { TransactionsService } from './transactions.service';
 
 @Controller('v1/transaction')
-@UseGuards(CatalogAccessGuard)
+@UseGuards(CatalogAccessGuard, DatabaseThrottlerGuard)
 export class TransactionsController {
   constructor(private readonly transactions: TransactionsService) {}
 

@@ -1,0 +1,88 @@
+import { ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import {
+  getOptionsToken,
+  getStorageToken,
+  ThrottlerGuard,
+  ThrottlerLimitDetail,
+  ThrottlerModuleOptions,
+  ThrottlerRequest,
+  ThrottlerStorage,
+} from '@nestjs/throttler';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { ApiError, ErrorCode } from '../../common/errors';
+import { TenantContext, TenantRequest } from '../tenancy/tenant-context';
+import { RedisConnection } from './redis.provider';
+
+export const THROTTLER_NAME = 'database';
+
+/** The limit that applies to a request's database: its own, or the gateway default. */
+export function limitFor(config: AppConfig, ctx: ExecutionContext): { limit: number; windowMs: number } {
+  const tenant = ctx.switchToHttp().getRequest<TenantRequest>().tenant;
+  return tenant?.database.rateLimit ?? config.rateLimit;
+}
+
+/**
+ * Per-database rate limiting (@nestjs/throttler), placed after CatalogAccessGuard on the REST-contract routes so
+ * that it counts authenticated requests only (nobody can spend another tenant's budget by naming its database).
+ * Counters are per database across all routes and, with REDIS_URL, shared by every replica (one Lua round trip).
+ * Over the limit: 503 "Slow down" (code 21, Throttling) with Retry-After, before the handler runs, so a throttled
+ * write is never applied. Redis unreachable: served unthrottled (fail-open, logged and counted) unless
+ * RATE_LIMIT_FAIL_CLOSED=true, then 503.
+ */
+@Injectable()
+export class DatabaseThrottlerGuard extends ThrottlerGuard {
+  private readonly log = new Logger('Throttling');
+
+  constructor(
+    @Inject(getOptionsToken()) options: ThrottlerModuleOptions,
+    @Inject(getStorageToken()) storage: ThrottlerStorage,
+    reflector: Reflector,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly redis: RedisConnection,
+  ) {
+    super(options, storage, reflector);
+  }
+
+  /**
+   * One counter per database and limit, shared by every route (the default key would count per handler). The limit
+   * is part of the key so that a changed limit starts a fresh counter at once instead of waiting out a block made
+   * under the old one.
+   */
+  protected override async getTracker(req: Record<string, unknown>): Promise<string> {
+    const tenant = (req as { tenant?: TenantContext }).tenant;
+    if (!tenant) throw new Error('DatabaseThrottlerGuard must run after CatalogAccessGuard');
+    const { limit, windowMs } = tenant.database.rateLimit ?? this.config.rateLimit;
+    return `${tenant.database.id}:${limit}/${windowMs}`;
+  }
+
+  protected override generateKey(_ctx: ExecutionContext, tracker: string, name: string): string {
+    return `lgw:rl:${name}:${tracker}`;
+  }
+
+  protected override async handleRequest(props: ThrottlerRequest): Promise<boolean> {
+    try {
+      return await super.handleRequest(props);
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      // The counter store failed (Redis down, timed out): never hang, never 500.
+      if (this.config.rateLimitFailClosed) {
+        throw new ApiError(503, ErrorCode.ServiceUnavailable, 'rate limiting is unavailable, retry later', { 'Retry-After': '1' });
+      }
+      this.redis.failOpenCount++;
+      this.log.warn(`rate-limit store unavailable, request served unthrottled: ${(err as Error).message}`);
+      return true;
+    }
+  }
+
+  protected override async throwThrottlingException(ctx: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+    const tenant = ctx.switchToHttp().getRequest<TenantRequest>().tenant;
+    const retryAfter = String(Math.max(1, detail.timeToBlockExpire));
+    throw new ApiError(
+      503,
+      ErrorCode.Throttling,
+      `Slow down: database '${tenant?.database.name}' is limited to ${detail.limit} requests per ${detail.ttl} ms`,
+      { 'Retry-After': retryAfter },
+    );
+  }
+}

@@ -1,0 +1,37 @@
+import { ExecutionContext, Module } from '@nestjs/common';
+import { ThrottlerModule, ThrottlerStorageService } from '@nestjs/throttler';
+import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { DatabaseThrottlerGuard, limitFor, THROTTLER_NAME } from './database-throttler.guard';
+import { RedisConnection } from './redis.provider';
+
+/** The Redis connection (absent without REDIS_URL), shared by the throttler and readiness. */
+@Module({ providers: [RedisConnection], exports: [RedisConnection] })
+export class RedisModule {}
+
+/**
+ * Rate limiting: @nestjs/throttler with a Redis store when REDIS_URL is set (every replica shares one count),
+ * its in-memory store otherwise. Limits are resolved per request from the database (see DatabaseThrottlerGuard).
+ */
+@Module({
+  imports: [
+    RedisModule,
+    ThrottlerModule.forRootAsync({
+      imports: [RedisModule],
+      inject: [APP_CONFIG, RedisConnection],
+      useFactory: (config: AppConfig, redis: RedisConnection) => ({
+        throttlers: [
+          {
+            name: THROTTLER_NAME,
+            limit: (ctx: ExecutionContext) => limitFor(config, ctx).limit,
+            ttl: (ctx: ExecutionContext) => limitFor(config, ctx).windowMs,
+          },
+        ],
+        storage: redis.client ? new ThrottlerStorageRedisService(redis.client) : new ThrottlerStorageService(),
+      }),
+    }),
+  ],
+  providers: [DatabaseThrottlerGuard],
+  exports: [DatabaseThrottlerGuard, ThrottlerModule, RedisModule],
+})
+export class ThrottlingModule {}
