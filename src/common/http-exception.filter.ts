@@ -10,7 +10,7 @@ const log = new Logger('Errors');
  * 53300, 55000 "not accepting connections") and socket errors, however the driver adapter wraps them.
  */
 const UNAVAILABLE =
-  /PrismaClientInitializationError|\bP10(01|02|17)\b|\bP2024\b|Code: `(08\w{3}|57P0[1-3]|53300)`|not currently accepting connections|too many clients|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE|Connection terminated|connection timeout|timeout exceeded when trying to connect|terminating connection|the database system is (starting up|shutting down)|Can't reach database|DatabaseNotReachable|ConnectionClosed|Client has encountered a connection error/i;
+  /PrismaClientInitializationError|\bP10(01|02|17)\b|\bP2024\b|Code: `(08\w{3}|57P0[1-3]|53300)`|not currently accepting connections|too many clients|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE|Connection terminated|connection timeout|timeout exceeded when trying to connect|terminating connection|the database system is (starting up|shutting down)|Can't reach database|DatabaseNotReachable|ConnectionClosed|Client has encountered a connection error|Query read timeout/i;
 
 function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { code?: string; name?: string; message?: string; meta?: unknown };

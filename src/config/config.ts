@@ -34,6 +34,7 @@ export const envSchema = z.object({
   }),
   DB_POOL_MAX: intWithDefault(10, 1),
   DB_CONNECT_TIMEOUT_MS: intWithDefault(5000, 1),
+  DB_QUERY_TIMEOUT_MS: intWithDefault(30_000, 1),
   BASE_PATH: z
     .string()
     .default('')
@@ -85,6 +86,8 @@ export interface AppConfig {
   databaseUrl?: string;
   dbPoolMax: number;
   dbConnectTimeoutMs: number;
+  /** Client-side bound on one catalog query: a request never waits longer on Postgres. */
+  dbQueryTimeoutMs: number;
   basePath: string;
   adminApiKey?: string;
   /** Name of the database created (with a write key) on first start when the catalog has none. */
@@ -143,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseUrl: e.DATABASE_URL,
     dbPoolMax: e.DB_POOL_MAX,
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
+    dbQueryTimeoutMs: e.DB_QUERY_TIMEOUT_MS,
     basePath: e.BASE_PATH,
     adminApiKey: e.ADMIN_API_KEY,
     // The embedded default bootstraps a first database so a newcomer can connect at once.

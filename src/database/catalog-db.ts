@@ -35,6 +35,9 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
     max: config.dbPoolMax,
     connectionTimeoutMillis: config.dbConnectTimeoutMs,
     idleTimeoutMillis: 30_000,
+    // A query on a connection whose server vanished (no RST) must not hang a request until TCP gives up.
+    query_timeout: config.dbQueryTimeoutMs,
+    keepAlive: true,
   });
   // An idle connection dropped by the server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
