@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  ADMIN_KEY,
   Api,
   createPgDatabase,
   eventually,
@@ -12,6 +13,7 @@ import {
   TestGateway,
   withPgAdmin,
 } from './helpers/gateway';
+import { startGatewayProcess } from './helpers/gateway-process';
 import { PrivateRedis, SHARED_REDIS_URL } from './helpers/redis';
 
 function expectSlowDown(r: Reply): void {
@@ -77,15 +79,15 @@ forEachCatalog('throttling, in-memory store', (kind) => {
   });
 });
 
-describe('throttling across replicas (shared Redis, shared Postgres)', () => {
+describe('throttling across replicas (two processes, shared Redis, shared Postgres)', () => {
   let a: TestGateway;
-  let b: TestGateway;
+  let b: { url: string; close(): Promise<void> };
   let pg: Awaited<ReturnType<typeof createPgDatabase>>;
   before(async () => {
     pg = await createPgDatabase();
     const env = { DATABASE_URL: pg.url, REDIS_URL: SHARED_REDIS_URL, RATE_LIMIT_LIMIT: '1000', RATE_LIMIT_WINDOW_MS: '60000' };
     a = await startGateway('postgres', env);
-    b = await startGateway('postgres', env);
+    b = await startGatewayProcess({ ...env, ADMIN_API_KEY: ADMIN_KEY, DATA_DIR: a.dataDir });
   });
   after(async () => {
     await a.close();
@@ -120,7 +122,7 @@ describe('throttling across replicas (shared Redis, shared Postgres)', () => {
 
   it('keeps neighbours apart across replicas', async () => {
     const noisy = await newTenant(a);
-    const quiet = await newTenant(b);
+    const quiet = await newTenant(a);
     await setLimit(a, noisy.name, { limit: 3, window_ms: 60000 });
     await setLimit(a, quiet.name, { limit: 3, window_ms: 60000 });
     await new Promise((r) => setTimeout(r, 1000));
