@@ -2,7 +2,7 @@ import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@n
 import { APP_INTERCEPTOR, RouterModule } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { APP_CONFIG, AppConfig } from './config/config';
-import { CatalogDb } from './database/catalog-db';
+import { CATALOG_DB, CatalogDb } from './database/catalog-db';
 import { PrismaClient } from './generated/prisma/client';
 import { ApiKeysRepository } from './modules/auth/api-keys.repository';
 import { ApiKeysService } from './modules/auth/api-keys.service';
@@ -30,6 +30,8 @@ import { TenancyService } from './modules/tenancy/tenancy.service';
 import { TransactionsController } from './modules/transactions/transactions.controller';
 import { TransactionsRepository } from './modules/transactions/transactions.repository';
 import { TransactionsService } from './modules/transactions/transactions.service';
+import { ObservabilityModule } from './modules/observability/observability.module';
+import type { Logger as RootLogger } from 'pino';
 import { ThrottlingModule } from './modules/throttling/throttling.module';
 
 /** Tenancy: which database a request addresses. */
@@ -107,8 +109,6 @@ export class DatabasesModule {}
 @Module({ imports: [ThrottlingModule], controllers: [HealthController], providers: [HealthRepository] })
 export class HealthModule {}
 
-const CATALOG_DB = Symbol('CATALOG_DB');
-
 /** Closes the catalog connection last, after every other provider has finished its shutdown work. */
 class CatalogLifecycle implements OnApplicationShutdown {
   constructor(@Inject(CATALOG_DB) private readonly catalog: CatalogDb) {}
@@ -130,18 +130,19 @@ class CoreModule {
         { provide: PrismaClient, useValue: catalog.prisma },
         CatalogLifecycle,
       ],
-      exports: [APP_CONFIG, PrismaClient],
+      exports: [APP_CONFIG, PrismaClient, CATALOG_DB],
     };
   }
 }
 
 @Module({})
 export class AppModule {
-  static register(config: AppConfig, catalog: CatalogDb): DynamicModule {
+  static register(config: AppConfig, catalog: CatalogDb, logger: RootLogger): DynamicModule {
     return {
       module: AppModule,
       imports: [
         CoreModule.register(config, catalog),
+        ObservabilityModule.register(logger),
         HealthModule,
         DatabasesModule,
         LanceRestModule,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import { LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { HttpExceptionFilter, sendError } from './common/http-exception.filter';
@@ -9,8 +10,8 @@ import { Errors } from './common/errors';
 import { AppConfig } from './config/config';
 import { openCatalogDb } from './database/catalog-db';
 import { DatabasesService } from './modules/databases/databases.service';
+import { createRootLogger } from './modules/observability/logger';
 
-const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -19,7 +20,8 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export async function createGateway(
   config: AppConfig,
-  opts: { logger?: false | LogLevel[] } = {},
+  /** logger false: no log output (tests); logStream: where JSON log lines go (default stdout). */
+  opts: { logger?: false; logStream?: DestinationStream } = {},
 ): Promise<NestFastifyApplication> {
   fs.mkdirSync(config.storageRoot, { recursive: true });
   const catalog = await openCatalogDb(config);
@@ -39,13 +41,14 @@ export async function createGateway(
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     },
   });
-  const logger = opts.logger ?? LEVELS.slice(0, LEVELS.indexOf(config.logLevel) + 1);
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config, catalog), adapter, {
-    logger,
+  const root = createRootLogger(config, { silent: opts.logger === false, stream: opts.logStream });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config, catalog, root), adapter, {
+    bufferLogs: true,
     bodyParser: false, // JSON is parsed by the tolerant parser below
     abortOnError: false, // throw wiring errors to the caller (main.ts reports them) instead of exiting silently
   });
 
+  app.useLogger(app.get(Logger));
   const fastify = app.getHttpAdapter().getInstance();
   // JSON bodies: the official clients send `null`, and some send no body at all with a JSON content type.
   fastify.removeContentTypeParser('application/json');

@@ -14,6 +14,8 @@ import { openCatalogDb } from '../database/catalog-db';
 import { AuditService } from '../modules/audit/audit.service';
 import type { Role } from '../modules/auth/api-keys.repository';
 import { DatabasesService } from '../modules/databases/databases.service';
+import { createRootLogger } from '../modules/observability/logger';
+import pino from 'pino';
 
 const USAGE = `usage: npm run admin -- <command>
 
@@ -54,7 +56,9 @@ async function main(argv: string[]): Promise<unknown> {
   const config = loadConfig();
   const catalog = await openCatalogDb(config);
   await catalog.migrate();
-  const app = await NestFactory.createApplicationContext(AppModule.register(config, catalog), { logger: ['error'] });
+  // Logs go to stderr (warnings and errors only): stdout carries the JSON answer.
+  const logger = createRootLogger({ ...config, logLevel: 'warn' }, { stream: pino.destination(2) });
+  const app = await NestFactory.createApplicationContext(AppModule.register(config, catalog, logger), { logger: ['error'] });
   const databases = app.get(DatabasesService);
   const audit = app.get(AuditService);
   const actor = `cli:${os.userInfo().username}`;

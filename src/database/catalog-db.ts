@@ -22,8 +22,13 @@ export interface CatalogDb {
   readonly kind: 'postgres' | 'embedded';
   readonly prisma: PrismaClient;
   migrate(): Promise<string[]>;
+  /** Pool occupancy for metrics (null for the embedded catalog, which has one in-process connection). */
+  poolStats(): { total: number; idle: number; waiting: number } | null;
   close(): Promise<void>;
 }
+
+/** Injection token of the CatalogDb. */
+export const CATALOG_DB = Symbol('CATALOG_DB');
 
 export async function openCatalogDb(config: AppConfig): Promise<CatalogDb> {
   return config.databaseUrl ? openPostgres(config, config.databaseUrl) : openEmbedded(config);
@@ -45,6 +50,7 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
   return {
     kind: 'postgres',
     prisma,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async migrate() {
       const client = new Client({ connectionString: url, connectionTimeoutMillis: config.dbConnectTimeoutMs });
       client.on('error', () => undefined);
@@ -74,6 +80,7 @@ async function openEmbedded(config: AppConfig): Promise<CatalogDb> {
   return {
     kind: 'embedded',
     prisma,
+    poolStats: () => null,
     migrate() {
       const session: SqlSession = {
         query: async (sql, params) => (await pglite.query(sql, params)).rows as never[],

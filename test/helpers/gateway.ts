@@ -70,7 +70,11 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(kind: CatalogKind, env: Record<string, string> = {}): Promise<TestGateway> {
+export async function startGateway(
+  kind: CatalogKind,
+  env: Record<string, string> = {},
+  opts: { logStream?: NodeJS.WritableStream } = {},
+): Promise<TestGateway> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-test-'));
   const pg = kind === 'postgres' && !env.DATABASE_URL ? await createPgDatabase() : undefined;
   const config = loadConfig({
@@ -80,7 +84,10 @@ export async function startGateway(kind: CatalogKind, env: Record<string, string
     ...(pg ? { DATABASE_URL: pg.url } : {}),
     ...env,
   });
-  const app = await createGateway(config, { logger: process.env.TEST_LOGS ? undefined : false });
+  const app = await createGateway(config, {
+    logger: process.env.TEST_LOGS || opts.logStream ? undefined : false,
+    logStream: opts.logStream as never,
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address() as { port: number };
   return {

@@ -12,6 +12,7 @@ import {
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { ApiError, ErrorCode } from '../../common/errors';
 import { TenantContext, TenantRequest } from '../tenancy/tenant-context';
+import { MetricsService } from '../observability/metrics.service';
 import { RedisConnection } from './redis.provider';
 
 export const THROTTLER_NAME = 'database';
@@ -40,6 +41,7 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
     reflector: Reflector,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly redis: RedisConnection,
+    private readonly metrics: MetricsService,
   ) {
     super(options, storage, reflector);
   }
@@ -70,6 +72,7 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
         throw new ApiError(503, ErrorCode.ServiceUnavailable, 'rate limiting is unavailable, retry later', { 'Retry-After': '1' });
       }
       this.redis.failOpenCount++;
+      this.metrics.rateLimitFailOpen.inc();
       this.log.warn(`rate-limit store unavailable, request served unthrottled: ${(err as Error).message}`);
       return true;
     }
@@ -78,6 +81,7 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
   protected override async throwThrottlingException(ctx: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     const tenant = ctx.switchToHttp().getRequest<TenantRequest>().tenant;
     const retryAfter = String(Math.max(1, detail.timeToBlockExpire));
+    this.metrics.throttled.inc({ database: tenant?.database.name ?? '' });
     throw new ApiError(
       503,
       ErrorCode.Throttling,

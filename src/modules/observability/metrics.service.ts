@@ -1,0 +1,98 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { CATALOG_DB, CatalogDb } from '../../database/catalog-db';
+import { RedisConnection } from '../throttling/redis.provider';
+
+/**
+ * Prometheus metrics (prom-client), one registry per gateway instance. Labels stay bounded: routes are templates
+ * ('/v1/table/:id/describe'), never raw paths; `database` is set only once a request's database has been
+ * resolved (never a raw header value), and appears on counters only (not on the latency histogram, whose series
+ * would multiply by every bucket).
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+
+  readonly requests = new Counter({
+    name: 'lgw_http_requests_total',
+    help: 'HTTP requests answered, by method, route template, status and database',
+    labelNames: ['method', 'route', 'status', 'database'] as const,
+    registers: [this.registry],
+  });
+
+  readonly latency = new Histogram({
+    name: 'lgw_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly throttled = new Counter({
+    name: 'lgw_throttled_requests_total',
+    help: 'Requests answered 503 Slow down because their database exceeded its rate limit',
+    labelNames: ['database'] as const,
+    registers: [this.registry],
+  });
+
+  readonly authFailures = new Counter({
+    name: 'lgw_auth_failures_total',
+    help: 'Requests refused for their credential: 401 (missing/invalid) or 403 (not allowed)',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitFailOpen = new Counter({
+    name: 'lgw_rate_limit_fail_open_total',
+    help: 'Requests served unthrottled because the rate-limit store (Redis) was unreachable',
+    registers: [this.registry],
+  });
+
+  readonly ingestedBytes = new Counter({
+    name: 'lgw_arrow_ingested_bytes_total',
+    help: 'Arrow IPC bytes received by the data plane',
+    labelNames: ['database'] as const,
+    registers: [this.registry],
+  });
+
+  readonly ingestedRows = new Counter({
+    name: 'lgw_arrow_ingested_rows_total',
+    help: 'Rows written by the data plane from Arrow bodies',
+    labelNames: ['database'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(
+    @Inject(CATALOG_DB) catalog: CatalogDb,
+    redis: RedisConnection,
+  ) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'lgw_' });
+    new Gauge({
+      name: 'lgw_catalog_pool_connections',
+      help: 'Catalog Postgres pool connections by state (absent for the embedded catalog)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const s = catalog.poolStats();
+        if (!s) return;
+        this.set({ state: 'total' }, s.total);
+        this.set({ state: 'idle' }, s.idle);
+        this.set({ state: 'waiting' }, s.waiting);
+      },
+    });
+    new Gauge({
+      name: 'lgw_redis_up',
+      help: 'Rate-limit store: 1 connected, 0 unreachable (absent without REDIS_URL)',
+      registers: [this.registry],
+      collect() {
+        if (redis.status !== 'none') this.set(redis.status === 'ready' ? 1 : 0);
+      },
+    });
+  }
+
+  /** For the data plane: Arrow bytes and rows taken in for a database. */
+  recordIngest(database: string, bytes: number, rows: number): void {
+    this.ingestedBytes.inc({ database }, bytes);
+    this.ingestedRows.inc({ database }, rows);
+  }
+}

@@ -1,0 +1,26 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import type { Logger } from 'pino';
+import { RedisModule } from '../throttling/throttling.module';
+import { MetricsController } from './metrics.controller';
+import { MetricsService } from './metrics.service';
+import { RequestObserver, ROOT_LOGGER } from './request-observer';
+
+/** Structured logs (pino via nestjs-pino), the request line, and Prometheus metrics. */
+@Global()
+@Module({})
+export class ObservabilityModule {
+  static register(root: Logger): DynamicModule {
+    return {
+      module: ObservabilityModule,
+      imports: [
+        RedisModule,
+        // Application logs through the same root logger; the request line is written by RequestObserver.
+        LoggerModule.forRoot({ pinoHttp: { logger: root, autoLogging: false, quietReqLogger: true } }),
+      ],
+      controllers: [MetricsController],
+      providers: [{ provide: ROOT_LOGGER, useValue: root }, MetricsService, RequestObserver],
+      exports: [MetricsService, ROOT_LOGGER],
+    };
+  }
+}

@@ -1,0 +1,55 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { TenantContext } from '../tenancy/tenant-context';
+import { MetricsService } from './metrics.service';
+
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+
+type ObservedRequest = FastifyRequest & { tenant?: TenantContext; actor?: string };
+
+/**
+ * One structured log line and the request metrics for every answered request, from a Fastify onResponse hook:
+ * method, route template, status, latency, database, who (key id / token subject / operator — never a secret),
+ * and the request id (the client's x-request-id or a generated one, also echoed and used as `instance`).
+ */
+@Injectable()
+export class RequestObserver implements OnModuleInit {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly metrics: MetricsService,
+    @Inject(ROOT_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onModuleInit(): void {
+    const adapter = this.adapterHost.httpAdapter;
+    if (!adapter) return; // application context (CLI): no HTTP
+    const fastify = adapter.getInstance() as FastifyInstance;
+    fastify.addHook('onResponse', async (req: ObservedRequest, reply: FastifyReply) => this.observe(req, reply));
+  }
+
+  private observe(req: ObservedRequest, reply: FastifyReply): void {
+    const route = req.routeOptions?.url ?? '(unmatched)';
+    const status = reply.statusCode;
+    const seconds = reply.elapsedTime / 1000;
+    const database = req.tenant?.database.name ?? '';
+    this.metrics.requests.inc({ method: req.method, route, status: String(status), database });
+    this.metrics.latency.observe({ method: req.method, route, status: String(status) }, seconds);
+    if (status === 401 || status === 403) this.metrics.authFailures.inc({ status: String(status) });
+    if (route === '/healthz' || route === '/readyz' || route === '/metrics') return; // probes: counted, not logged
+    this.logger[status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info'](
+      {
+        reqId: req.id,
+        method: req.method,
+        route,
+        status,
+        latency_ms: Math.round(reply.elapsedTime * 100) / 100,
+        ...(database ? { database } : {}),
+        ...(req.tenant?.catalog ? { catalog: req.tenant.catalog } : {}),
+        ...(req.tenant?.principal || req.actor ? { principal: req.tenant?.principal ?? req.actor } : {}),
+      },
+      'request',
+    );
+  }
+}
