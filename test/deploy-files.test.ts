@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { envSchema } from '../src/config/config';
+
+/**
+ * Static checks of the deployment files, which cannot run here (no Docker engine): they must parse, use only
+ * configuration the gateway knows, and start the gateway the way the README says.
+ */
+const ROOT = path.resolve(__dirname, '../..');
+const read = (f: string) => fs.readFileSync(path.join(ROOT, f), 'utf8');
+const KNOWN = new Set(Object.keys(envSchema.shape));
+
+describe('deployment files', () => {
+  const compose = parse(read('docker-compose.yml'), { merge: true }) as {
+    services: Record<string, { build?: unknown; image?: string; environment?: Record<string, string>; ports?: string[] }>;
+  };
+  const gateways = Object.entries(compose.services).filter(([, s]) => s.build !== undefined);
+
+  it('docker-compose.yml runs Postgres, Redis and two gateway replicas behind one port', () => {
+    assert.match(compose.services.postgres.image ?? '', /^postgres:/);
+    assert.match(compose.services.redis.image ?? '', /^redis:/);
+    assert.equal(gateways.length, 2);
+    const published = Object.values(compose.services).flatMap((s) => s.ports ?? []);
+    assert.deepEqual(published, ['2333:2333'], 'exactly one published port, on the load balancer');
+    for (const [, g] of gateways) assert.equal(g.ports, undefined, 'replicas are reached through the load balancer');
+    const nginx = read('deploy/nginx.conf');
+    for (const [name] of gateways) assert.match(nginx, new RegExp(`server ${name}:2333`));
+  });
+
+  it('sets only environment variables that the configuration schema knows', () => {
+    for (const [name, g] of gateways) {
+      const env = g.environment ?? {};
+      assert.ok(Object.keys(env).length > 0, `${name} has an environment`);
+      for (const key of Object.keys(env)) assert.ok(KNOWN.has(key), `${name}: ${key} is not a gateway setting`);
+      assert.match(env.DATABASE_URL, /^postgresql:\/\/.+@postgres:5432\//);
+      assert.match(env.REDIS_URL, /^redis:\/\/redis:6379/);
+    }
+  });
+
+  it('the Dockerfile is multi-stage, non-root, health-checked on /readyz, and starts the way the README says', () => {
+    const dockerfile = read('Dockerfile');
+    assert.ok((dockerfile.match(/^FROM /gm) ?? []).length >= 2, 'multi-stage');
+    const user = [...dockerfile.matchAll(/^USER (\S+)/gm)].map((m) => m[1]);
+    assert.ok(user.length > 0 && user[user.length - 1] !== 'root', 'runs as a non-root user');
+    assert.match(dockerfile, /^HEALTHCHECK [\s\S]*\/readyz/m);
+    const cmd = /^CMD \[(.+)\]$/m.exec(dockerfile)?.[1];
+    assert.ok(cmd, 'CMD in exec form');
+    const command = (JSON.parse(`[${cmd}]`) as string[]).join(' ');
+    assert.equal(command, 'node dist/src/main.js');
+    const pkg = JSON.parse(read('package.json'));
+    assert.equal(pkg.scripts['start:prod'], command, 'npm run start:prod is the same command');
+    assert.ok(read('README.md').includes(command), 'the README shows the production start command');
+  });
+
+  it('the README documents every configuration variable', () => {
+    const readme = read('README.md');
+    for (const key of KNOWN) assert.ok(readme.includes(`\`${key}\``), `README does not document ${key}`);
+  });
+});
