@@ -6,6 +6,7 @@
 import 'reflect-metadata';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../app.module';
 import { ApiError } from '../common/errors';
@@ -34,18 +35,25 @@ The embedded catalog is a single-process database: stop the gateway before using
 class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<unknown> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      property: { type: 'string', multiple: true },
-      role: { type: 'string' },
-      description: { type: 'string' },
-      'expires-at': { type: 'string' },
-      limit: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const parsed = (() => {
+    try {
+      return parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: {
+          property: { type: 'string', multiple: true },
+          role: { type: 'string' },
+          description: { type: 'string' },
+          'expires-at': { type: 'string' },
+          limit: { type: 'string' },
+          help: { type: 'boolean', short: 'h' },
+        },
+      });
+    } catch (err) {
+      throw new UsageError((err as Error).message); // an unknown option or a missing value
+    }
+  })();
+  const { values, positionals } = parsed;
   const [group, action, ...rest] = positionals;
   if (values.help || !group) throw new UsageError('');
   const need = (n: number) => {
@@ -103,8 +111,12 @@ async function main(argv: string[]): Promise<unknown> {
         if (!values.role || !['read', 'write', 'admin'].includes(values.role)) {
           throw new UsageError('--role must be read, write or admin');
         }
-        const expires = values['expires-at'] ? new Date(values['expires-at']) : undefined;
-        if (expires && Number.isNaN(expires.getTime())) throw new UsageError('--expires-at must be a date-time');
+        const raw = values['expires-at'];
+        // The same rule as the operator API: an RFC 3339 date-time with a time zone.
+        if (raw !== undefined && !z.iso.datetime({ offset: true }).safeParse(raw).success) {
+          throw new UsageError('--expires-at must be an RFC 3339 date-time, e.g. 2027-01-01T00:00:00Z');
+        }
+        const expires = raw ? new Date(raw) : undefined;
         const key = await databases.issueKey(name, values.role as Role, values.description, expires);
         await record(name, 'api_key.issue', name, { key_id: key.id, role: key.role });
         return key;

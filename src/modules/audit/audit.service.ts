@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { collectPage, decodePageToken, encodePageToken, isStringPair } from '../../common/pagination';
+import { collectPage, decodePageToken, encodePageToken } from '../../common/pagination';
 import { DatabasesRepository } from '../databases/databases.repository';
 import { AuditEventRow, AuditRepository } from './audit.repository';
 
@@ -12,6 +12,15 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
   requestId?: string;
 }
+
+/** An audit page token: [ISO timestamp, event uuid] of the last event of the previous page. */
+const isAuditKey = (v: unknown): v is [string, string] =>
+  Array.isArray(v) &&
+  v.length === 2 &&
+  typeof v[0] === 'string' &&
+  !Number.isNaN(Date.parse(v[0])) &&
+  typeof v[1] === 'string' &&
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v[1]);
 
 /**
  * The audit trail. Records are written after the change they describe has committed: a failure to record is
@@ -38,7 +47,7 @@ export class AuditService {
   async list(databaseId: string, pageToken: unknown, limit: number) {
     const page = await collectPage<AuditEventRow, [string, string]>({
       limit,
-      after: decodePageToken(pageToken, isStringPair),
+      after: decodePageToken(pageToken, isAuditKey),
       fetch: (before, take) => this.repo.list(databaseId, before, take),
       keyOf: (r) => [r.createdAt.toISOString(), r.id],
     });

@@ -87,7 +87,11 @@ export class TenancyService {
   private catalogFrom(prefix: string | undefined): string {
     if (!prefix) return '';
     const parts = prefix.split('/').filter((p) => p !== '');
-    parts.forEach((p) => assertName(p, 'database prefix component'));
+    for (const p of parts) {
+      assertName(p, 'database prefix component');
+      // A prefix names a storage folder: '.' and '..' would point at another catalog's folder.
+      if (/^\.+$/.test(p)) throw Errors.invalidInput(`invalid database prefix component '${p}': it must not consist only of periods`);
+    }
     return parts.join('/');
   }
 }
