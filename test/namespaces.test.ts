@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { Api, eventually, forEachCatalog, idPath, newTenant, Reply, startGateway, TestGateway } from './helpers/gateway';
+import { Api, eventually, forEachCatalog, idPath, newTenant, rawRequest, Reply, startGateway, TestGateway } from './helpers/gateway';
 
 /**
  * Namespace operations of the REST contract (mission §4.1-4.4, §7, §8): create / list / describe / exists / drop,
@@ -72,40 +71,6 @@ async function allTables(api: Api): Promise<string[]> {
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.page_token ?? undefined, undefined);
   return r.body.tables;
-}
-
-/**
- * A request sent byte-for-byte (fetch would normalise `.`/`..` path segments, even percent-encoded ones).
- */
-function rawRequest(
-  base: string,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; body: any; text: string }> {
-  const u = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: u.hostname, port: u.port, method, path, headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (text += c));
-        res.on('end', () => {
-          let parsed: unknown;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            parsed = text;
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 forEachCatalog('namespaces', (kind) => {

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
-import { Api, forEachCatalog, idPath, newTenant, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import { Api, forEachCatalog, idPath, newTenant, rawRequest, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
 
 /**
  * Tenancy resolution (issue 3): which database a request addresses — the database header or its alias, else the
@@ -21,47 +20,6 @@ function expectError(r: { status: number; body: any; text: string }, status: num
   if (msg) assert.match(r.body.error, msg);
 }
 
-interface RawReply {
-  status: number;
-  body: any;
-  text: string;
-}
-
-/** A request through node:http, which (unlike fetch) lets the test choose the Host header. */
-function rawRequest(gw: TestGateway, method: string, p: string, headers: Record<string, string>, body?: unknown): Promise<RawReply> {
-  const { port } = new URL(gw.url);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port: Number(port),
-        method,
-        path: p,
-        setHost: false,
-        headers: { ...headers, ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            parsed = text;
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed, text });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    if (payload !== undefined) req.write(payload);
-    req.end();
-  });
-}
 
 forEachCatalog('tenancy: database from the host name', (kind) => {
   const SUFFIX = '.gw.example.com';
@@ -77,7 +35,7 @@ forEachCatalog('tenancy: database from the host name', (kind) => {
   after(() => gw.close());
 
   const viaHost = (host: string, method: string, p: string, extra: Record<string, string> = {}, body?: unknown) =>
-    rawRequest(gw, method, p, { host, 'x-api-key': t.writeKey, ...extra }, body);
+    rawRequest(gw.url, method, p, { host, 'x-api-key': t.writeKey, ...extra }, body);
 
   it('routes a request with no database header to the database the host names', async () => {
     const created = await viaHost(`${t.name}${SUFFIX}`, 'POST', `/v1/namespace/${idPath('via_host')}/create`, {}, {});
@@ -139,7 +97,7 @@ forEachCatalog('tenancy: database from the host name', (kind) => {
     expectError(unknown, 404, 1, /no_such_db/);
     const foreign = await viaHost(`${other.name}${SUFFIX}`, 'GET', '/v1/namespace/%24/list');
     expectError(foreign, 403, 15);
-    const noKey = await rawRequest(gw, 'GET', '/v1/namespace/%24/list', { host: `${t.name}${SUFFIX}` });
+    const noKey = await rawRequest(gw.url, 'GET', '/v1/namespace/%24/list', { host: `${t.name}${SUFFIX}` });
     expectError(noKey, 401, 16);
   });
 });

@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as assert from 'node:assert/strict';
@@ -17,6 +16,7 @@ import {
   Reply,
   Tenant,
   TestGateway,
+  rawRequest,
   startGateway,
 } from './helpers/gateway';
 
@@ -110,39 +110,6 @@ function expectError(r: Reply, status: number, code: number, msg?: string): void
 
 function expectOk(r: Reply, status = 200): void {
   assert.equal(r.status, status, `expected ${status}, got ${r.status}: ${r.text}`);
-}
-
-/** A POST with a raw (not normalised) request path, so ids such as `..` survive the client's URL parser. */
-function rawPost(gw: TestGateway, rawPath: string, headers: Record<string, string>, body: unknown): Promise<Reply> {
-  const u = new URL(gw.url);
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: u.hostname,
-        port: u.port,
-        method: 'POST',
-        path: rawPath,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            parsed = text;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: new Headers(), body: parsed, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
 }
 
 const createNs = async (api: Api, ...parts: string[]) => expectOk(await api.post(`/v1/namespace/${idPath(...parts)}/create`, {}));
@@ -266,14 +233,14 @@ forEachCatalog('tables', (kind) => {
 
       // At the root the segment alone would be a dot-segment a URL parser folds away: send it raw, percent-encoded.
       const headers = t.api.headers;
-      const rootDot = await rawPost(gw, '/v1/table/%2E/declare', headers, {});
+      const rootDot = await rawRequest(gw.url, 'POST', '/v1/table/%2E/declare', headers, {});
       expectOk(rootDot);
-      const rootDotDot = await rawPost(gw, '/v1/table/%2E%2E/declare', headers, {});
+      const rootDotDot = await rawRequest(gw.url, 'POST', '/v1/table/%2E%2E/declare', headers, {});
       expectOk(rootDotDot);
       inside(rootDot.body.location);
       inside(rootDotDot.body.location);
 
-      const d = await rawPost(gw, '/v1/table/%2E%2E/describe', headers, {});
+      const d = await rawRequest(gw.url, 'POST', '/v1/table/%2E%2E/describe', headers, {});
       expectOk(d);
       assert.equal(d.body.table, '..');
       assert.equal(d.body.location, rootDotDot.body.location);

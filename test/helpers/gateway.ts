@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -182,6 +183,49 @@ export async function newTenant(gw: TestGateway, name = `db${++tenantCounter}_${
     api: new Api(gw.url, headers(w.body.api_key)),
     reader: new Api(gw.url, headers(r.body.api_key)),
   };
+}
+
+/**
+ * A request through node:http, which (unlike fetch) sends the path exactly as given (no folding of `.`/`..`
+ * segments) and lets the test choose the Host header. A string body is sent as is, anything else as JSON.
+ */
+export function rawRequest(base: string, method: string, rawPath: string, headers: Record<string, string> = {}, body?: unknown): Promise<Reply> {
+  const u = new URL(base);
+  const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: Number(u.port),
+        method,
+        path: rawPath,
+        setHost: !('host' in headers),
+        headers: {
+          ...headers,
+          ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            parsed = text;
+          }
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
+          resolve({ status: res.statusCode ?? 0, headers: h, body: parsed, text });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
 
 /** `$`-joined and percent-encoded, as the official clients build `{id}`. */
