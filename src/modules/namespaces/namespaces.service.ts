@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
+import { Injectable } from '@nestjs/common';
 import { ApiError, ErrorCode, Errors } from '../../common/errors';
 import { encodePath } from '../../common/ids';
 import { collectPage, decodePageToken, encodePageToken, isString } from '../../common/pagination';
@@ -21,7 +20,6 @@ export function presentProperties(row: { properties: Record<string, string>; cre
 @Injectable()
 export class NamespacesService {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repo: NamespacesRepository,
     private readonly transactions: TransactionsService,
   ) {}

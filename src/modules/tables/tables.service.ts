@@ -114,7 +114,7 @@ export class TablesService {
 
   async drop(t: TenantContext, id: string[]) {
     const row = await this.removeRow(t, id);
-    await this.transactions.removeInBackground([row.location]);
+    await this.transactions.removeQuietly([row.location]);
     return { id, location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
   }
 

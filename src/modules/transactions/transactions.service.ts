@@ -42,8 +42,8 @@ export class TransactionsService implements OnApplicationBootstrap, OnApplicatio
     return Promise.race([work.then(() => true), budget]);
   }
 
-  /** Deletes folders that no catalog row references any more (after a plain drop); errors are logged only. */
-  removeInBackground(locations: string[]): Promise<void> {
+  /** Deletes folders that no catalog row references any more (after a plain drop); errors are logged, not thrown. */
+  removeQuietly(locations: string[]): Promise<void> {
     return this.track(
       Promise.all(locations.map((l) => this.storage.remove(l))).then(
         () => undefined,
