@@ -13,27 +13,17 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
 import { PrivateRedis } from '../test/helpers/redis';
+import { ADMIN_URL, sql, urlFor } from './pg';
 
-const ADMIN_URL = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.FAULT_SECONDS ?? 20);
 const WORKERS = Number(process.env.FAULT_WORKERS ?? 8);
 
-async function sql<T = any>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows;
-  } finally {
-    await c.end();
-  }
-}
 
 async function main(): Promise<void> {
   const dbName = `lgw_fault_${randomBytes(4).toString('hex')}`;
   await sql(ADMIN_URL, `CREATE DATABASE "${dbName}"`);
-  const url = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toString();
+  const url = urlFor(dbName);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-fault-'));
   const redis = await PrivateRedis.create();
   let gateway: ChildProcess | undefined;

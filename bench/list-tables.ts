@@ -12,26 +12,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
-import { Client } from 'pg';
+import { ADMIN_URL, sql, urlFor } from './pg';
 
-const ADMIN_URL = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const LARGE = Number(process.env.BENCH_LARGE ?? 1_000_000);
 const SMALL = 1_000;
 const PAGE = 100;
 const CONNECTIONS = 10;
 
-const urlFor = (db: string) => Object.assign(new URL(ADMIN_URL), { pathname: `/${db}` }).toString();
 
-async function sql<T = any>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows;
-  } finally {
-    await c.end();
-  }
-}
 
 function start(script: string, env: Record<string, string>): Promise<ChildProcess> {
   const child = fork(script, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });

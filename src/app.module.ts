@@ -33,6 +33,7 @@ import { TransactionsService } from './modules/transactions/transactions.service
 import { ObservabilityModule } from './modules/observability/observability.module';
 import type { Logger as RootLogger } from 'pino';
 import { ThrottlingModule } from './modules/throttling/throttling.module';
+import { DataplaneModule } from './modules/dataplane/dataplane.module';
 
 /** Tenancy: which database a request addresses. */
 @Module({ providers: [DatabasesRepository, TenancyService], exports: [DatabasesRepository, TenancyService] })
@@ -90,11 +91,12 @@ export class NamespacesModule {}
   imports: [AuthModule, StorageModule, NamespacesModule, TransactionsModule, ThrottlingModule],
   controllers: [TablesController],
   providers: [TablesRepository, TablesService],
+  exports: [TablesService],
 })
 export class TablesModule {}
 
 /** The REST contract of the mission (mounted under BASE_PATH). */
-@Module({ imports: [NamespacesModule, TablesModule, TransactionsModule] })
+@Module({ imports: [NamespacesModule, TablesModule, TransactionsModule, DataplaneModule] })
 export class LanceRestModule {}
 
 /** The operator API. */
@@ -146,7 +148,7 @@ export class AppModule {
         HealthModule,
         DatabasesModule,
         LanceRestModule,
-        ...(config.basePath ? [RouterModule.register([{ path: config.basePath, module: LanceRestModule, children: [NamespacesModule, TablesModule, TransactionsModule] }])] : []),
+        ...(config.basePath ? [RouterModule.register([{ path: config.basePath, module: LanceRestModule, children: [NamespacesModule, TablesModule, TransactionsModule, DataplaneModule] }])] : []),
       ],
     };
   }

@@ -10,6 +10,7 @@ import { Errors } from './common/errors';
 import { AppConfig } from './config/config';
 import { openCatalogDb } from './database/catalog-db';
 import { DatabasesService } from './modules/databases/databases.service';
+import { ARROW_STREAM_TYPE, isArrowRouteWithoutType } from './modules/dataplane/dataplane.constants';
 import { createRootLogger } from './modules/observability/logger';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -60,6 +61,13 @@ export async function createGateway(
     } catch {
       done(Errors.invalidInput('request body is not valid JSON'), undefined);
     }
+  });
+  // Arrow bodies are not parsed here: the data plane streams them from the raw request (it enforces its own limit).
+  for (const type of [ARROW_STREAM_TYPE, 'application/octet-stream']) {
+    fastify.addContentTypeParser(type, (_req, _payload, done) => done(null));
+  }
+  fastify.addHook('onRequest', async (req) => {
+    if (isArrowRouteWithoutType(req.method, req.url, req.headers)) req.headers['content-type'] = ARROW_STREAM_TYPE;
   });
   fastify.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);

@@ -62,6 +62,14 @@ export const Errors = {
   serviceUnavailable: (msg: string) => new ApiError(503, ErrorCode.ServiceUnavailable, msg),
   notFound: (msg: string) => new ApiError(404, ErrorCode.Unsupported, msg),
   conflict: (msg: string) => new ApiError(409, ErrorCode.ConcurrentModification, msg),
+  unsupportedMediaType: (msg: string) => new ApiError(415, ErrorCode.InvalidInput, msg),
+  payloadTooLarge: (msg: string) => new ApiError(413, ErrorCode.InvalidInput, msg),
+  indexNotFound: (msg: string) => new ApiError(404, ErrorCode.TableIndexNotFound, msg),
+  indexAlreadyExists: (msg: string) => new ApiError(409, ErrorCode.TableIndexAlreadyExists, msg),
+  columnNotFound: (msg: string) => new ApiError(404, ErrorCode.TableColumnNotFound, msg),
+  schemaValidation: (msg: string) => new ApiError(400, ErrorCode.TableSchemaValidationError, msg),
+  /** The official remote client recognises an existing table only by a 400 whose body says 'already exists'. */
+  tableAlreadyExistsRemote: (id: string) => new ApiError(400, ErrorCode.TableAlreadyExists, `Table '${id}' already exists`),
 };
 
 /** Mission §7: the problem-details `type` and `title` for each status. */
@@ -70,6 +78,7 @@ const PROBLEM: Record<number, { type: string; title: string }> = {
   401: { type: '/errors/unauthorized-request', title: 'No valid authentication credentials for the operation' },
   403: { type: '/errors/forbidden-request', title: 'Not authorized to make this request' },
   404: { type: '/errors/not-found-error', title: 'Not found Error' },
+  413: { type: '/errors/bad-request', title: 'Payload too large' },
   406: { type: '/errors/unsupported-operation', title: 'The server does not support this operation' },
   409: { type: '/errors/conflict', title: 'The namespace has been concurrently modified' },
   503: { type: '/errors/service-unavailable', title: 'Slow down' },

@@ -68,6 +68,8 @@ export const RenameTableBody = z
     ...base,
     new_table_name: z.string({ error: 'new_table_name is required' }),
     new_namespace_id: z.array(z.string()).nullable().optional(),
+    /** The official remote client's name for new_namespace_id. */
+    new_namespace: z.array(z.string()).nullable().optional(),
   })
   .loose();
 export const StatsBody = z.object({ ...base, branch: z.string().nullable().optional() }).loose();

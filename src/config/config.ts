@@ -71,6 +71,9 @@ export const envSchema = z.object({
     .enum(['true', 'false', ''], { error: "must be 'true' or 'false'" })
     .optional()
     .transform((v) => v === 'true'),
+  ARROW_STREAM_LIMIT_BYTES: intWithDefault(64 * 1024 ** 3, 1),
+  ARROW_BUFFERED_LIMIT_BYTES: intWithDefault(512 * 1024 ** 2, 1),
+  ARROW_INGEST_CHUNK_BYTES: intWithDefault(32 * 1024 ** 2, 1024),
   TENANT_HOST_SUFFIX: optionalString.refine((v) => v === undefined || /^\.[A-Za-z0-9.-]+$/.test(v), {
     message: "must start with '.' and be a host name suffix, e.g. '.gw.example.com'",
   }),
@@ -119,6 +122,15 @@ export interface AppConfig {
   rateLimit: { limit: number; windowMs: number };
   /** When Redis is unreachable: false → serve unthrottled (logged, counted); true → 503. */
   rateLimitFailClosed: boolean;
+  /** Limits of the data plane's Arrow bodies. */
+  arrow: {
+    /** Largest streamed body (Enterprise create, create_table of a new table); 413 above. */
+    streamBodyBytes: number;
+    /** Largest body of operations that commit once (insert, merge_insert, overwrite), held in memory; 413 above. */
+    bufferedBodyBytes: number;
+    /** A streamed upload is written in chunks of about this size (one Lance version each). */
+    ingestChunkBytes: number;
+  };
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -171,6 +183,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     redisTimeoutMs: e.REDIS_TIMEOUT_MS,
     rateLimit: { limit: e.RATE_LIMIT_LIMIT, windowMs: e.RATE_LIMIT_WINDOW_MS },
     rateLimitFailClosed: e.RATE_LIMIT_FAIL_CLOSED,
+    arrow: {
+      streamBodyBytes: e.ARROW_STREAM_LIMIT_BYTES,
+      bufferedBodyBytes: e.ARROW_BUFFERED_LIMIT_BYTES,
+      ingestChunkBytes: e.ARROW_INGEST_CHUNK_BYTES,
+    },
     logLevel: e.LOG_LEVEL,
   };
 }

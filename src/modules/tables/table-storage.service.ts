@@ -5,6 +5,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
+import { JsonSchema, jsonSchema } from './arrow-json-schema';
 
 export interface TableStats {
   total_bytes: number;
@@ -147,6 +148,27 @@ export class TableStorage {
     const table = await this.open(location, branch);
     try {
       return await table.version();
+    } finally {
+      table.close();
+    }
+  }
+
+  /**
+   * The version and schema (Lance JSON schema) of a table, at `version` when given (null while it has no data).
+   * A version the table does not have is a 404 (code 11).
+   */
+  async describeData(location: string, version?: number, branch?: string): Promise<{ version: number; schema: JsonSchema } | null> {
+    if (!(await this.hasData(location))) return null;
+    const table = await this.open(location, branch);
+    try {
+      if (version !== undefined) {
+        try {
+          await table.checkout(version);
+        } catch {
+          throw Errors.tableVersionNotFound(`version ${version} not found`);
+        }
+      }
+      return { version: await table.version(), schema: jsonSchema(await table.schema()) };
     } finally {
       table.close();
     }

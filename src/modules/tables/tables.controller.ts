@@ -69,6 +69,7 @@ export class TablesController {
       loadDetailedMetadata: parseBool(q.load_detailed_metadata, 'load_detailed_metadata', body.load_detailed_metadata ?? false),
       checkDeclared: parseBool(q.check_declared, 'check_declared', body.check_declared ?? false),
       branch: body.branch ?? undefined,
+      version: body.version ?? undefined,
     });
   }
 
@@ -102,7 +103,7 @@ export class TablesController {
   @Audited('table.rename', (b) => ({ new_table_name: b.new_table_name, new_namespace_id: b.new_namespace_id ?? null }))
   rename(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
     const body = parseBody(RenameTableBody, raw);
-    return this.tables.rename(t, id, body.new_table_name, body.new_namespace_id);
+    return this.tables.rename(t, id, body.new_table_name, body.new_namespace_id ?? body.new_namespace);
   }
 
   @Get('namespace/:id/table/list')

@@ -22,6 +22,8 @@ export interface DescribeOptions {
   loadDetailedMetadata: boolean;
   checkDeclared: boolean;
   branch?: string;
+  /** The table version to describe (the official remote client's `checkout`); latest when absent. */
+  version?: number;
 }
 
 @Injectable()
@@ -41,6 +43,39 @@ export class TablesService {
     if (row) return row;
     await this.namespaces.assertExists(t, ns);
     throw Errors.tableNotFound(display(id));
+  }
+
+  /** The table row, or null when the name is free; 404 when the namespace is missing. */
+  async lookup(t: TenantContext, id: string[]): Promise<TableRow | null> {
+    const { ns, name } = splitTableId(id);
+    const row = await this.repo.find(scopeOf(t), encodePath(ns), name);
+    if (row) return row;
+    await this.namespaces.assertExists(t, ns);
+    return null;
+  }
+
+  /** A fresh storage location for a table the gateway writes itself (not yet registered). */
+  newLocation(t: TenantContext): string {
+    return this.storage.newLocation(t.database.name, t.catalog);
+  }
+
+  /**
+   * Registers a table whose first version the gateway has already written at `location`. 409 (code 5) when the
+   * name was taken meanwhile; the caller then removes the data it wrote.
+   */
+  async registerWritten(t: TenantContext, id: string[], location: string, properties: Record<string, string> = {}): Promise<TableRow> {
+    const { ns, name } = splitTableId(id);
+    return this.insert(t, ns, name, location, properties, true);
+  }
+
+  /** Whether the table has data (a declared-only table has none yet). */
+  async hasData(row: TableListRow): Promise<boolean> {
+    return this.materialized(row);
+  }
+
+  /** Records that a declared table now has data. */
+  async markWritten(row: TableListRow): Promise<void> {
+    if (!row.materializedAt) await this.repo.markMaterialized([row.id]);
   }
 
   /**
@@ -106,8 +141,15 @@ export class TablesService {
     if (opts.checkDeclared || opts.loadDetailedMetadata) {
       out.is_only_declared = !(await this.materialized(row));
     }
-    if (opts.loadDetailedMetadata && out.is_only_declared === false) {
-      out.version = await this.storage.version(row.location, opts.branch);
+    // Version and schema of written tables: the official remote client opens tables with describe and reads both.
+    if (out.is_only_declared !== true) {
+      const data = await this.storage.describeData(row.location, opts.version, opts.branch);
+      if (data) {
+        out.version = data.version;
+        out.schema = data.schema;
+      } else if (opts.version !== undefined) {
+        throw Errors.tableVersionNotFound(`version ${opts.version} not found`);
+      }
     }
     return out;
   }

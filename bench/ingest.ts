@@ -1,0 +1,222 @@
+/**
+ * Benchmark of the data plane:
+ *  1. ingest: a ≥1 GB Arrow IPC stream uploaded through `POST /v1/tables/{name}` (streamed, chunked, back-pressured),
+ *     against writing the same record batches in-process with @lancedb/lancedb (same chunking: one `createTable`, then
+ *     one `add` per chunk of about the gateway's chunk size); reports MB/s of both, their ratio, and the gateway's
+ *     peak RSS (VmHWM of its process);
+ *  2. vector query: nearest-10 queries (brute force, no index) on a smaller table through the gateway with the
+ *     official client in remote mode, against the same query in-process; reports median and p95 latency and the ratio.
+ *
+ *   npm run bench:ingest    (BENCH_INGEST_MB, default 1100; BENCH_BATCH_ROWS, default 16384; BENCH_DIM, default 128;
+ *                            BENCH_QUERY_ROWS, default 100000; BENCH_QUERIES, default 50)
+ *
+ * The gateway runs as a child process on a fresh Postgres catalog database (BENCH_PG_URL, default
+ * postgresql://postgres@127.0.0.1:5432/postgres; BENCH_PG_URL=embedded uses the embedded catalog, whose start-up
+ * dominates the peak RSS); this process is the client and the in-process baseline.
+ */
+import { ChildProcess, fork } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
+import * as arrow from 'apache-arrow';
+import { ADMIN_URL, sql } from './pg';
+
+const INGEST_MB = Number(process.env.BENCH_INGEST_MB ?? 1100);
+const BATCH_ROWS = Number(process.env.BENCH_BATCH_ROWS ?? 16384);
+const DIM = Number(process.env.BENCH_DIM ?? 128);
+const QUERY_ROWS = Number(process.env.BENCH_QUERY_ROWS ?? 100_000);
+const QUERIES = Number(process.env.BENCH_QUERIES ?? 50);
+/** The gateway's default ingest chunk (dataplane.constants.ts); the baseline commits the same way. */
+const CHUNK_BYTES = Number(process.env.ARROW_INGEST_CHUNK_BYTES ?? 32 * 1024 * 1024);
+const POOL = 8;
+
+const MB = 1e6;
+
+
+function rssMiB(pid: number): number {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  return kb / 1024;
+}
+
+function schema(): arrow.Schema {
+  return new arrow.Schema([
+    new arrow.Field('id', new arrow.Int64(), false),
+    new arrow.Field('vector', new arrow.FixedSizeList(DIM, new arrow.Field('item', new arrow.Float32(), true)), false),
+  ]);
+}
+
+/** A record batch of random vectors; ids start at `from`. */
+function makeBatch(from: number, rows: number, seed: number): arrow.RecordBatch {
+  let s = seed >>> 0 || 1;
+  const rnd = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32) * 2 - 1;
+  const values = new Float32Array(rows * DIM);
+  for (let i = 0; i < values.length; i++) values[i] = rnd();
+  const ids = new BigInt64Array(rows);
+  for (let i = 0; i < rows; i++) ids[i] = BigInt(from + i);
+  const sch = schema();
+  const listType = sch.fields[1].type as arrow.FixedSizeList;
+  const child = arrow.makeData({ type: new arrow.Float32(), length: values.length, data: values });
+  const vec = arrow.makeData({ type: listType, length: rows, child, nullCount: 0 });
+  const idData = arrow.makeData({ type: new arrow.Int64(), length: rows, data: ids });
+  return new arrow.RecordBatch(sch, arrow.makeData({ type: new arrow.Struct(sch.fields), length: rows, children: [idData, vec] }));
+}
+
+/** IPC stream bytes: the schema message, then one message per batch (written by apache-arrow, uncompressed). */
+function encode(batches: arrow.RecordBatch[]): { head: Buffer; bodies: Buffer[] } {
+  const head = Buffer.from(arrow.tableToIPC(new arrow.Table(schema()), 'stream'));
+  // A schema-only stream is schema + EOS (8 bytes): keep the schema part.
+  const schemaPart = head.subarray(0, head.length - 8);
+  const bodies = batches.map((b) => {
+    const one = Buffer.from(arrow.tableToIPC(new arrow.Table([b]), 'stream'));
+    return one.subarray(schemaPart.length, one.length - 8);
+  });
+  return { head: schemaPart, bodies };
+}
+
+function start(script: string, env: Record<string, string>): Promise<ChildProcess> {
+  const child = fork(script, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+    child.once('message', () => resolve(child));
+  });
+}
+
+function peakRssMiB(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+/** Streams `head` + `count` batch messages (cycling through the pool) as a chunked upload, with back-pressure. */
+function upload(url: string, headers: Record<string, string>, head: Buffer, bodies: Buffer[], count: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/vnd.apache.arrow.stream' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    let i = 0;
+    const pump = () => {
+      while (i < count) {
+        const ok = req.write(bodies[i % bodies.length]);
+        i++;
+        if (!ok) return void req.once('drain', pump);
+      }
+      req.end(Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]));
+    };
+    req.write(head);
+    pump();
+  });
+}
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length - 1) * p))];
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-bench-ingest-'));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const children: ChildProcess[] = [];
+  const pgName = `lgw_bench_ingest_${process.pid}`;
+  const usePg = ADMIN_URL !== 'embedded';
+  const pgUrl = Object.assign(new URL(usePg ? ADMIN_URL : 'postgresql://x/y'), { pathname: `/${pgName}` }).toString();
+  if (usePg) await sql(ADMIN_URL, `CREATE DATABASE "${pgName}"`);
+  try {
+    // ---- data: a pool of distinct batches, cycled to the target size
+    const pool = Array.from({ length: POOL }, (_, i) => makeBatch(i * BATCH_ROWS, BATCH_ROWS, i + 1));
+    const { head, bodies } = encode(pool);
+    const count = Math.ceil((INGEST_MB * MB) / bodies[0].length);
+    const total = head.length + count * bodies[0].length;
+    const rows = count * BATCH_ROWS;
+    console.log(`ingest: ${(total / MB).toFixed(0)} MB, ${count} batches × ${BATCH_ROWS} rows (${rows} rows, ${DIM}-d float32 vectors)`);
+
+    // ---- gateway (child process, embedded catalog)
+    const gwDir = path.join(dir, 'gateway');
+    const gw = await start(path.join(__dirname, 'gateway-child.js'), {
+      PORT: String(port),
+      DATA_DIR: gwDir,
+      BOOTSTRAP_DATABASE: 'bench',
+      LOG_LEVEL: 'error',
+      ...(usePg ? { DATABASE_URL: pgUrl } : {}),
+    });
+    children.push(gw);
+    const { api_key } = JSON.parse(fs.readFileSync(path.join(gwDir, 'initial-api-key.json'), 'utf8'));
+    const headers = { 'x-api-key': api_key, 'x-service-database': 'bench' };
+    const base = `http://127.0.0.1:${port}`;
+    const rssBefore = peakRssMiB(gw.pid!);
+
+    let sampled = rssMiB(gw.pid!);
+    const sampler = setInterval(() => (sampled = Math.max(sampled, rssMiB(gw.pid!))), 50);
+    const t0 = performance.now();
+    const res = await upload(`${base}/v1/tables/ingest`, headers, head, bodies, count).finally(() => clearInterval(sampler));
+    const gwSeconds = (performance.now() - t0) / 1000;
+    if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${res.body}`);
+    const gwPeak = peakRssMiB(gw.pid!);
+    console.log(`  gateway:    ${gwSeconds.toFixed(1)} s, ${(total / MB / gwSeconds).toFixed(0)} MB/s (answer ${res.body})`);
+
+    // ---- in-process baseline: the same batches, the same chunking (one version per ~chunk)
+    const local = await lancedb.connect(path.join(dir, 'local'));
+    const perChunk = Math.max(1, Math.floor(CHUNK_BYTES / bodies[0].length));
+    const t1 = performance.now();
+    let table: lancedb.Table | undefined;
+    for (let i = 0; i < count; i += perChunk) {
+      const list = Array.from({ length: Math.min(perChunk, count - i) }, (_, j) => pool[(i + j) % POOL]);
+      const chunk = new arrow.Table(list);
+      if (!table) table = await local.createTable('ingest', chunk);
+      else await table.add(chunk);
+    }
+    const localSeconds = (performance.now() - t1) / 1000;
+    console.log(`  in-process: ${localSeconds.toFixed(1)} s, ${(total / MB / localSeconds).toFixed(0)} MB/s`);
+    console.log(`  throughput ratio gateway / in-process: ${(localSeconds / gwSeconds).toFixed(2)}`);
+    console.log(`  gateway RSS: peak ${gwPeak.toFixed(0)} MiB (VmHWM; ${rssBefore.toFixed(0)} MiB before the upload), highest sampled during the upload ${sampled.toFixed(0)} MiB`);
+    const check = await lancedb.connect(`db://bench`, { apiKey: api_key, hostOverride: base });
+    const remoteRows = await (await check.openTable('ingest')).countRows();
+    if (remoteRows !== rows) throw new Error(`gateway table has ${remoteRows} rows, expected ${rows}`);
+    table?.close();
+
+    // ---- vector query latency, brute force, on a smaller table
+    const qCount = Math.ceil(QUERY_ROWS / BATCH_ROWS);
+    const qres = await upload(`${base}/v1/tables/queries`, headers, head, bodies, qCount);
+    if (qres.status !== 201) throw new Error(`upload failed: ${qres.status} ${qres.body}`);
+    const localQ = await local.createTable('queries', new arrow.Table(Array.from({ length: qCount }, (_, j) => pool[j % POOL])));
+    const remoteQ = await check.openTable('queries');
+    const probes = Array.from({ length: QUERIES }, (_, i) => Array.from(makeBatch(0, 1, 1000 + i).getChild('vector')!.get(0) as Float32Array));
+    const time = async (tbl: lancedb.Table) => {
+      await tbl.vectorSearch(probes[0]).limit(10).toArray(); // warm-up
+      const ms: number[] = [];
+      for (const p of probes) {
+        const s = performance.now();
+        const r = await tbl.vectorSearch(p).limit(10).toArray();
+        ms.push(performance.now() - s);
+        if (r.length !== 10) throw new Error('short answer');
+      }
+      return ms;
+    };
+    const viaGw = await time(remoteQ);
+    const inProc = await time(localQ);
+    console.log(`vector query (k=10, ${qCount * BATCH_ROWS} rows, no index, ${QUERIES} queries):`);
+    console.log(`  gateway:    p50 ${pct(viaGw, 0.5).toFixed(1)} ms, p95 ${pct(viaGw, 0.95).toFixed(1)} ms`);
+    console.log(`  in-process: p50 ${pct(inProc, 0.5).toFixed(1)} ms, p95 ${pct(inProc, 0.95).toFixed(1)} ms`);
+    console.log(`  latency ratio gateway / in-process (p50): ${(pct(viaGw, 0.5) / pct(inProc, 0.5)).toFixed(2)}`);
+    check.close();
+    local.close();
+  } finally {
+    for (const c of children) {
+      c.removeAllListeners('exit');
+      c.kill('SIGTERM');
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    fs.rmSync(dir, { recursive: true, force: true });
+    if (usePg) await sql(ADMIN_URL, `DROP DATABASE IF EXISTS "${pgName}" WITH (FORCE)`).catch(() => undefined);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

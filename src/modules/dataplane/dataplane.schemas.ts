@@ -1,0 +1,157 @@
+import { z } from 'zod';
+import { Errors } from '../../common/errors';
+
+/**
+ * Request bodies of the data plane, in both dialects: the official remote client's (bare `vector` / `columns`,
+ * legacy or structured FTS) and the Lance Namespace spec's (`vector: {single_vector|multi_vector}`,
+ * `columns: {column_names|column_aliases}`, `full_text_query: {string_query|structured_query}`). Unknown fields are
+ * ignored; `null` means absent.
+ */
+const base = { id: z.array(z.string()).nullish(), identity: z.unknown().optional(), context: z.unknown().optional() };
+const optNum = z.number().nullish().transform((v) => v ?? undefined);
+const optInt = z.number().int().nonnegative().nullish().transform((v) => v ?? undefined);
+const optStr = z.string().nullish().transform((v) => v ?? undefined);
+const optBool = z.boolean().nullish().transform((v) => v ?? undefined);
+
+const vectorList = z.array(z.number());
+const vectorBody = z
+  .union([
+    vectorList,
+    z.array(vectorList),
+    z.object({ single_vector: vectorList.nullish(), multi_vector: z.array(vectorList).nullish() }).loose(),
+  ])
+  .nullish();
+
+const columnsBody = z
+  .union([
+    z.array(z.string()),
+    z.record(z.string(), z.string()),
+    z.object({ column_names: z.array(z.string()).nullish(), column_aliases: z.record(z.string(), z.string()).nullish() }).loose(),
+  ])
+  .nullish();
+
+export const QueryBody = z
+  .object({
+    ...base,
+    vector: vectorBody,
+    k: z.number().nonnegative().nullish(),
+    filter: optStr,
+    columns: columnsBody,
+    full_text_query: z.record(z.string(), z.unknown()).nullish(),
+    vector_column: optStr,
+    distance_type: optStr,
+    prefilter: optBool,
+    bypass_vector_index: optBool,
+    fast_search: optBool,
+    with_row_id: optBool,
+    nprobes: optInt,
+    minimum_nprobes: optInt,
+    maximum_nprobes: optInt,
+    ef: optInt,
+    refine_factor: optInt,
+    lower_bound: optNum,
+    upper_bound: optNum,
+    offset: optInt,
+    version: optInt,
+    branch: optStr,
+  })
+  .loose();
+export type QueryRequest = z.output<typeof QueryBody>;
+
+export const CountRowsBody = z.object({ ...base, predicate: optStr, filter: optStr, version: optInt, branch: optStr }).loose();
+
+export const UpdateBody = z
+  .object({
+    ...base,
+    updates: z.array(z.array(z.string())).min(1, 'update requires at least one [column, expression] pair'),
+    predicate: optStr,
+  })
+  .loose();
+
+export const DeleteBody = z.object({ ...base, predicate: z.string({ error: 'predicate is required' }) }).loose();
+
+export const CreateIndexBody = z
+  .object({
+    ...base,
+    column: z.string({ error: 'column is required' }).min(1),
+    index_type: z.string({ error: 'index_type is required' }),
+    name: optStr,
+    replace: optBool,
+    metric_type: optStr,
+    distance_type: optStr,
+    num_partitions: optInt,
+    num_sub_vectors: optInt,
+    num_bits: optInt,
+    sample_rate: optInt,
+    max_iterations: optInt,
+    m: optInt,
+    ef_construction: optInt,
+    with_position: optBool,
+    base_tokenizer: optStr,
+    language: optStr,
+    max_token_length: optInt,
+    lower_case: optBool,
+    stem: optBool,
+    remove_stop_words: optBool,
+    ascii_folding: optBool,
+    custom_stop_words: z.array(z.string()).nullish(),
+    ngram_min_length: optInt,
+    ngram_max_length: optInt,
+    prefix_only: optBool,
+  })
+  .loose();
+export type CreateIndexRequest = z.output<typeof CreateIndexBody>;
+
+export const VersionBody = z.object({ ...base, version: optInt, branch: optStr }).loose();
+
+export const AddColumnsBody = z
+  .object({
+    ...base,
+    new_columns: z
+      .array(z.object({ name: z.string(), expression: z.string({ error: 'new_columns[].expression is required' }) }).loose())
+      .min(1, 'new_columns must not be empty'),
+  })
+  .loose();
+
+export const AlterColumnsBody = z
+  .object({
+    ...base,
+    alterations: z
+      .array(
+        z
+          .object({
+            path: z.string(),
+            rename: optStr,
+            nullable: optBool,
+            data_type: z.object({ type: z.string() }).loose().nullish(),
+          })
+          .loose(),
+      )
+      .min(1, 'alterations must not be empty'),
+  })
+  .loose();
+
+export const DropColumnsBody = z.object({ ...base, columns: z.array(z.string()).min(1, 'columns must not be empty') }).loose();
+
+export const ExplainBody = z.object({ ...base, verbose: optBool, query: z.record(z.string(), z.unknown()).nullish() }).loose();
+
+/** Query-string flags (`true`/`false`), as the remote client sends them. */
+export function flag(raw: unknown, name: string, def: boolean): boolean {
+  const v = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+  if (v === undefined || v === null || v === '') return def;
+  if (v === true || v === 'true' || v === 'True' || v === '1') return true;
+  if (v === false || v === 'false' || v === 'False' || v === '0') return false;
+  throw Errors.invalidInput(`${name} must be true or false, got '${String(v)}'`);
+}
+
+/** `on` may repeat (`on=a&on=b`); absent or empty is a 400. */
+export function mergeKeys(raw: unknown): string[] {
+  const list = (Array.isArray(raw) ? raw : [raw]).filter((v): v is string => typeof v === 'string' && v.length > 0);
+  if (list.length === 0) throw Errors.invalidInput("merge_insert requires the 'on' query parameter");
+  return list;
+}
+
+export function optionalString(raw: unknown): string | undefined {
+  const v = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}

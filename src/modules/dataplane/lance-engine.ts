@@ -1,0 +1,185 @@
+import * as path from 'node:path';
+import { Injectable } from '@nestjs/common';
+import * as lancedb from '@lancedb/lancedb';
+import { ApiError, Errors } from '../../common/errors';
+import { TableStorage } from '../tables/table-storage.service';
+
+/** The native handles of a local connection (`LocalConnection.inner`, public but not re-exported by the package). */
+interface NativeMergeBuilder {
+  whenMatchedUpdateAll(condition?: string): NativeMergeBuilder;
+  whenNotMatchedInsertAll(): NativeMergeBuilder;
+  whenNotMatchedBySourceDelete(filter?: string): NativeMergeBuilder;
+  useIndex(useIndex: boolean): NativeMergeBuilder;
+  setTimeout(ms: number): void;
+  execute(buf: Buffer): Promise<{ version: number; numInsertedRows: number; numUpdatedRows: number; numDeletedRows: number; numAttempts?: number }>;
+}
+export interface NativeTable {
+  close(): void;
+  version(): Promise<number>;
+  add(buf: Buffer, mode: string): Promise<{ version: number }>;
+  update(onlyIf: string | undefined, columns: Array<[string, string]>): Promise<{ rowsUpdated: number; version: number }>;
+  delete(predicate: string): Promise<{ numDeletedRows: number; version: number }>;
+  mergeInsert(on: string[]): NativeMergeBuilder;
+}
+interface NativeConnection {
+  openTable(name: string, namespacePath: string[], storageOptions: undefined): Promise<NativeTable>;
+  createTable(name: string, buf: Buffer, mode: string, namespacePath: string[], storageOptions: undefined): Promise<NativeTable>;
+}
+const nativeOf = (c: lancedb.Connection): NativeConnection => {
+  const inner = (c as unknown as { inner?: NativeConnection }).inner;
+  if (!inner || typeof inner.createTable !== 'function') throw new Error('@lancedb/lancedb: no native connection handle');
+  return inner;
+};
+
+/**
+ * The native Lance engine (@lancedb/lancedb) at a table's catalog location: `connect(dirname)` +
+ * `openTable(basename without .lance)`. Writes of Arrow bodies go through the engine's native entry points with the
+ * body's IPC messages unchanged (see arrow-ipc.ts), so compressed buffers are decoded natively.
+ */
+@Injectable()
+export class LanceEngine {
+  constructor(private readonly storage: TableStorage) {}
+
+  private split(location: string): { dir: string; name: string } {
+    const abs = this.storage.absolute(location);
+    return { dir: path.dirname(abs), name: path.basename(abs, '.lance') };
+  }
+
+  /** Runs `fn` with a table handle (the wrapper API), closing it afterwards. */
+  async withTable<T>(location: string, fn: (t: lancedb.Table) => Promise<T>, version?: number): Promise<T> {
+    const { dir, name } = this.split(location);
+    const conn = await lancedb.connect(dir);
+    let table: lancedb.Table | undefined;
+    try {
+      table = await conn.openTable(name);
+      if (version !== undefined && version !== null) {
+        try {
+          await table.checkout(version);
+        } catch {
+          throw Errors.tableVersionNotFound(`version ${version} not found`);
+        }
+      }
+      return await fn(table);
+    } catch (err) {
+      throw this.translate(err);
+    } finally {
+      table?.close();
+      conn.close();
+    }
+  }
+
+  /** A table handle that outlives the call (a streamed answer); the caller must call `close`. */
+  async open(location: string, version?: number): Promise<{ table: lancedb.Table; close: () => void }> {
+    const { dir, name } = this.split(location);
+    const conn = await lancedb.connect(dir);
+    let table: lancedb.Table | undefined;
+    try {
+      table = await conn.openTable(name);
+      if (version !== undefined && version !== null) {
+        try {
+          await table.checkout(version);
+        } catch {
+          throw Errors.tableVersionNotFound(`version ${version} not found`);
+        }
+      }
+    } catch (err) {
+      table?.close();
+      conn.close();
+      throw this.translate(err);
+    }
+    let closed = false;
+    const t = table;
+    return {
+      table: t,
+      close: () => {
+        if (closed) return;
+        closed = true;
+        t.close();
+        conn.close();
+      },
+    };
+  }
+
+  /** Runs `fn` with the native table handle (raw IPC writes). */
+  async withNative<T>(location: string, fn: (t: NativeTable) => Promise<T>): Promise<T> {
+    const { dir, name } = this.split(location);
+    const conn = await lancedb.connect(dir);
+    let table: NativeTable | undefined;
+    try {
+      table = await nativeOf(conn).openTable(name, [], undefined);
+      return await fn(table);
+    } catch (err) {
+      throw this.translate(err);
+    } finally {
+      table?.close();
+      conn.close();
+    }
+  }
+
+  /** Writes an IPC file as the table's first version (`create`) or as a new version replacing all rows (`overwrite`). */
+  async create(location: string, ipcFile: Buffer, mode: 'create' | 'overwrite'): Promise<number> {
+    const { dir, name } = this.split(location);
+    const conn = await lancedb.connect(dir);
+    try {
+      const t = await nativeOf(conn).createTable(name, ipcFile, mode, [], undefined);
+      try {
+        return await t.version();
+      } finally {
+        t.close();
+      }
+    } catch (err) {
+      throw this.translate(err);
+    } finally {
+      conn.close();
+    }
+  }
+
+  async append(location: string, ipcFile: Buffer, mode: 'append' | 'overwrite' = 'append'): Promise<number> {
+    return this.withNative(location, async (t) => (await t.add(ipcFile, mode)).version);
+  }
+
+  /**
+   * Engine errors as API errors. The engine's messages can carry server paths: those are cut out. Invalid input
+   * (bad SQL, unknown columns, schema mismatches) is the caller's 400; commit conflicts a retryable 409.
+   */
+  translate(err: unknown): unknown {
+    if (err instanceof ApiError) return err;
+    const raw = err instanceof Error ? err.message : String(err);
+    const msg = this.clean(raw);
+    if (/CommitConflict|Retryable commit conflict|TooMuchWriteContention|IncompatibleTransaction|concurrent/i.test(raw)) {
+      return Errors.concurrentModification(msg);
+    }
+    if (/Index .* already exists|index with name .* already exists|already exists/i.test(raw) && /index/i.test(raw)) {
+      return Errors.indexAlreadyExists(msg);
+    }
+    if (/Index .*not found|index not found|no index named/i.test(raw)) return Errors.indexNotFound(msg);
+    // A concurrent writer created the table first.
+    if (/Dataset already exists|Table '[^']*' already exists/i.test(raw)) return Errors.tableAlreadyExists(msg);
+    if (/already exists|Duplicate field/i.test(raw)) return Errors.invalidInput(msg);
+    if (/Version .* not found|version.*does not exist|Not found: .*_versions/i.test(raw)) return Errors.tableVersionNotFound(msg);
+    if (/Schema error|schema mismatch|Append with different schema|SchemaMismatch|does not match the schema|different schema/i.test(raw)) {
+      return Errors.schemaValidation(msg);
+    }
+    if (
+      /Invalid user input|InvalidInput|invalid input|Invalid argument|No field named|not found in schema|Column .* not found|column .* does not exist|Error during planning|SQL error|ParserError|Parser error|sql parser|Arrow error|Cast error|not supported|NotSupported|Unsupported|Query column|fts index|full text search|No vector column|dimension|Field path/i.test(
+        raw,
+      )
+    ) {
+      return Errors.invalidInput(msg);
+    }
+    return err;
+  }
+
+  private clean(msg: string): string {
+    const root = this.storage.absolute('.');
+    return msg
+      .split(root + path.sep)
+      .join('')
+      .split(root)
+      .join('')
+      .replace(/, \/[^\s,]*\.rs:\d+:\d+/g, '')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 2000);
+  }
+}
