@@ -12,6 +12,7 @@ import { openCatalogDb } from './database/catalog-db';
 import { DatabasesService } from './modules/databases/databases.service';
 import { ARROW_STREAM_TYPE, isArrowRouteWithoutType } from './modules/dataplane/dataplane.constants';
 import { createRootLogger } from './modules/observability/logger';
+import { setupOpenApi } from './modules/openapi';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -73,6 +74,7 @@ export async function createGateway(
     reply.header('x-request-id', req.id);
   });
   app.useGlobalFilters(new HttpExceptionFilter());
+  setupOpenApi(app, config); // GET /openapi.json and /docs
   await app.init();
   await app.get(DatabasesService).bootstrap();
   return app;

@@ -1,0 +1,2 @@
+export { buildOpenApiDocument, DOCS_PATH, OPENAPI_JSON_PATH } from './openapi.document';
+export { setupOpenApi } from './openapi.setup';

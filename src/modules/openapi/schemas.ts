@@ -1,0 +1,277 @@
+import { z } from 'zod';
+import { PropertiesSchema } from '../../common/request-schemas';
+
+/**
+ * Schemas the OpenAPI document needs and the code does not export: the JSON answers of the services (written to
+ * match what they return; keep them in step when a service changes its answer), the §7 error body, and the operator
+ * API's request bodies (mirrors of the private schemas in databases.controller.ts). Converted to JSON Schema with
+ * zod 4's `z.toJSONSchema` by openapi.document.ts. Schemas given an `id` with `.meta` become named components.
+ */
+
+const props = PropertiesSchema.describe('string-to-string properties');
+
+// ---------------------------------------------------------------------------------------------- errors (mission §7)
+
+export const ErrorResponse = z
+  .object({
+    type: z.string().describe('problem type, e.g. `/errors/not-found-error` (mission §7)'),
+    title: z.string().describe('short, fixed summary of the problem type'),
+    status: z.number().int().describe('the HTTP status, repeated'),
+    detail: z.string().describe('what went wrong, for humans'),
+    instance: z.string().describe('the request id (the `x-request-id` response header)'),
+    code: z
+      .number()
+      .int()
+      .min(0)
+      .describe(
+        'Lance Namespace error code (what the official clients use to pick their error type): 0 Unsupported, ' +
+          '1 NamespaceNotFound, 2 NamespaceAlreadyExists, 3 NamespaceNotEmpty, 4 TableNotFound, 5 TableAlreadyExists, ' +
+          '6 TableIndexNotFound, 7 TableIndexAlreadyExists, 10 TransactionNotFound, 11 TableVersionNotFound, ' +
+          '12 TableColumnNotFound, 13 InvalidInput, 14 ConcurrentModification, 15 PermissionDenied, 16 Unauthenticated, ' +
+          '17 ServiceUnavailable, 18 Internal, 20 TableSchemaValidationError, 21 Throttling, 22 TableBranchNotFound',
+      ),
+    error: z.string().describe('the same message as `detail` (the Lance Namespace ErrorResponse field)'),
+  })
+  .describe('Error body of every 4xx/5xx answer: the problem-details fields of mission §7 plus the spec\'s `code` and `error`');
+
+// ---------------------------------------------------------------------------------------------- namespaces
+
+export const CreateNamespaceResponse = z.object({
+  properties: props.describe('the stored properties, with `created_at` (RFC 3339) added by the gateway unless given'),
+});
+export const ListNamespacesResponse = z.object({
+  namespaces: z.array(z.string()).describe('names of the direct children (last segment only), sorted'),
+  page_token: z.string().optional().describe('present when there are more results: pass it back as `page_token`'),
+});
+export const DescribeNamespaceResponse = z.object({
+  properties: props.describe('the stored properties, with `created_at` (RFC 3339); `{}` for the root namespace'),
+});
+export const DropNamespaceResponse = z.object({
+  properties: props,
+  transaction_id: z
+    .array(z.string())
+    .optional()
+    .describe('present when a cascade drop continues in the background: poll it with DescribeTransaction'),
+});
+
+// ---------------------------------------------------------------------------------------------- tables
+
+export const ListTablesResponse = z.object({
+  tables: z.array(z.string()),
+  page_token: z.string().optional().describe('present when there are more results: pass it back as `page_token`'),
+});
+
+const JsonArrowField: z.ZodType = z
+  .object({
+    name: z.string(),
+    get type() {
+      return JsonArrowDataType;
+    },
+    nullable: z.boolean(),
+    metadata: z.record(z.string(), z.string()).optional(),
+  })
+  .meta({ id: 'JsonArrowField' });
+const JsonArrowDataType: z.ZodType = z
+  .object({
+    type: z.string().describe('Lance JSON type name: `int32`, `string`, `fixed_size_list`, `struct`, …'),
+    get fields() {
+      return z.array(JsonArrowField).optional();
+    },
+    length: z.number().int().optional(),
+  })
+  .meta({ id: 'JsonArrowDataType' });
+export const JsonArrowSchema = z
+  .object({ fields: z.array(JsonArrowField), metadata: z.record(z.string(), z.string()).optional() })
+  .meta({ id: 'JsonArrowSchema' });
+
+export const DescribeTableResponse = z.object({
+  table: z.string(),
+  namespace: z.array(z.string()),
+  location: z.string().describe('absolute location of the table data'),
+  table_uri: z.string().describe('same as `location`'),
+  properties: props,
+  is_only_declared: z.boolean().optional().describe('with `check_declared` or `load_detailed_metadata`'),
+  version: z.number().int().optional().describe('latest (or requested) version, when the table has data'),
+  schema: JsonArrowSchema.optional().describe('Arrow schema, when the table has data'),
+});
+export const DeclareTableResponse = z.object({
+  location: z.string().describe('absolute location the client writes the table data to'),
+  properties: props,
+});
+export const RegisterTableResponse = z.object({ location: z.string(), properties: props });
+export const DropTableResponse = z.object({ id: z.array(z.string()), location: z.string(), properties: props });
+export const DeregisterTableResponse = DropTableResponse;
+export const RenameTableResponse = z.object({});
+export const GetTableStatsResponse = z.object({
+  total_bytes: z.number().int(),
+  num_rows: z.number().int(),
+  num_indices: z.number().int(),
+  fragment_stats: z.object({
+    num_fragments: z.number().int(),
+    num_small_fragments: z.number().int(),
+    lengths: z.object({
+      min: z.number().int(),
+      max: z.number().int(),
+      mean: z.number().int(),
+      p25: z.number().int(),
+      p50: z.number().int(),
+      p75: z.number().int(),
+      p99: z.number().int(),
+    }),
+  }),
+});
+export const DescribeTransactionResponse = z.object({
+  status: z.enum(['Queued', 'Running', 'Succeeded', 'Failed', 'Canceled']),
+  properties: z
+    .object({
+      operation: z.string(),
+      created_at: z.string(),
+      updated_at: z.string(),
+      pending: z.string().describe('number of storage folders still to delete'),
+      error: z.string().optional(),
+    })
+    .describe('details of the long-running operation'),
+});
+
+// ---------------------------------------------------------------------------------------------- data plane
+
+export const CreateTableResponse = z.object({
+  location: z.string(),
+  version: z.number().int().optional().describe('absent for mode ExistOk on an existing table'),
+  properties: props,
+  name: z.string().optional().describe('new tables only'),
+  num_rows: z.number().int().optional().describe('new tables only: rows written'),
+});
+export const EnterpriseCreateTableResponse = z.object({
+  name: z.string(),
+  location: z.string(),
+  version: z.number().int(),
+  num_rows: z.number().int(),
+  properties: props,
+});
+export const InsertIntoTableResponse = z.object({ version: z.number().int(), num_inserted_rows: z.number().int() });
+export const MergeInsertIntoTableResponse = z.object({
+  version: z.number().int(),
+  num_inserted_rows: z.number().int(),
+  num_updated_rows: z.number().int(),
+  num_deleted_rows: z.number().int(),
+  num_attempts: z.number().int().optional(),
+});
+export const CountTableRowsResponse = z.number().int().min(0).describe('the row count as a bare JSON number');
+export const ExplainTableQueryPlanResponse = z.string().describe('the plan, as a JSON string literal');
+export const UpdateTableResponse = z.object({
+  updated_rows: z.number().int(),
+  rows_updated: z.number().int().describe('same as `updated_rows` (the official remote client reads this name)'),
+  version: z.number().int(),
+});
+export const DeleteFromTableResponse = z.object({ num_deleted_rows: z.number().int(), version: z.number().int() });
+export const EmptyResponse = z.object({});
+export const ListTableIndicesResponse = z.object({
+  indexes: z.array(
+    z.object({
+      index_name: z.string(),
+      index_uuid: z.string(),
+      columns: z.array(z.string()),
+      index_type: z.string(),
+      status: z.string(),
+      num_indexed_rows: z.number().int().optional(),
+      num_unindexed_rows: z.number().int().optional(),
+      size_bytes: z.number().int().optional(),
+      num_segments: z.number().int().optional(),
+      created_at: z.string().optional(),
+      index_version: z.number().int().optional(),
+    }),
+  ),
+});
+export const DescribeTableIndexStatsResponse = z.object({
+  num_indexed_rows: z.number().int(),
+  num_unindexed_rows: z.number().int(),
+  index_type: z.string(),
+  distance_type: z.string().optional(),
+  num_indices: z.number().int().optional(),
+});
+export const ListTableVersionsResponse = z.object({
+  versions: z.array(
+    z.object({ version: z.number().int(), timestamp: z.string(), metadata: z.record(z.string(), z.string()) }),
+  ),
+});
+export const VersionResponse = z.object({ version: z.number().int().describe('the table version after the change') });
+
+// ---------------------------------------------------------------------------------------------- operator API
+
+const RateLimit = z
+  .object({
+    limit: z.number().int().positive(),
+    window_ms: z.number().int().positive().max(86_400_000),
+  })
+  .describe('at most `limit` requests per `window_ms` for the whole database');
+
+/** Mirrors CreateDatabaseBody in databases.controller.ts. */
+export const CreateDatabaseRequest = z.object({
+  name: z.string().describe('letters, digits, `_`, `-` and `.`'),
+  properties: props.optional(),
+  rate_limit: RateLimit.nullable().optional().describe('null or absent: the gateway defaults'),
+});
+/** Mirrors UpdateDatabaseBody in databases.controller.ts (at least one field). */
+export const UpdateDatabaseRequest = z.object({
+  properties: props.optional(),
+  rate_limit: RateLimit.nullable().optional().describe('null: back to the gateway defaults'),
+});
+/** Mirrors CreateKeyBody in databases.controller.ts. */
+export const CreateApiKeyRequest = z.object({
+  role: z.enum(['read', 'write', 'admin']),
+  description: z.string().max(500).optional(),
+  expires_at: z.iso.datetime({ offset: true }).optional(),
+});
+
+export const Database = z.object({
+  id: z.string(),
+  name: z.string(),
+  properties: props,
+  rate_limit: RateLimit.nullable().describe('the database\'s own limit; null when the gateway defaults apply'),
+  created_at: z.string(),
+});
+export const ListDatabasesResponse = z.object({ databases: z.array(Database), page_token: z.string().optional() });
+export const IssuedApiKey = z.object({
+  id: z.string(),
+  api_key: z.string().describe('the secret: shown only in this answer'),
+  role: z.enum(['read', 'write', 'admin']),
+  description: z.string().nullable(),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+});
+export const ListApiKeysResponse = z.object({
+  api_keys: z.array(
+    z.object({
+      id: z.string(),
+      role: z.enum(['read', 'write', 'admin']),
+      description: z.string().nullable(),
+      created_at: z.string(),
+      expires_at: z.string().nullable(),
+      revoked_at: z.string().nullable(),
+    }),
+  ),
+});
+export const AuditTrailResponse = z.object({
+  events: z.array(
+    z.object({
+      id: z.string(),
+      actor: z.string().describe('key id, token subject, `operator`, `cli:<user>` or `bootstrap`'),
+      action: z.string(),
+      target: z.string(),
+      details: z.record(z.string(), z.unknown()),
+      request_id: z.string().nullable(),
+      created_at: z.string(),
+    }),
+  ),
+  page_token: z.string().optional(),
+});
+
+// ---------------------------------------------------------------------------------------------- health
+
+export const LivenessResponse = z.object({ status: z.literal('ok') });
+export const ReadinessResponse = z.object({
+  status: z.literal('ready'),
+  catalog: z.literal('up'),
+  redis: z.enum(['ready', 'down', 'none']).describe('state of the Redis connection: `ready`, `down`, or `none` without REDIS_URL (does not affect readiness)'),
+});
