@@ -13,6 +13,7 @@ import {
   Tenant,
   TestGateway,
 } from './helpers/gateway';
+import { startGatewayProcess } from './helpers/gateway-process';
 import { DatabasesService } from '../src/modules/databases/databases.service';
 
 /** API keys: expiry, revocation on every replica, database-scoped admin keys (issue 3). */
@@ -28,7 +29,7 @@ function expectError(r: Reply, status: number, code: number, msg?: RegExp): void
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const keyApi = (gw: TestGateway, db: string, key: string) => new Api(gw.url, { 'x-api-key': key, 'x-service-database': db });
+const keyApi = (gw: { url: string }, db: string, key: string) => new Api(gw.url, { 'x-api-key': key, 'x-service-database': db });
 const LIST = '/v1/namespace/%24/list';
 
 forEachCatalog('API key expiry', (kind) => {
@@ -103,11 +104,12 @@ forEachCatalog('API key expiry', (kind) => {
 describe('revocation across two gateway processes sharing one Postgres', () => {
   let db: Awaited<ReturnType<typeof createPgDatabase>>;
   let a: TestGateway;
-  let b: TestGateway;
+  let b: { url: string; close(): Promise<void> };
   before(async () => {
     db = await createPgDatabase();
     a = await startGateway('postgres', { DATABASE_URL: db.url });
-    b = await startGateway('postgres', { DATABASE_URL: db.url });
+    // The other replica is its own OS process.
+    b = await startGatewayProcess({ DATABASE_URL: db.url, ADMIN_API_KEY: ADMIN_KEY, DATA_DIR: a.dataDir });
   });
   after(async () => {
     await a?.close();

@@ -162,14 +162,14 @@ export interface Tenant {
   reader: Api;
 }
 
-export function operator(gw: TestGateway): Api {
+export function operator(gw: { url: string }): Api {
   return new Api(gw.url, { 'x-api-key': ADMIN_KEY });
 }
 
 let tenantCounter = 0;
 
 /** Creates a database with a write and a read key through the operator API. */
-export async function newTenant(gw: TestGateway, name = `db${++tenantCounter}_${randomBytes(3).toString('hex')}`): Promise<Tenant> {
+export async function newTenant(gw: { url: string }, name = `db${++tenantCounter}_${randomBytes(3).toString('hex')}`): Promise<Tenant> {
   const op = operator(gw);
   const created = await op.post('/admin/v1/databases', { name });
   if (created.status !== 201) throw new Error(`could not create database: ${created.status} ${created.text}`);
