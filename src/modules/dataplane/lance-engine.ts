@@ -47,24 +47,13 @@ export class LanceEngine {
 
   /** Runs `fn` with a table handle (the wrapper API), closing it afterwards. */
   async withTable<T>(location: string, fn: (t: lancedb.Table) => Promise<T>, version?: number): Promise<T> {
-    const { dir, name } = this.split(location);
-    const conn = await lancedb.connect(dir);
-    let table: lancedb.Table | undefined;
+    const handle = await this.open(location, version);
     try {
-      table = await conn.openTable(name);
-      if (version !== undefined && version !== null) {
-        try {
-          await table.checkout(version);
-        } catch {
-          throw Errors.tableVersionNotFound(`version ${version} not found`);
-        }
-      }
-      return await fn(table);
+      return await fn(handle.table);
     } catch (err) {
       throw this.translate(err);
     } finally {
-      table?.close();
-      conn.close();
+      handle.close();
     }
   }
 
