@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
-import { forEachCatalog, idPath, newTenant, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import { forEachCatalog, idPath, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
 
 /**
  * Raw HTTP against the data plane: the extended edition's routes (`GET /v1/tables`, `POST /v1/tables/{name}` with a
@@ -77,6 +77,12 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
       assert.ok(r.json.version >= 1);
       assert.ok(r.headers.get('phalanx-version'));
       await post(gw, tenant, '/v1/tables/logs', streamOf(1, 10));
+      // Creating a table is in the audit trail, like every other catalog change.
+      const audit = await operator(gw).get(`/admin/v1/databases/${tenant.name}/audit`);
+      const created = audit.body.events.find((e: { action: string; target: string }) => e.action === 'table.create' && e.target === 'events');
+      assert.ok(created, JSON.stringify(audit.body));
+      assert.equal(created.details.version, r.json.version);
+      assert.match(created.actor, /^key:/);
 
       const list = await tenant.api.get('/v1/tables');
       assert.equal(list.status, 200);

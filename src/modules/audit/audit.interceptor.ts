@@ -41,7 +41,11 @@ export class AuditInterceptor implements NestInterceptor {
 
   private subject(req: AuditedRequest, result: unknown) {
     if (req.tenant) {
-      const id = parseObjectId(req.params.id, resolveDelimiter(req.query.delimiter)).join('$');
+      // `{id}` on the REST contract; the Enterprise routes name a root table as `:name`.
+      const id =
+        req.params.id !== undefined
+          ? parseObjectId(req.params.id, resolveDelimiter(req.query.delimiter)).join('$')
+          : (req.params.name ?? '');
       return {
         databaseId: req.tenant.database.id,
         databaseName: req.tenant.database.name,

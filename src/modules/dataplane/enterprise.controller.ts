@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { assertName } from '../../common/ids';
 import { parseBool, resolveLimit } from '../../common/pagination';
 import { Delimiter } from '../../common/route-params';
+import { Audited } from '../audit/audited.decorator';
 import { CatalogAccessGuard } from '../auth/catalog-access.guard';
 import { DatabaseThrottlerGuard } from '../throttling/database-throttler.guard';
 import { RequiresRole } from '../auth/requires-role.decorator';
@@ -34,13 +35,11 @@ export class EnterpriseController {
     );
   }
 
-  /**
-   * 201 with the new table; 409 when the name exists; 400 for a bad body; 413 above the limit. Not @Audited: the
-   * audit interceptor reads the table id from an `:id` path parameter, which this route does not have.
-   */
+  /** 201 with the new table; 409 when the name exists; 400 for a bad body; 413 above the limit. */
   @Post(':name')
   @HttpCode(201)
   @RequiresRole('write')
+  @Audited('table.create', (_b, r) => ({ version: r?.version ?? null }))
   create(@Tenant() t: TenantContext, @Param('name') name: string, @Req() req: FastifyRequest) {
     assertName(name, 'table name');
     return this.data.createStreamed(t, [name], arrowBody(req), 'spec');
