@@ -5,7 +5,9 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
+import * as http from 'node:http';
 import * as lancedb from '@lancedb/lancedb';
+import * as arrow from 'apache-arrow';
 import { eventually } from './helpers/gateway';
 
 const MAIN = path.resolve(__dirname, '../src/main.js');
@@ -61,6 +63,61 @@ describe('npm start on the embedded default (the built entry point, as a separat
       child.kill('SIGTERM');
     }
     assert.equal(await exited, 0, `graceful exit on SIGTERM; output:\n${output}`);
+  });
+
+  it('on SIGTERM finishes a request in flight (a slow streamed upload) before exiting 0', async () => {
+    const port = await freePort();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-term-'));
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dir, NODE_NO_WARNINGS: '1' };
+    for (const k of ['DATABASE_URL', 'ADMIN_API_KEY', 'BOOTSTRAP_DATABASE', 'BASE_PATH', 'STORAGE_ROOT']) delete env[k];
+    const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      await eventually(async () => output.includes('listening on'), 600, 100);
+      const creds = JSON.parse(fs.readFileSync(path.join(dir, 'initial-api-key.json'), 'utf8'));
+      const body = Buffer.from(
+        arrow.tableToIPC(arrow.tableFromArrays({ id: Int32Array.from({ length: 5000 }, (_, i) => i) }), 'stream'),
+      );
+      const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: '/v1/tables/in_flight',
+            headers: {
+              'x-api-key': creds.api_key,
+              'x-service-database': creds.database,
+              'content-type': 'application/vnd.apache.arrow.stream',
+              'content-length': String(body.length),
+            },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (c) => (text += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+          },
+        );
+        req.on('error', reject);
+        // Half the body, then SIGTERM, then the rest: the request is in flight when shutdown starts.
+        req.write(body.subarray(0, body.length >> 1));
+        setTimeout(() => {
+          child.kill('SIGTERM');
+          setTimeout(() => req.end(body.subarray(body.length >> 1)), 300);
+        }, 300);
+      });
+      const res = await answer;
+      assert.equal(res.status, 201, res.text);
+      assert.equal(JSON.parse(res.text).num_rows, 5000);
+      assert.equal(await exited, 0, `graceful exit; output:\n${output}`);
+      assert.match(output, /SIGTERM received: shutting down/);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses to start with a malformed DATABASE_URL and says why', () => {
