@@ -93,6 +93,8 @@ async function main(): Promise<void> {
         DATA_DIR: dataDir,
         ADMIN_API_KEY: adminKey,
         LOG_LEVEL: 'warn',
+        // Measure the request path, not the default per-database limit (1000 req/s).
+        RATE_LIMIT_LIMIT: '100000000',
       }),
     );
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`);

@@ -1,5 +1,5 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
-import { APP_INTERCEPTOR, RouterModule } from '@nestjs/core';
+import { RouterModule } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { APP_CONFIG, AppConfig } from './config/config';
 import { CATALOG_DB, CatalogDb } from './database/catalog-db';
@@ -59,11 +59,12 @@ export class TenancyModule {}
 })
 export class AuthModule {}
 
-/** The audit trail, recorded by AuditInterceptor for routes marked @Audited. */
+/** The audit trail, recorded by AuditInterceptor on routes marked @Audited (global: any controller may audit). */
+@Global()
 @Module({
   imports: [TenancyModule],
-  providers: [AuditRepository, AuditService, { provide: APP_INTERCEPTOR, useClass: AuditInterceptor }],
-  exports: [AuditService],
+  providers: [AuditRepository, AuditService, AuditInterceptor],
+  exports: [AuditService, AuditInterceptor],
 })
 export class AuditModule {}
 

@@ -4,7 +4,7 @@ import { mergeMap, Observable } from 'rxjs';
 import { parseObjectId, resolveDelimiter } from '../../common/ids';
 import { TenantContext } from '../tenancy/tenant-context';
 import { AuditService } from './audit.service';
-import { AUDITED, AuditSpec } from './audited.decorator';
+import { AUDITED, AuditSpec } from './audit.metadata';
 
 interface AuditedRequest {
   id: string;

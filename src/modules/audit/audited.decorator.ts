@@ -1,12 +1,10 @@
-import { SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata, UseInterceptors } from '@nestjs/common';
+import { AuditInterceptor } from './audit.interceptor';
+import { AUDITED, AuditSpec } from './audit.metadata';
 
-export const AUDITED = 'lgw:audited';
-
-export interface AuditSpec {
-  action: string;
-  /** Extra details from the request body and the handler's result (never secrets). */
-  details?: (body: any, result: any) => Record<string, unknown>;
-}
-
-/** Records a successful call of the route in the audit trail (see AuditInterceptor). */
-export const Audited = (action: string, details?: AuditSpec['details']) => SetMetadata(AUDITED, { action, details } satisfies AuditSpec);
+/**
+ * Records a successful call of the route in the audit trail (see AuditInterceptor). The interceptor is applied to
+ * the audited routes only: a global one would put every request through Nest's interceptor pipeline.
+ */
+export const Audited = (action: string, details?: AuditSpec['details']) =>
+  applyDecorators(SetMetadata(AUDITED, { action, details } satisfies AuditSpec), UseInterceptors(AuditInterceptor));

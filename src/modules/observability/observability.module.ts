@@ -15,8 +15,9 @@ export class ObservabilityModule {
       module: ObservabilityModule,
       imports: [
         RedisModule,
-        // Application logs through the same root logger; the request line is written by RequestObserver.
-        LoggerModule.forRoot({ pinoHttp: { logger: root, autoLogging: false, quietReqLogger: true } }),
+        // Application logs through the same root logger. No per-request pino-http middleware (forRoutes: []):
+        // the request line is written by RequestObserver from a Fastify hook, which knows the route and tenant.
+        LoggerModule.forRoot({ pinoHttp: { logger: root, autoLogging: false }, forRoutes: [] }),
       ],
       controllers: [MetricsController],
       providers: [{ provide: ROOT_LOGGER, useValue: root }, MetricsService, RequestObserver],
