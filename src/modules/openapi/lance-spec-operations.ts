@@ -1,5 +1,5 @@
 /**
- * Every operation of the Lance Namespace REST spec (../shared/reference/lance-namespace-spec.yaml, release 0.11.1),
+ * Every operation of the Lance Namespace REST spec (test/fixtures/lance-namespace-spec.yaml, release 0.11.1),
  * by method and path: its operationId and summary. openapi.document.ts names a route the gateway serves but
  * operations.ts does not describe (yet) after the spec operation at the same method and path.
  */
