@@ -9,7 +9,7 @@ import { Role } from '../auth/api-keys.repository';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { AuditService } from '../audit/audit.service';
 import { TenancyService } from '../tenancy/tenancy.service';
-import { TableStorage } from '../tables/table-storage.service';
+import { TableStorage } from '../../storage/table-storage.service';
 import { DatabaseRow, DatabasesRepository, RateLimitInput } from './databases.repository';
 
 const present = (d: DatabaseRow) => ({

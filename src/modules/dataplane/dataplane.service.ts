@@ -6,11 +6,11 @@ import { ApiError, ErrorCode, Errors } from '../../common/errors';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { TableRow } from '../tables/tables.repository';
 import { TablesService } from '../tables/tables.service';
-import { TableStorage } from '../tables/table-storage.service';
+import { TableStorage } from '../../storage/table-storage.service';
 import { TenantContext } from '../tenancy/tenant-context';
 import { decodeSchema, IpcFileLayout, readWholeStream, splitStream, streamInChunks } from './arrow-ipc';
 import { CreateIndexRequest, QueryRequest } from './dataplane.schemas';
-import { LanceEngine } from './lance-engine';
+import { LanceEngine } from '../../storage/lance-engine';
 
 type Body = AsyncIterable<Buffer | Uint8Array | string>;
 export type CreateMode = 'create' | 'existok' | 'overwrite';

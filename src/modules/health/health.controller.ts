@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode } from '@nestjs/common';
 import { Errors } from '../../common/errors';
-import { RedisConnection } from '../throttling/redis.provider';
+import { RedisConnection } from '../../redis/redis.provider';
 import { HealthRepository } from './health.repository';
 
 const READY_TIMEOUT_MS = 2000;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CATALOG_DB, CatalogDb } from '../../database/catalog-db';
-import { RedisConnection } from '../throttling/redis.provider';
+import { RedisConnection } from '../../redis/redis.provider';
 
 /**
  * Prometheus metrics (prom-client), one registry per gateway instance. Labels stay bounded: routes are templates

@@ -1,7 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
-import { RedisModule } from '../throttling/throttling.module';
+import { RedisModule } from '../../redis/redis.module';
 import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
 import { RequestObserver, ROOT_LOGGER } from './request-observer';

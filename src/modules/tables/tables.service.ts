@@ -7,7 +7,7 @@ import { NamespacesService } from '../namespaces/namespaces.service';
 import { scopeOf, TenantContext } from '../tenancy/tenant-context';
 import { TransactionsService } from '../transactions/transactions.service';
 import { TableListRow, TableRow, TablesRepository } from './tables.repository';
-import { TableStorage } from './table-storage.service';
+import { TableStorage } from '../../storage/table-storage.service';
 
 const display = (id: string[]) => id.join('$');
 

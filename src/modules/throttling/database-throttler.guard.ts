@@ -13,7 +13,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { ApiError, ErrorCode } from '../../common/errors';
 import { TenantContext, TenantRequest } from '../tenancy/tenant-context';
 import { MetricsService } from '../observability/metrics.service';
-import { RedisConnection } from './redis.provider';
+import { RedisConnection } from '../../redis/redis.provider';
 
 export const THROTTLER_NAME = 'database';
 

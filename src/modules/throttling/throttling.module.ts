@@ -3,11 +3,8 @@ import { ThrottlerModule, ThrottlerStorageService } from '@nestjs/throttler';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { DatabaseThrottlerGuard, limitFor, THROTTLER_NAME } from './database-throttler.guard';
-import { RedisConnection } from './redis.provider';
-
-/** The Redis connection (absent without REDIS_URL), shared by the throttler and readiness. */
-@Module({ providers: [RedisConnection], exports: [RedisConnection] })
-export class RedisModule {}
+import { RedisModule } from '../../redis/redis.module';
+import { RedisConnection } from '../../redis/redis.provider';
 
 /**
  * Rate limiting: @nestjs/throttler with a Redis store when REDIS_URL is set (every replica shares one count),
@@ -32,6 +29,6 @@ export class RedisModule {}
     }),
   ],
   providers: [DatabaseThrottlerGuard],
-  exports: [DatabaseThrottlerGuard, ThrottlerModule, RedisModule],
+  exports: [DatabaseThrottlerGuard, ThrottlerModule, RedisModule], // the guard runs in its users' modules, which need its dependencies
 })
 export class ThrottlingModule {}

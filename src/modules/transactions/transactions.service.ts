@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
 import { Tx } from '../namespaces/namespaces.repository';
-import { TableStorage } from '../tables/table-storage.service';
+import { TableStorage } from '../../storage/table-storage.service';
 import { TransactionRow, TransactionsRepository } from './transactions.repository';
 
 /** A Running transaction untouched this long is presumed orphaned by a dead process and resumed. */

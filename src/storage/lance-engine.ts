@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
-import { ApiError, Errors } from '../../common/errors';
-import { TableStorage } from '../tables/table-storage.service';
+import { ApiError, Errors } from '../common/errors';
+import { TableStorage } from './table-storage.service';
 
 /** The native handles of a local connection (`LocalConnection.inner`, public but not re-exported by the package). */
 interface NativeMergeBuilder {

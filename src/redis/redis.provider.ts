@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
-import { APP_CONFIG, AppConfig } from '../../config/config';
+import { APP_CONFIG, AppConfig } from '../config/config';
 
 /**
  * The Redis connection for rate-limit counters (REDIS_URL), tuned so that no request ever waits on Redis: no

@@ -3,8 +3,8 @@ import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { Errors } from '../../common/errors';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { Errors } from '../common/errors';
 import { JsonSchema, jsonSchema } from './arrow-json-schema';
 
 export interface TableStats {

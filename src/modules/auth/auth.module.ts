@@ -1,0 +1,30 @@
+import { Module } from '@nestjs/common';
+import { PassportModule } from '@nestjs/passport';
+import { TenancyModule } from '../tenancy/tenancy.module';
+import { AdminKeyGuard, DatabaseAdminGuard } from './admin-key.guard';
+import { ApiKeysRepository } from './api-keys.repository';
+import { ApiKeysService } from './api-keys.service';
+import { BearerStrategy } from './bearer.strategy';
+import { CatalogAccessGuard } from './catalog-access.guard';
+import { CredentialsService } from './credentials.service';
+import { JwtVerifier } from './jwt-verifier.service';
+
+/**
+ * Credentials: API keys (hashed), OAuth 2.0 bearer tokens (JWT, via passport-http-bearer), and the guards of the
+ * REST contract and the operator API.
+ */
+@Module({
+  imports: [TenancyModule, PassportModule],
+  providers: [
+    ApiKeysRepository,
+    ApiKeysService,
+    JwtVerifier,
+    BearerStrategy,
+    CredentialsService,
+    CatalogAccessGuard,
+    AdminKeyGuard,
+    DatabaseAdminGuard,
+  ],
+  exports: [ApiKeysService, CredentialsService, CatalogAccessGuard, AdminKeyGuard, DatabaseAdminGuard, TenancyModule],
+})
+export class AuthModule {}

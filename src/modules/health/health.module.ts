@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+import { RedisModule } from '../../redis/redis.module';
+import { HealthController } from './health.controller';
+import { HealthRepository } from './health.repository';
+
+/** Liveness and readiness probes. */
+@Module({ imports: [RedisModule], controllers: [HealthController], providers: [HealthRepository] })
+export class HealthModule {}

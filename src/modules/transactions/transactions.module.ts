@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { StorageModule } from '../../storage/storage.module';
+import { AuthModule } from '../auth/auth.module';
+import { ThrottlingModule } from '../throttling/throttling.module';
+import { TransactionsController } from './transactions.controller';
+import { TransactionsRepository } from './transactions.repository';
+import { TransactionsService } from './transactions.service';
+
+/** Recorded storage clean-ups (cascade drops) and DescribeTransaction. */
+@Module({
+  imports: [AuthModule, StorageModule, ThrottlingModule],
+  controllers: [TransactionsController],
+  providers: [TransactionsRepository, TransactionsService],
+  exports: [TransactionsService],
+})
+export class TransactionsModule {}
