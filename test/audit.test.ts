@@ -4,13 +4,10 @@ import * as path from 'node:path';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import { ADMIN_KEY, Api, forEachCatalog, idPath, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import { expectProblem } from './helpers/assertions';
+import { writeTable } from './helpers/lance';
 
 /** The audit trail (issue 3): who created, dropped or renamed what, and when, readable through the operator API. */
-
-function expectError(r: Reply, status: number, code: number): void {
-  assert.equal(r.status, status, r.text);
-  assert.equal(r.body.code, code, r.text);
-}
 
 interface Expected {
   action: string;
@@ -32,14 +29,6 @@ forEachCatalog('audit trail', (kind) => {
   const expected: Expected[] = [];
   const failedRequestIds: string[] = [];
 
-  async function writeTable(location: string): Promise<void> {
-    const db = await lancedb.connect(path.dirname(location));
-    try {
-      (await db.createTable(path.basename(location, '.lance'), [{ id: 1 }, { id: 2 }], { mode: 'overwrite' })).close();
-    } finally {
-      db.close();
-    }
-  }
 
   /** A successful write through the REST contract with the write key, tagged with a request id we choose. */
   async function ok(label: string, p: string, body: unknown, exp: Omit<Expected, 'requestId' | 'actor'> & { actor?: string }, api: Api = t.api) {
@@ -83,7 +72,7 @@ forEachCatalog('audit trail', (kind) => {
       details: { new_table_name: 't2' },
     });
     const declared = await ok('declare-data', `/v1/table/${idPath('ns', 'data')}/declare`, {}, { action: 'table.declare', target: 'ns$data' });
-    await writeTable(declared.body.location);
+    await writeTable(declared.body.location, [{ id: 1 }, { id: 2 }]);
     await ok('deregister', `/v1/table/${idPath('ns', 'data')}/deregister`, {}, { action: 'table.deregister', target: 'ns$data' });
     const rel = path.relative(path.join(gw.config.storageRoot, t.name), declared.body.location);
     await ok('register', `/v1/table/${idPath('ns', 'reg')}/register`, { location: rel }, {
@@ -190,12 +179,12 @@ forEachCatalog('audit trail', (kind) => {
       } while (token);
       assert.deepEqual(seen, all, `limit ${limit}`);
     }
-    expectError(await op.get(`/admin/v1/databases/${t.name}/audit?page_token=garbage`), 400, 13);
-    expectError(await op.get(`/admin/v1/databases/${t.name}/audit?limit=abc`), 400, 13);
+    expectProblem(await op.get(`/admin/v1/databases/${t.name}/audit?page_token=garbage`), 400, 13);
+    expectProblem(await op.get(`/admin/v1/databases/${t.name}/audit?limit=abc`), 400, 13);
     const tok = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64url');
-    expectError(await op.get(`/admin/v1/databases/${t.name}/audit?page_token=${tok('just-a-string')}`), 400, 13);
+    expectProblem(await op.get(`/admin/v1/databases/${t.name}/audit?page_token=${tok('just-a-string')}`), 400, 13);
     // A token from another list (the databases list's token is a name) is not an audit token either.
-    expectError(await op.get(`/admin/v1/databases/${t.name}/audit?page_token=${tok(['a'])}`), 400, 13);
+    expectProblem(await op.get(`/admin/v1/databases/${t.name}/audit?page_token=${tok(['a'])}`), 400, 13);
   });
 
   // Regression: a token of the right shape but with a non-date or non-UUID part is 400 code 13, not a 500.
@@ -215,10 +204,10 @@ forEachCatalog('audit trail', (kind) => {
   });
 
   it('is readable by the operator and an admin key of the database; not by read or write keys', async () => {
-    expectError(await new Api(gw.url, { 'x-api-key': t.readKey }).get(`/admin/v1/databases/${t.name}/audit`), 403, 15);
-    expectError(await new Api(gw.url, { 'x-api-key': t.writeKey }).get(`/admin/v1/databases/${t.name}/audit`), 403, 15);
-    expectError(await new Api(gw.url).get(`/admin/v1/databases/${t.name}/audit`), 401, 16);
-    expectError(await op.get('/admin/v1/databases/no_such_db/audit'), 404, 0);
+    expectProblem(await new Api(gw.url, { 'x-api-key': t.readKey }).get(`/admin/v1/databases/${t.name}/audit`), 403, 15);
+    expectProblem(await new Api(gw.url, { 'x-api-key': t.writeKey }).get(`/admin/v1/databases/${t.name}/audit`), 403, 15);
+    expectProblem(await new Api(gw.url).get(`/admin/v1/databases/${t.name}/audit`), 401, 16);
+    expectProblem(await op.get('/admin/v1/databases/no_such_db/audit'), 404, 0);
     const admin = await op.post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'admin' });
     const viaAdmin = await new Api(gw.url, { 'x-api-key': admin.body.api_key }).get(`/admin/v1/databases/${t.name}/audit?limit=10000`);
     assert.equal(viaAdmin.status, 200, viaAdmin.text);

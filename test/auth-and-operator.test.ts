@@ -5,16 +5,8 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from 'pg';
 import { Api, ADMIN_KEY, forEachCatalog, newTenant, operator, pgUrlFor, startGateway, TestGateway } from './helpers/gateway';
+import { expectProblem } from './helpers/assertions';
 
-const ERROR_FIELDS = ['code', 'detail', 'error', 'instance', 'status', 'title', 'type'];
-
-function assertErrorBody(res: { status: number; body: any; headers: Headers }, status: number, code: number) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.deepEqual(Object.keys(res.body).sort(), ERROR_FIELDS);
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.code, code);
-  assert.equal(res.body.instance, res.headers.get('x-request-id'));
-}
 
 forEachCatalog('authentication and tenancy', (kind) => {
   let gw: TestGateway;
@@ -27,20 +19,20 @@ forEachCatalog('authentication and tenancy', (kind) => {
     const t = await newTenant(gw);
     const anon = new Api(gw.url, { 'x-service-database': t.name });
     const missing = await anon.get('/v1/namespace/%24/list');
-    assertErrorBody(missing, 401, 16);
+    expectProblem(missing, 401, 16);
     assert.equal(missing.body.type, '/errors/unauthorized-request');
     assert.equal(missing.headers.get('www-authenticate'), 'Bearer');
     const unknown = await anon.get('/v1/namespace/%24/list', { 'x-api-key': 'lgw_not-a-real-key' });
-    assertErrorBody(unknown, 401, 16);
+    expectProblem(unknown, 401, 16);
   });
 
   it('needs a database: missing header → 400 naming it, unknown database → 404', async () => {
     const t = await newTenant(gw);
     const noDb = await new Api(gw.url, { 'x-api-key': t.writeKey }).get('/v1/namespace/%24/list');
-    assertErrorBody(noDb, 400, 13);
+    expectProblem(noDb, 400, 13);
     assert.match(noDb.body.error, /x-service-database/);
     const unknownDb = await t.api.get('/v1/namespace/%24/list', { 'x-service-database': 'no_such_db' });
-    assertErrorBody(unknownDb, 404, 1);
+    expectProblem(unknownDb, 404, 1);
     assert.match(unknownDb.body.error, /no_such_db/);
   });
 
@@ -49,7 +41,7 @@ forEachCatalog('authentication and tenancy', (kind) => {
     const b = await newTenant(gw);
     assert.equal((await a.api.post('/v1/namespace/shared/create', {})).status, 200);
     const cross = await a.api.get('/v1/namespace/%24/list', { 'x-service-database': b.name });
-    assertErrorBody(cross, 403, 15);
+    expectProblem(cross, 403, 15);
     assert.equal(cross.body.type, '/errors/forbidden-request');
     assert.deepEqual((await b.api.get('/v1/namespace/%24/list')).body.namespaces, []);
     assert.equal((await b.api.post('/v1/namespace/shared/exists', {})).status, 404);
@@ -59,9 +51,9 @@ forEachCatalog('authentication and tenancy', (kind) => {
   it('lets a read key read but not change anything; write implies read', async () => {
     const t = await newTenant(gw);
     assert.equal((await t.api.post('/v1/namespace/ns/create', {})).status, 200);
-    assertErrorBody(await t.reader.post('/v1/namespace/ns2/create', {}), 403, 15);
-    assertErrorBody(await t.reader.post('/v1/namespace/ns/drop', {}), 403, 15);
-    assertErrorBody(await t.reader.post('/v1/table/ns%24t/declare', {}), 403, 15);
+    expectProblem(await t.reader.post('/v1/namespace/ns2/create', {}), 403, 15);
+    expectProblem(await t.reader.post('/v1/namespace/ns/drop', {}), 403, 15);
+    expectProblem(await t.reader.post('/v1/table/ns%24t/declare', {}), 403, 15);
     assert.equal((await t.reader.post('/v1/namespace/ns/describe', {})).status, 200);
     assert.equal((await t.reader.get('/v1/namespace/%24/list')).status, 200);
     assert.equal((await t.reader.get('/v1/table')).status, 200);
@@ -76,7 +68,7 @@ forEachCatalog('authentication and tenancy', (kind) => {
     const readKeyId = keys.body.api_keys.find((k: any) => k.role === 'read').id;
     assert.equal((await t.reader.get('/v1/namespace/%24/list')).status, 200);
     assert.equal((await op.delete(`/admin/v1/databases/${t.name}/api-keys/${readKeyId}`)).status, 204);
-    assertErrorBody(await t.reader.get('/v1/namespace/%24/list'), 401, 16);
+    expectProblem(await t.reader.get('/v1/namespace/%24/list'), 401, 16);
     assert.equal((await t.api.get('/v1/namespace/%24/list')).status, 200, 'the other key still works');
   });
 });
@@ -91,11 +83,11 @@ forEachCatalog('operator API', (kind) => {
   after(() => gw.close());
 
   it('requires the operator key', async () => {
-    assertErrorBody(await new Api(gw.url).get('/admin/v1/databases'), 401, 16);
-    assertErrorBody(await new Api(gw.url, { 'x-api-key': 'wrong-operator-key-000' }).get('/admin/v1/databases'), 401, 16);
+    expectProblem(await new Api(gw.url).get('/admin/v1/databases'), 401, 16);
+    expectProblem(await new Api(gw.url, { 'x-api-key': 'wrong-operator-key-000' }).get('/admin/v1/databases'), 401, 16);
     const t = await newTenant(gw);
     // A valid credential that is not the operator's is authenticated but not allowed.
-    assertErrorBody(await new Api(gw.url, { 'x-api-key': t.writeKey }).get('/admin/v1/databases'), 403, 15);
+    expectProblem(await new Api(gw.url, { 'x-api-key': t.writeKey }).get('/admin/v1/databases'), 403, 15);
   });
 
   it('creates, lists, reads and deletes databases', async () => {
@@ -105,12 +97,12 @@ forEachCatalog('operator API', (kind) => {
     assert.deepEqual(created.body.properties, { plan: 'gold' });
     assert.match(created.body.id, /^[0-9a-f-]{36}$/);
     assert.ok(!Number.isNaN(Date.parse(created.body.created_at)));
-    assertErrorBody(await op.post('/admin/v1/databases', { name: 'acme' }), 409, 14);
+    expectProblem(await op.post('/admin/v1/databases', { name: 'acme' }), 409, 14);
     for (const bad of ['a b', '', '..', '.', 'x/y', 'ü']) {
-      assertErrorBody(await op.post('/admin/v1/databases', { name: bad }), 400, 13);
+      expectProblem(await op.post('/admin/v1/databases', { name: bad }), 400, 13);
     }
-    assertErrorBody(await op.post('/admin/v1/databases', {}), 400, 13);
-    assertErrorBody(await op.post('/admin/v1/databases', { name: 'p', properties: { n: 1 } }), 400, 13);
+    expectProblem(await op.post('/admin/v1/databases', {}), 400, 13);
+    expectProblem(await op.post('/admin/v1/databases', { name: 'p', properties: { n: 1 } }), 400, 13);
 
     for (const n of ['acme2', 'acme3', 'acme4']) assert.equal((await op.post('/admin/v1/databases', { name: n })).status, 201);
     const seen: string[] = [];
@@ -128,10 +120,10 @@ forEachCatalog('operator API', (kind) => {
     );
 
     assert.equal((await op.get('/admin/v1/databases/acme')).body.properties.plan, 'gold');
-    assertErrorBody(await op.get('/admin/v1/databases/nope'), 404, 0);
+    expectProblem(await op.get('/admin/v1/databases/nope'), 404, 0);
     assert.equal((await op.delete('/admin/v1/databases/acme')).status, 204);
-    assertErrorBody(await op.get('/admin/v1/databases/acme'), 404, 0);
-    assertErrorBody(await op.delete('/admin/v1/databases/acme'), 404, 0);
+    expectProblem(await op.get('/admin/v1/databases/acme'), 404, 0);
+    expectProblem(await op.delete('/admin/v1/databases/acme'), 404, 0);
   });
 
   it('issues keys whose secret is shown once and stored only as a SHA-256 digest', async () => {
@@ -140,8 +132,8 @@ forEachCatalog('operator API', (kind) => {
     assert.equal(issued.status, 201);
     assert.match(issued.body.api_key, /^lgw_[A-Za-z0-9_-]{43}$/);
     assert.equal(issued.body.role, 'write');
-    assertErrorBody(await op.post('/admin/v1/databases/keys_db/api-keys', { role: 'root' }), 400, 13);
-    assertErrorBody(await op.post('/admin/v1/databases/nope/api-keys', { role: 'read' }), 404, 0);
+    expectProblem(await op.post('/admin/v1/databases/keys_db/api-keys', { role: 'root' }), 400, 13);
+    expectProblem(await op.post('/admin/v1/databases/nope/api-keys', { role: 'read' }), 404, 0);
 
     const listing = await op.get('/admin/v1/databases/keys_db/api-keys');
     assert.equal(listing.status, 200);
@@ -162,7 +154,7 @@ forEachCatalog('operator API', (kind) => {
       }
     }
     assert.equal((await op.delete(`/admin/v1/databases/keys_db/api-keys/${issued.body.id}`)).status, 204);
-    assertErrorBody(await op.delete(`/admin/v1/databases/keys_db/api-keys/${issued.body.id}`), 404, 0);
+    expectProblem(await op.delete(`/admin/v1/databases/keys_db/api-keys/${issued.body.id}`), 404, 0);
   });
 
   it('deleting a database revokes its keys and removes its catalog and storage folder', async () => {
@@ -174,7 +166,7 @@ forEachCatalog('operator API', (kind) => {
     assert.ok(fs.existsSync(declared.body.location));
     assert.equal((await op.delete(`/admin/v1/databases/${t.name}`)).status, 204);
     assert.ok(!fs.existsSync(folder), 'storage folder removed');
-    assertErrorBody(await t.api.get('/v1/namespace/%24/list'), 401, 16);
+    expectProblem(await t.api.get('/v1/namespace/%24/list'), 401, 16);
     // Re-creating the name starts from nothing.
     const again = await newTenant(gw, t.name);
     assert.deepEqual((await again.api.get('/v1/namespace/%24/list')).body.namespaces, []);
@@ -191,7 +183,7 @@ describe('operator API disabled', () => {
 
   it('answers 403 when ADMIN_API_KEY is unset, whatever key is sent', async () => {
     const res = await new Api(gw.url, { 'x-api-key': ADMIN_KEY }).get('/admin/v1/databases');
-    assertErrorBody(res, 403, 15);
+    expectProblem(res, 403, 15);
     assert.match(res.body.error, /ADMIN_API_KEY/);
   });
 });

@@ -3,17 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import { Api, forEachCatalog, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
 import { TestIssuer } from './helpers/jwks';
-
-function expectError(r: Reply, status: number, code: number, msg?: RegExp): void {
-  assert.equal(r.status, status, r.text);
-  assert.equal(r.body.code, code, r.text);
-  if (msg) assert.match(r.body.error, msg);
-  if (status === 401) assert.equal(r.headers.get('www-authenticate'), 'Bearer');
-}
+import { expectProblem } from './helpers/assertions';
 
 /**
  * OAuth 2.0 bearer tokens (JWT) against a real JWKS served on loopback, and credentials in the request body
- * (mission §5.1-5.3, issue 3).
+ * (docs/rest-contract.md §5.1-5.3).
  */
 forEachCatalog('bearer tokens', (kind) => {
   const issuer = new TestIssuer();
@@ -38,22 +32,22 @@ forEachCatalog('bearer tokens', (kind) => {
     assert.equal((await writer.post('/v1/namespace/by_token/create', {})).status, 200);
     const reader = bearer(await issuer.token({ sub: 'bob', scope: 'read', databases: [t.name] }));
     assert.deepEqual((await reader.get('/v1/namespace/%24/list')).body.namespaces, ['by_token']);
-    expectError(await reader.post('/v1/namespace/nope/create', {}), 403, 15, /needs 'write'/);
+    expectProblem(await reader.post('/v1/namespace/nope/create', {}), 403, 15, { msg: /needs 'write'/ });
     const noScope = bearer(await issuer.token({ sub: 'carol', scope: 'openid profile', databases: [t.name] }));
-    expectError(await noScope.get('/v1/namespace/%24/list'), 403, 15, /scope/);
+    expectProblem(await noScope.get('/v1/namespace/%24/list'), 403, 15, { msg: /scope/ });
   });
 
   it('takes the databases from the claim: a string, a list, or * for all', async () => {
     const single = bearer(await issuer.token({ sub: 's', scope: 'read', databases: t.name }));
     assert.equal((await single.get('/v1/namespace/%24/list')).status, 200);
     const elsewhere = bearer(await issuer.token({ sub: 's', scope: 'read', databases: [other.name] }));
-    expectError(await elsewhere.get('/v1/namespace/%24/list'), 403, 15, /not valid for database/);
+    expectProblem(await elsewhere.get('/v1/namespace/%24/list'), 403, 15, { msg: /not valid for database/ });
     const none = bearer(await issuer.token({ sub: 's', scope: 'read' }));
-    expectError(await none.get('/v1/namespace/%24/list'), 403, 15);
+    expectProblem(await none.get('/v1/namespace/%24/list'), 403, 15);
     const all = await issuer.token({ sub: 's', scope: 'read', databases: ['*'] });
     assert.equal((await bearer(all).get('/v1/namespace/%24/list')).status, 200);
     assert.equal((await bearer(all).get('/v1/namespace/%24/list', { 'x-service-database': other.name })).status, 200);
-    expectError(await bearer(all).get('/v1/namespace/%24/list', { 'x-service-database': 'no_such_db' }), 404, 1);
+    expectProblem(await bearer(all).get('/v1/namespace/%24/list', { 'x-service-database': 'no_such_db' }), 404, 1);
   });
 
   it('rejects expired, wrong-issuer, wrong-audience, exp-less, forged and malformed tokens with 401', async () => {
@@ -72,11 +66,11 @@ forEachCatalog('bearer tokens', (kind) => {
     for (const [name, token, msg] of cases) {
       const r = await bearer(token).get('/v1/namespace/%24/list');
       assert.equal(r.status, 401, `${name}: ${r.text}`);
-      expectError(r, 401, 16, msg);
+      expectProblem(r, 401, 16, { msg: msg });
       assert.ok(!r.text.includes(token), `${name}: the token is not echoed`);
     }
-    expectError(await new Api(gw.url, { authorization: 'Basic dXNlcjpwYXNz', 'x-service-database': t.name }).get('/v1/table'), 401, 16, /unsupported Authorization scheme/);
-    expectError(await new Api(gw.url, { authorization: 'Bearer', 'x-service-database': t.name }).get('/v1/table'), 401, 16);
+    expectProblem(await new Api(gw.url, { authorization: 'Basic dXNlcjpwYXNz', 'x-service-database': t.name }).get('/v1/table'), 401, 16, { msg: /unsupported Authorization scheme/ });
+    expectProblem(await new Api(gw.url, { authorization: 'Bearer', 'x-service-database': t.name }).get('/v1/table'), 401, 16);
   });
 
   it('fetches the key set again when a token names a new key (rotation)', async () => {
@@ -121,10 +115,10 @@ forEachCatalog('bearer tokens', (kind) => {
     const issued = await api.post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'read' });
     assert.equal(issued.status, 201, issued.text);
     assert.equal((await api.get(`/admin/v1/databases/${t.name}/api-keys`)).status, 200);
-    expectError(await api.get(`/admin/v1/databases/${other.name}/api-keys`), 403, 15);
-    expectError(await api.get('/admin/v1/databases'), 403, 15, /only the operator/);
+    expectProblem(await api.get(`/admin/v1/databases/${other.name}/api-keys`), 403, 15);
+    expectProblem(await api.get('/admin/v1/databases'), 403, 15, { msg: /only the operator/ });
     const writer = await issuer.token({ sub: 'w', scope: 'write', databases: [t.name] });
-    expectError(await new Api(gw.url, { authorization: `Bearer ${writer}` }).get(`/admin/v1/databases/${t.name}/api-keys`), 403, 15);
+    expectProblem(await new Api(gw.url, { authorization: `Bearer ${writer}` }).get(`/admin/v1/databases/${t.name}/api-keys`), 403, 15);
   });
 });
 
@@ -147,16 +141,16 @@ forEachCatalog('credentials in the request body (identity)', (kind) => {
     assert.equal((await anon.post('/v1/namespace/by_body_key/create', { identity: { api_key: t.writeKey } })).status, 200);
     const token = await issuer.token({ sub: 'b', scope: 'write', databases: [t.name] });
     assert.equal((await anon.post('/v1/namespace/by_body_token/create', { identity: { auth_token: token } })).status, 200);
-    expectError(await anon.post('/v1/namespace/x/create', { identity: { api_key: 'lgw_wrong' } }), 401, 16);
-    expectError(await anon.post('/v1/namespace/x/create', { identity: {} }), 401, 16, /missing credential/);
-    expectError(await anon.get('/v1/namespace/%24/list'), 401, 16);
+    expectProblem(await anon.post('/v1/namespace/x/create', { identity: { api_key: 'lgw_wrong' } }), 401, 16);
+    expectProblem(await anon.post('/v1/namespace/x/create', { identity: {} }), 401, 16, { msg: /missing credential/ });
+    expectProblem(await anon.get('/v1/namespace/%24/list'), 401, 16);
   });
 
   it('prefers the headers over the body', async () => {
     const r = await new Api(gw.url, { 'x-api-key': t.readKey, 'x-service-database': t.name }).post('/v1/namespace/hdr/create', {
       identity: { api_key: t.writeKey },
     });
-    expectError(r, 403, 15); // the header's read key decides, not the body's write key
+    expectProblem(r, 403, 15); // the header's read key decides, not the body's write key
   });
 });
 
@@ -170,6 +164,6 @@ describe('bearer authentication switched off', () => {
   it('answers 401 naming the missing OAUTH_JWKS_URI', async () => {
     const t = await newTenant(gw);
     const r = await new Api(gw.url, { authorization: 'Bearer x.y.z', 'x-service-database': t.name }).get('/v1/table');
-    expectError(r, 401, 16, /OAUTH_JWKS_URI/);
+    expectProblem(r, 401, 16, { msg: /OAUTH_JWKS_URI/ });
   });
 });

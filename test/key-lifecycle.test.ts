@@ -15,18 +15,10 @@ import {
 } from './helpers/gateway';
 import { startGatewayProcess } from './helpers/gateway-process';
 import { DatabasesService } from '../src/modules/databases/databases.service';
+import { expectProblem } from './helpers/assertions';
 
 /** API keys: expiry, revocation on every replica, database-scoped admin keys (issue 3). */
 
-const ERROR_FIELDS = ['code', 'detail', 'error', 'instance', 'status', 'title', 'type'];
-
-function expectError(r: Reply, status: number, code: number, msg?: RegExp): void {
-  assert.equal(r.status, status, r.text);
-  assert.deepEqual(Object.keys(r.body).sort(), ERROR_FIELDS, r.text);
-  assert.equal(r.body.code, code, r.text);
-  if (msg) assert.match(r.body.error, msg);
-  if (status === 401) assert.equal(r.headers.get('www-authenticate'), 'Bearer');
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const keyApi = (gw: { url: string }, db: string, key: string) => new Api(gw.url, { 'x-api-key': key, 'x-service-database': db });
@@ -60,16 +52,16 @@ forEachCatalog('API key expiry', (kind) => {
       return r.status === 401 ? r : undefined;
     }, 100, 100);
     assert.ok(Date.now() >= expiresAt.getTime(), 'not rejected before its expiry');
-    expectError(rejected, 401, 16, /expired|revoked|invalid/);
+    expectProblem(rejected, 401, 16, { msg: /expired|revoked|invalid/ });
     // It stays rejected (also from the cache), on writes too, and the other keys are unaffected.
-    expectError(await api.post('/v1/namespace/late/create', {}), 401, 16);
-    expectError(await api.get(LIST), 401, 16);
+    expectProblem(await api.post('/v1/namespace/late/create', {}), 401, 16);
+    expectProblem(await api.get(LIST), 401, 16);
     assert.equal((await t.api.get(LIST)).status, 200);
     // An expired key is also no credential for the body identity.
     const viaBody = await new Api(gw.url, { 'x-service-database': t.name }).post('/v1/namespace/late/create', {
       identity: { api_key: issued.body.api_key },
     });
-    expectError(viaBody, 401, 16);
+    expectProblem(viaBody, 401, 16);
   });
 
   it('a key without expires_at has expires_at null', async () => {
@@ -90,7 +82,7 @@ forEachCatalog('API key expiry', (kind) => {
       12345,
     ]) {
       const r = await op.post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'read', expires_at });
-      expectError(r, 400, 13);
+      expectProblem(r, 400, 13);
       assert.ok(!('api_key' in r.body), JSON.stringify(expires_at));
     }
     assert.equal((await op.get(`/admin/v1/databases/${t.name}/api-keys`)).body.api_keys.length, before);
@@ -130,11 +122,11 @@ describe('revocation across two gateway processes sharing one Postgres', () => {
     assert.deepEqual((await onA.get(LIST)).body.namespaces, ['from_b'], 'one catalog behind both');
 
     assert.equal((await operator(a).delete(`/admin/v1/databases/${t.name}/api-keys/${writeId}`)).status, 204);
-    expectError(await onA.get(LIST), 401, 16); // at once on the replica that revoked it
+    expectProblem(await onA.get(LIST), 401, 16); // at once on the replica that revoked it
     await sleep(1000);
-    expectError(await onB.get(LIST), 401, 16); // within 1 s on the other
-    expectError(await onB.post('/v1/namespace/after_revoke/create', {}), 401, 16);
-    expectError(await onA.get(LIST), 401, 16);
+    expectProblem(await onB.get(LIST), 401, 16); // within 1 s on the other
+    expectProblem(await onB.post('/v1/namespace/after_revoke/create', {}), 401, 16);
+    expectProblem(await onA.get(LIST), 401, 16);
 
     // Still listed, with revoked_at, on both replicas; revoking again is 404 on both.
     for (const gw of [a, b]) {
@@ -143,7 +135,7 @@ describe('revocation across two gateway processes sharing one Postgres', () => {
       assert.ok(k, 'a revoked key stays listed');
       assert.ok(k.revoked_at && !Number.isNaN(Date.parse(k.revoked_at)), JSON.stringify(k));
       assert.equal(listed.find((x: any) => x.role === 'read').revoked_at, null);
-      expectError(await operator(gw).delete(`/admin/v1/databases/${t.name}/api-keys/${writeId}`), 404, 0);
+      expectProblem(await operator(gw).delete(`/admin/v1/databases/${t.name}/api-keys/${writeId}`), 404, 0);
     }
     // The read key was never touched.
     assert.equal((await keyApi(b, t.name, t.readKey).get(LIST)).status, 200);
@@ -157,7 +149,7 @@ describe('revocation across two gateway processes sharing one Postgres', () => {
     assert.equal((await onA.get(LIST)).status, 200);
     assert.equal((await operator(b).delete(`/admin/v1/databases/${t.name}/api-keys/${readId}`)).status, 204);
     await sleep(1000);
-    expectError(await onA.get(LIST), 401, 16);
+    expectProblem(await onA.get(LIST), 401, 16);
   });
 });
 
@@ -187,7 +179,7 @@ forEachCatalog('database-scoped admin keys', (kind) => {
     assert.match(issued.body.api_key, /^lgw_/);
     const newKey = keyApi(gw, t.name, issued.body.api_key);
     assert.equal((await newKey.get(LIST)).status, 200);
-    expectError(await newKey.post('/v1/namespace/nope/create', {}), 403, 15);
+    expectProblem(await newKey.post('/v1/namespace/nope/create', {}), 403, 15);
 
     const listing = await admin.get(`/admin/v1/databases/${t.name}/api-keys`);
     assert.equal(listing.status, 200, listing.text);
@@ -196,8 +188,8 @@ forEachCatalog('database-scoped admin keys', (kind) => {
     assert.ok(!listing.text.includes(issued.body.api_key) && !listing.text.includes('lgw_'), 'no secrets in the listing');
 
     assert.equal((await admin.delete(`/admin/v1/databases/${t.name}/api-keys/${issued.body.id}`)).status, 204);
-    expectError(await newKey.get(LIST), 401, 16);
-    expectError(await admin.delete(`/admin/v1/databases/${t.name}/api-keys/${issued.body.id}`), 404, 0);
+    expectProblem(await newKey.get(LIST), 401, 16);
+    expectProblem(await admin.delete(`/admin/v1/databases/${t.name}/api-keys/${issued.body.id}`), 404, 0);
 
     // An admin may issue admin keys of its database as well.
     const admin2 = await admin.post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'admin' });
@@ -206,7 +198,7 @@ forEachCatalog('database-scoped admin keys', (kind) => {
     assert.equal((await admin2Api.get(`/admin/v1/databases/${t.name}/api-keys`)).status, 200);
     // A revoked admin key loses the operator API at once.
     assert.equal((await admin.delete(`/admin/v1/databases/${t.name}/api-keys/${admin2.body.id}`)).status, 204);
-    expectError(await admin2Api.get(`/admin/v1/databases/${t.name}/api-keys`), 401, 16);
+    expectProblem(await admin2Api.get(`/admin/v1/databases/${t.name}/api-keys`), 401, 16);
   });
 
   it('reads its own audit trail, where it is the actor of what it did', async () => {
@@ -220,14 +212,14 @@ forEachCatalog('database-scoped admin keys', (kind) => {
   });
 
   it("gets 403 for another database's keys and audit", async () => {
-    expectError(await admin.get(`/admin/v1/databases/${other.name}/api-keys`), 403, 15);
-    expectError(await admin.post(`/admin/v1/databases/${other.name}/api-keys`, { role: 'admin' }), 403, 15);
+    expectProblem(await admin.get(`/admin/v1/databases/${other.name}/api-keys`), 403, 15);
+    expectProblem(await admin.post(`/admin/v1/databases/${other.name}/api-keys`, { role: 'admin' }), 403, 15);
     const otherKeyId = (await op.get(`/admin/v1/databases/${other.name}/api-keys`)).body.api_keys[0].id;
-    expectError(await admin.delete(`/admin/v1/databases/${other.name}/api-keys/${otherKeyId}`), 403, 15);
-    expectError(await admin.get(`/admin/v1/databases/${other.name}/audit`), 403, 15);
-    expectError(await admin.get('/admin/v1/databases/no_such_db/api-keys'), 403, 15);
+    expectProblem(await admin.delete(`/admin/v1/databases/${other.name}/api-keys/${otherKeyId}`), 403, 15);
+    expectProblem(await admin.get(`/admin/v1/databases/${other.name}/audit`), 403, 15);
+    expectProblem(await admin.get('/admin/v1/databases/no_such_db/api-keys'), 403, 15);
     // Naming its own database in the path does not reach another database's key either.
-    expectError(await admin.delete(`/admin/v1/databases/${t.name}/api-keys/${otherKeyId}`), 404, 0);
+    expectProblem(await admin.delete(`/admin/v1/databases/${t.name}/api-keys/${otherKeyId}`), 404, 0);
     // Nothing happened to the other database's keys.
     const otherKeys = (await op.get(`/admin/v1/databases/${other.name}/api-keys`)).body.api_keys;
     assert.equal(otherKeys.length, 2);
@@ -236,24 +228,24 @@ forEachCatalog('database-scoped admin keys', (kind) => {
   });
 
   it('only the operator manages databases: 403 for the admin key, 401 for an invalid key', async () => {
-    expectError(await admin.post('/admin/v1/databases', { name: 'by_admin' }), 403, 15, /operator/);
-    expectError(await admin.get('/admin/v1/databases'), 403, 15);
-    expectError(await admin.get(`/admin/v1/databases/${t.name}`), 403, 15);
-    expectError(await admin.delete(`/admin/v1/databases/${t.name}`), 403, 15);
-    expectError(await op.get('/admin/v1/databases/by_admin'), 404, 0);
+    expectProblem(await admin.post('/admin/v1/databases', { name: 'by_admin' }), 403, 15, { msg: /operator/ });
+    expectProblem(await admin.get('/admin/v1/databases'), 403, 15);
+    expectProblem(await admin.get(`/admin/v1/databases/${t.name}`), 403, 15);
+    expectProblem(await admin.delete(`/admin/v1/databases/${t.name}`), 403, 15);
+    expectProblem(await op.get('/admin/v1/databases/by_admin'), 404, 0);
     assert.equal((await op.get(`/admin/v1/databases/${t.name}`)).status, 200, 'not deleted');
 
     const invalid = new Api(gw.url, { 'x-api-key': 'lgw_not-a-real-key-at-all' });
-    expectError(await invalid.post('/admin/v1/databases', { name: 'by_invalid' }), 401, 16);
-    expectError(await invalid.get('/admin/v1/databases'), 401, 16);
-    expectError(await invalid.get(`/admin/v1/databases/${t.name}/api-keys`), 401, 16);
-    expectError(await new Api(gw.url).get(`/admin/v1/databases/${t.name}/api-keys`), 401, 16);
+    expectProblem(await invalid.post('/admin/v1/databases', { name: 'by_invalid' }), 401, 16);
+    expectProblem(await invalid.get('/admin/v1/databases'), 401, 16);
+    expectProblem(await invalid.get(`/admin/v1/databases/${t.name}/api-keys`), 401, 16);
+    expectProblem(await new Api(gw.url).get(`/admin/v1/databases/${t.name}/api-keys`), 401, 16);
   });
 
   it('write and read keys cannot manage keys (403)', async () => {
-    expectError(await new Api(gw.url, { 'x-api-key': t.writeKey }).get(`/admin/v1/databases/${t.name}/api-keys`), 403, 15);
-    expectError(await new Api(gw.url, { 'x-api-key': t.writeKey }).post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'admin' }), 403, 15);
-    expectError(await new Api(gw.url, { 'x-api-key': t.readKey }).get(`/admin/v1/databases/${t.name}/audit`), 403, 15);
+    expectProblem(await new Api(gw.url, { 'x-api-key': t.writeKey }).get(`/admin/v1/databases/${t.name}/api-keys`), 403, 15);
+    expectProblem(await new Api(gw.url, { 'x-api-key': t.writeKey }).post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'admin' }), 403, 15);
+    expectProblem(await new Api(gw.url, { 'x-api-key': t.readKey }).get(`/admin/v1/databases/${t.name}/audit`), 403, 15);
   });
 
   it('an admin key reads and writes on the REST contract of its database only', async () => {
@@ -262,7 +254,7 @@ forEachCatalog('database-scoped admin keys', (kind) => {
     assert.equal((await rest.post('/v1/table/by_admin_key%24t/declare', {})).status, 200);
     assert.ok((await rest.get(LIST)).body.namespaces.includes('by_admin_key'));
     assert.ok((await t.reader.get(LIST)).body.namespaces.includes('by_admin_key'));
-    expectError(await admin.with({ 'x-service-database': other.name }).get(LIST), 403, 15);
+    expectProblem(await admin.with({ 'x-service-database': other.name }).get(LIST), 403, 15);
   });
 });
 
@@ -291,14 +283,14 @@ forEachCatalog('admin keys without an operator key', (kind) => {
     assert.equal(listing.body.api_keys.length, 2);
     assert.equal((await admin.get(`/admin/v1/databases/${name}/audit`)).status, 200);
     assert.equal((await admin.delete(`/admin/v1/databases/${name}/api-keys/${issued.body.id}`)).status, 204);
-    expectError(await writer.get(LIST), 401, 16);
+    expectProblem(await writer.get(LIST), 401, 16);
   });
 
   it('the operator API for databases stays disabled; the old operator key is no credential', async () => {
-    expectError(await admin.get('/admin/v1/databases'), 403, 15, /ADMIN_API_KEY/);
-    expectError(await admin.post('/admin/v1/databases', { name: 'x' }), 403, 15);
+    expectProblem(await admin.get('/admin/v1/databases'), 403, 15, { msg: /ADMIN_API_KEY/ });
+    expectProblem(await admin.post('/admin/v1/databases', { name: 'x' }), 403, 15);
     const formerOperator = new Api(gw.url, { 'x-api-key': ADMIN_KEY });
-    expectError(await formerOperator.get(`/admin/v1/databases/${name}/api-keys`), 401, 16);
-    expectError(await formerOperator.get('/admin/v1/databases'), 403, 15);
+    expectProblem(await formerOperator.get(`/admin/v1/databases/${name}/api-keys`), 401, 16);
+    expectProblem(await formerOperator.get('/admin/v1/databases'), 403, 15);
   });
 });

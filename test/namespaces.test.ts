@@ -2,31 +2,13 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { Api, eventually, forEachCatalog, idPath, newTenant, rawRequest, Reply, startGateway, TestGateway } from './helpers/gateway';
+import { ERROR_FIELDS, expectProblem } from './helpers/assertions';
 
 /**
- * Namespace operations of the REST contract (mission §4.1-4.4, §7, §8): create / list / describe / exists / drop,
+ * Namespace operations of the REST contract (docs/rest-contract.md §4.1-4.4, §7, §8): create / list / describe / exists / drop,
  * identifiers and delimiters, error bodies, concurrency, tenancy and BASE_PATH.
  */
 
-const ERROR_FIELDS = ['code', 'detail', 'error', 'instance', 'status', 'title', 'type'];
-const PROBLEM_TYPE: Record<number, string> = {
-  400: '/errors/bad-request',
-  404: '/errors/not-found-error',
-  409: '/errors/conflict',
-};
-
-/** Asserts a §7 error body with the given status and Lance error code, and that `instance` is the request id. */
-function assertError(r: Reply, status: number, code: number, what = ''): void {
-  assert.equal(r.status, status, `${what} expected ${status}, got ${r.status}: ${r.text}`);
-  assert.deepEqual(Object.keys(r.body).sort(), ERROR_FIELDS, `${what} error body fields: ${r.text}`);
-  assert.equal(r.body.status, status);
-  assert.equal(r.body.code, code, `${what} expected code ${code}: ${r.text}`);
-  if (PROBLEM_TYPE[status]) assert.equal(r.body.type, PROBLEM_TYPE[status]);
-  for (const f of ['type', 'title', 'detail', 'instance', 'error']) assert.equal(typeof r.body[f], 'string', f);
-  assert.ok(Number.isInteger(r.body.code));
-  assert.ok(r.body.instance.length > 0);
-  assert.equal(r.body.instance, r.headers.get('x-request-id'));
-}
 
 const ns = (...parts: string[]) => `/v1/namespace/${idPath(...parts)}`;
 const tbl = (...parts: string[]) => `/v1/table/${idPath(...parts)}`;
@@ -106,11 +88,11 @@ forEachCatalog('namespaces', (kind) => {
       const { api } = await newTenant(gw);
       await create(api, ['dup']);
       const r = await api.post(`${ns('dup')}/create`, { mode: 'Create' });
-      assertError(r, 409, 2);
+      expectProblem(r, 409, 2);
       assert.equal(r.body.type, '/errors/conflict');
       assert.equal(r.body.title, 'The namespace has been concurrently modified');
       // The default mode is Create as well.
-      assertError(await api.post(`${ns('dup')}/create`, {}), 409, 2);
+      expectProblem(await api.post(`${ns('dup')}/create`, {}), 409, 2);
     });
 
     it('mode ExistOk keeps the existing namespace and its properties', async () => {
@@ -149,8 +131,8 @@ forEachCatalog('namespaces', (kind) => {
       assert.equal(d.body.properties.new, 'yes');
       assert.equal(d.body.properties.old, undefined);
       assert.deepEqual((await api.get(`${ns('ow')}/list`)).body.namespaces, []);
-      assertError(await api.post(`${ns('ow', 'child')}/describe`, {}), 404, 1);
-      assertError(await api.post(`${ns('ow', 'child', 'grand')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('ow', 'child')}/describe`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('ow', 'child', 'grand')}/exists`, {}), 404, 1);
       assert.deepEqual((await api.get(`${ns('ow')}/table/list`)).body.tables, []);
       assert.deepEqual(await allTables(api), []);
       assert.notEqual((await api.post(`${tbl('ow', 't1')}/exists`, {})).status, 200);
@@ -173,7 +155,7 @@ forEachCatalog('namespaces', (kind) => {
         assert.equal(r.body.properties.p, '1', mode);
       }
       for (const mode of ['create', 'CREATE', 'Create']) {
-        assertError(await api.post(`${ns('m')}/create`, { mode }), 409, 2, mode);
+        expectProblem(await api.post(`${ns('m')}/create`, { mode }), 409, 2, { what: mode });
       }
       for (const [i, mode] of ['overwrite', 'OVERWRITE', 'Overwrite'].entries()) {
         const r = await api.post(`${ns('m')}/create`, { mode, properties: { p: `o${i}` } });
@@ -185,20 +167,20 @@ forEachCatalog('namespaces', (kind) => {
     it('rejects an unknown mode with 400 code 13 and creates nothing', async () => {
       const { api } = await newTenant(gw);
       for (const mode of ['Replace', 'exist-ok', '', 'createx']) {
-        assertError(await api.post(`${ns('bad')}/create`, { mode }), 400, 13, JSON.stringify(mode));
+        expectProblem(await api.post(`${ns('bad')}/create`, { mode }), 400, 13, { what: JSON.stringify(mode) });
       }
-      assertError(await api.post(`${ns('bad')}/create`, { mode: 7 }), 400, 13);
-      assertError(await api.post(`${ns('bad')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('bad')}/create`, { mode: 7 }), 400, 13);
+      expectProblem(await api.post(`${ns('bad')}/exists`, {}), 404, 1);
     });
 
     it('fails with 404 code 1 when the parent is missing', async () => {
       const { api } = await newTenant(gw);
-      assertError(await api.post(`${ns('nope', 'child')}/create`, {}), 404, 1);
-      assertError(await api.post(`${ns('nope', 'child')}/create`, { mode: 'ExistOk' }), 404, 1);
-      assertError(await api.post(`${ns('nope')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('nope', 'child')}/create`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('nope', 'child')}/create`, { mode: 'ExistOk' }), 404, 1);
+      expectProblem(await api.post(`${ns('nope')}/exists`, {}), 404, 1);
       await create(api, ['nope']);
       await create(api, ['nope', 'child']);
-      assertError(await api.post(`${ns('nope', 'x', 'y')}/create`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('nope', 'x', 'y')}/create`, {}), 404, 1);
     });
 
     it('creates nested namespaces several levels deep', async () => {
@@ -214,8 +196,8 @@ forEachCatalog('namespaces', (kind) => {
 
     it('root: mode Create is 409 code 2, ExistOk is 200', async () => {
       const { api } = await newTenant(gw);
-      assertError(await api.post('/v1/namespace/%24/create', {}), 409, 2);
-      assertError(await api.post('/v1/namespace/%24/create', { mode: 'Create' }), 409, 2);
+      expectProblem(await api.post('/v1/namespace/%24/create', {}), 409, 2);
+      expectProblem(await api.post('/v1/namespace/%24/create', { mode: 'Create' }), 409, 2);
       const ok = await api.post('/v1/namespace/%24/create', { mode: 'ExistOk' });
       assert.equal(ok.status, 200, ok.text);
       assert.equal(typeof ok.body.properties, 'object');
@@ -224,9 +206,9 @@ forEachCatalog('namespaces', (kind) => {
     it('requires string-to-string properties (400 code 13)', async () => {
       const { api } = await newTenant(gw);
       for (const properties of [{ a: 1 }, { a: true }, { a: null }, { a: { b: 'c' } }, ['x'], 'str']) {
-        assertError(await api.post(`${ns('props')}/create`, { properties }), 400, 13, JSON.stringify(properties));
+        expectProblem(await api.post(`${ns('props')}/create`, { properties }), 400, 13, { what: JSON.stringify(properties) });
       }
-      assertError(await api.post(`${ns('props')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('props')}/exists`, {}), 404, 1);
       const ok = await create(api, ['props'], { properties: { a: '1', empty: '' } });
       assert.equal(ok.body.properties.empty, '');
     });
@@ -261,7 +243,7 @@ forEachCatalog('namespaces', (kind) => {
       const { api } = await newTenant(gw);
       const rid = 'client-req.42:abc';
       const r = await api.post(`${ns('missing')}/describe`, {}, { 'x-request-id': rid });
-      assertError(r, 404, 1);
+      expectProblem(r, 404, 1);
       assert.equal(r.headers.get('x-request-id'), rid);
       assert.equal(r.body.instance, rid);
       const ok = await api.post(`${ns('$')}/describe`, {}, { 'x-request-id': rid });
@@ -327,16 +309,16 @@ forEachCatalog('namespaces', (kind) => {
       await create(api, ['g']);
       for (const t of ['garbage!!', 'bm90LWpzb24', Buffer.from('42').toString('base64url')]) {
         const r = await api.get(`${ns('g')}/list?page_token=${encodeURIComponent(t)}`);
-        assertError(r, 400, 13, t);
+        expectProblem(r, 400, 13, { what: t });
       }
-      assertError(await api.get(`${ns('g')}/list?limit=abc`), 400, 13);
+      expectProblem(await api.get(`${ns('g')}/list?limit=abc`), 400, 13);
     });
 
     it('a missing parent is 404 code 1', async () => {
       const { api } = await newTenant(gw);
-      assertError(await api.get(`${ns('ghost')}/list`), 404, 1);
+      expectProblem(await api.get(`${ns('ghost')}/list`), 404, 1);
       await create(api, ['real']);
-      assertError(await api.get(`${ns('real', 'ghost')}/list`), 404, 1);
+      expectProblem(await api.get(`${ns('real', 'ghost')}/list`), 404, 1);
     });
   });
 
@@ -351,8 +333,8 @@ forEachCatalog('namespaces', (kind) => {
       const root = await api.post('/v1/namespace/%24/describe', {});
       assert.equal(root.status, 200, root.text);
       assert.deepEqual(root.body.properties, {});
-      assertError(await api.post(`${ns('d', 'missing')}/describe`, {}), 404, 1);
-      assertError(await api.post(`${ns('missing')}/describe`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('d', 'missing')}/describe`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('missing')}/describe`, {}), 404, 1);
     });
 
     it('exists answers 200 with an empty body, or 404 code 1', async () => {
@@ -363,17 +345,17 @@ forEachCatalog('namespaces', (kind) => {
       assert.equal(r.text, '');
       const root = await api.post(`${ns()}/exists`, {});
       assert.equal(root.status, 200);
-      assertError(await api.post(`${ns('e2')}/exists`, {}), 404, 1);
-      assertError(await api.post(`${ns('e', 'sub')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('e2')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('e', 'sub')}/exists`, {}), 404, 1);
     });
   });
 
   describe('drop', () => {
     it('mode Fail (default) on a missing namespace is 400 with code 1', async () => {
       const { api } = await newTenant(gw);
-      assertError(await api.post(`${ns('gone')}/drop`, {}), 400, 1);
-      assertError(await api.post(`${ns('gone')}/drop`, { mode: 'Fail' }), 400, 1);
-      assertError(await api.post(`${ns('gone')}/drop`, { mode: 'FAIL', behavior: 'Cascade' }), 400, 1);
+      expectProblem(await api.post(`${ns('gone')}/drop`, {}), 400, 1);
+      expectProblem(await api.post(`${ns('gone')}/drop`, { mode: 'Fail' }), 400, 1);
+      expectProblem(await api.post(`${ns('gone')}/drop`, { mode: 'FAIL', behavior: 'Cascade' }), 400, 1);
     });
 
     it('mode Skip on a missing namespace is 204 with no body', async () => {
@@ -394,21 +376,21 @@ forEachCatalog('namespaces', (kind) => {
       const r = await api.post(`${ns('empty')}/drop`, {});
       assert.equal(r.status, 200, r.text);
       assert.equal(r.body.transaction_id, undefined);
-      assertError(await api.post(`${ns('empty')}/describe`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('empty')}/describe`, {}), 404, 1);
       assert.deepEqual((await api.get(`${ns()}/list`)).body.namespaces, ['keep']);
       // mode Skip on an existing namespace drops it too.
       const s = await api.post(`${ns('keep')}/drop`, { mode: 'Skip' });
       assert.equal(s.status, 200, s.text);
-      assertError(await api.post(`${ns('keep')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('keep')}/exists`, {}), 404, 1);
     });
 
     it('Restrict (default) refuses a namespace with a child namespace: 409 code 3, nothing dropped', async () => {
       const { api } = await newTenant(gw);
       await create(api, ['r'], { properties: { k: 'v' } });
       await create(api, ['r', 'kid']);
-      assertError(await api.post(`${ns('r')}/drop`, {}), 409, 3);
-      assertError(await api.post(`${ns('r')}/drop`, { behavior: 'Restrict' }), 409, 3);
-      assertError(await api.post(`${ns('r')}/drop`, { behavior: 'RESTRICT', mode: 'Skip' }), 409, 3);
+      expectProblem(await api.post(`${ns('r')}/drop`, {}), 409, 3);
+      expectProblem(await api.post(`${ns('r')}/drop`, { behavior: 'Restrict' }), 409, 3);
+      expectProblem(await api.post(`${ns('r')}/drop`, { behavior: 'RESTRICT', mode: 'Skip' }), 409, 3);
       const d = await api.post(`${ns('r')}/describe`, {});
       assert.equal(d.status, 200);
       assert.equal(d.body.properties.k, 'v');
@@ -419,7 +401,7 @@ forEachCatalog('namespaces', (kind) => {
       const { api } = await newTenant(gw);
       await create(api, ['rt']);
       const loc = await declare(api, ['rt', 'tab']);
-      assertError(await api.post(`${ns('rt')}/drop`, { behavior: 'restrict' }), 409, 3);
+      expectProblem(await api.post(`${ns('rt')}/drop`, { behavior: 'restrict' }), 409, 3);
       assert.equal((await api.post(`${ns('rt')}/exists`, {})).status, 200);
       assert.equal((await api.post(`${tbl('rt', 'tab')}/exists`, {})).status, 200);
       assert.deepEqual(await allTables(api), ['rt$tab']);
@@ -447,7 +429,7 @@ forEachCatalog('namespaces', (kind) => {
       assert.equal(r.status, 200, r.text);
 
       for (const p of [['a'], ['a', 'b'], ['a', 'b', 'c'], ['a', 'b2']]) {
-        assertError(await api.post(`${ns(...p)}/describe`, {}), 404, 1, p.join('$'));
+        expectProblem(await api.post(`${ns(...p)}/describe`, {}), 404, 1, { what: p.join('$') });
       }
       assert.deepEqual((await api.get(`${ns()}/list`)).body.namespaces, ['a2', 'ab']);
       assert.deepEqual(await allTables(api), ['a2$keep', 'ab$keep']);
@@ -472,31 +454,31 @@ forEachCatalog('namespaces', (kind) => {
         await create(api, ['cx', 'in']);
         const r = await api.post(`${ns('cx')}/drop`, { behavior });
         assert.equal(r.status, 200, `${behavior}: ${r.text}`);
-        assertError(await api.post(`${ns('cx')}/exists`, {}), 404, 1);
+        expectProblem(await api.post(`${ns('cx')}/exists`, {}), 404, 1);
       }
     });
 
     it('rejects unknown drop modes and behaviors (400 code 13)', async () => {
       const { api } = await newTenant(gw);
       await create(api, ['u']);
-      assertError(await api.post(`${ns('u')}/drop`, { mode: 'Force' }), 400, 13);
-      assertError(await api.post(`${ns('u')}/drop`, { behavior: 'Recursive' }), 400, 13);
+      expectProblem(await api.post(`${ns('u')}/drop`, { mode: 'Force' }), 400, 13);
+      expectProblem(await api.post(`${ns('u')}/drop`, { behavior: 'Recursive' }), 400, 13);
       assert.equal((await api.post(`${ns('u')}/exists`, {})).status, 200);
     });
 
     it('the root cannot be dropped (400 code 13)', async () => {
       const { api } = await newTenant(gw);
       await create(api, ['survivor']);
-      assertError(await api.post('/v1/namespace/%24/drop', {}), 400, 13);
-      assertError(await api.post('/v1/namespace/%24/drop', { behavior: 'Cascade' }), 400, 13);
-      assertError(await api.post('/v1/namespace/%24/drop', { mode: 'Skip' }), 400, 13);
+      expectProblem(await api.post('/v1/namespace/%24/drop', {}), 400, 13);
+      expectProblem(await api.post('/v1/namespace/%24/drop', { behavior: 'Cascade' }), 400, 13);
+      expectProblem(await api.post('/v1/namespace/%24/drop', { mode: 'Skip' }), 400, 13);
       assert.deepEqual((await api.get(`${ns()}/list`)).body.namespaces, ['survivor']);
     });
 
     it('unknown transaction ids are 404 code 10', async () => {
       const { api } = await newTenant(gw);
-      assertError(await api.post('/v1/transaction/00000000-0000-4000-8000-000000000000/describe', {}), 404, 10);
-      assertError(await api.post('/v1/transaction/not-a-uuid/describe', {}), 404, 10);
+      expectProblem(await api.post('/v1/transaction/00000000-0000-4000-8000-000000000000/describe', {}), 404, 10);
+      expectProblem(await api.post('/v1/transaction/not-a-uuid/describe', {}), 404, 10);
     });
   });
 
@@ -519,7 +501,7 @@ forEachCatalog('namespaces', (kind) => {
       const txid = r.body.transaction_id[0];
       assert.equal(typeof txid, 'string');
       // The catalog change is immediate even though storage clean-up is still running.
-      assertError(await api.post(`${ns('big')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('big')}/exists`, {}), 404, 1);
       assert.deepEqual(await allTables(api), []);
 
       const done = await eventually(async () => {
@@ -533,7 +515,7 @@ forEachCatalog('namespaces', (kind) => {
 
       // Another tenant cannot see the transaction.
       const other = await newTenant(agw);
-      assertError(await other.api.post(`/v1/transaction/${txid}/describe`, {}), 404, 10);
+      expectProblem(await other.api.post(`/v1/transaction/${txid}/describe`, {}), 404, 10);
     });
 
     it('a cascade drop without tables has nothing to track', async () => {
@@ -569,7 +551,7 @@ forEachCatalog('namespaces', (kind) => {
       assert.deepEqual((await api.get('/v1/namespace/d1.d2/list?delimiter=.')).body.namespaces, ['d3']);
       assert.equal((await api.post(`${ns('d1', 'd2', 'd3')}/exists`, {})).status, 200);
       // Without the delimiter, 'd1.d2' is one (missing) top-level name.
-      assertError(await api.post('/v1/namespace/d1.d2/exists', {}), 404, 1);
+      expectProblem(await api.post('/v1/namespace/d1.d2/exists', {}), 404, 1);
       // '.' alone is the root (sent raw: fetch would normalise a '.' path segment).
       const root = await rawRequest(gw.url, 'GET', '/v1/namespace/./list?delimiter=.', {
         'x-api-key': writeKey,
@@ -592,7 +574,7 @@ forEachCatalog('namespaces', (kind) => {
       assert.equal(rd.status, 200, rd.text);
       assert.deepEqual(rd.body.properties, {});
       // With '::' as delimiter, '$' is an ordinary (and invalid) character.
-      assertError(await api.post('/v1/namespace/m1%24m2/exists?delimiter=::', {}), 400, 13);
+      expectProblem(await api.post('/v1/namespace/m1%24m2/exists?delimiter=::', {}), 400, 13);
     });
 
     it('rejects invalid names with 400 code 13 and creates nothing', async () => {
@@ -600,12 +582,12 @@ forEachCatalog('namespaces', (kind) => {
       await create(api, ['ok']);
       const bad = ['a%20b', 'a*', 'a%2Fb', 'a%24%24b', '%24a', 'a%24', 'ok%24b%20c', 'caf%C3%A9', 'a%3Bb', 'a%40b'];
       for (const p of bad) {
-        assertError(await api.post(`/v1/namespace/${p}/create`, {}), 400, 13, p);
-        assertError(await api.post(`/v1/namespace/${p}/describe`, {}), 400, 13, p);
+        expectProblem(await api.post(`/v1/namespace/${p}/create`, {}), 400, 13, { what: p });
+        expectProblem(await api.post(`/v1/namespace/${p}/describe`, {}), 400, 13, { what: p });
       }
-      assertError(await api.get('/v1/namespace/a%20b/list'), 400, 13);
-      assertError(await api.post('/v1/namespace/a%20b/drop', { mode: 'Skip' }), 400, 13);
-      assertError(await api.post('/v1/namespace/a/create?delimiter=', {}), 400, 13);
+      expectProblem(await api.get('/v1/namespace/a%20b/list'), 400, 13);
+      expectProblem(await api.post('/v1/namespace/a%20b/drop', { mode: 'Skip' }), 400, 13);
+      expectProblem(await api.post('/v1/namespace/a/create?delimiter=', {}), 400, 13);
       assert.deepEqual((await api.get(`${ns()}/list`)).body.namespaces, ['ok']);
       assert.deepEqual((await api.get(`${ns('ok')}/list`)).body.namespaces, []);
     });
@@ -631,16 +613,16 @@ forEachCatalog('namespaces', (kind) => {
 
     it('a body id that disagrees with the path is 400 code 13; one that agrees is fine', async () => {
       const { api } = await newTenant(gw);
-      assertError(await api.post(`${ns('p1')}/create`, { id: ['p2'] }), 400, 13);
-      assertError(await api.post(`${ns('p1')}/create`, { id: ['p1', 'extra'] }), 400, 13);
-      assertError(await api.post(`${ns('p1')}/create`, { id: 'p1' }), 400, 13);
-      assertError(await api.post(`${ns('p1')}/exists`, {}), 404, 1);
-      assertError(await api.post(`${ns('p2')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('p1')}/create`, { id: ['p2'] }), 400, 13);
+      expectProblem(await api.post(`${ns('p1')}/create`, { id: ['p1', 'extra'] }), 400, 13);
+      expectProblem(await api.post(`${ns('p1')}/create`, { id: 'p1' }), 400, 13);
+      expectProblem(await api.post(`${ns('p1')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('p2')}/exists`, {}), 404, 1);
       assert.equal((await api.post(`${ns('p1')}/create`, { id: ['p1'] })).status, 200);
       assert.equal((await api.post(`${ns('p1', 'q')}/create`, { id: ['p1', 'q'] })).status, 200);
       assert.equal((await api.post(`${ns('p1', 'q')}/describe`, { id: ['p1', 'q'] })).status, 200);
-      assertError(await api.post(`${ns('p1', 'q')}/describe`, { id: ['p1'] }), 400, 13);
-      assertError(await api.post(`${ns('p1', 'q')}/drop`, { id: ['p1'], behavior: 'Cascade' }), 400, 13);
+      expectProblem(await api.post(`${ns('p1', 'q')}/describe`, { id: ['p1'] }), 400, 13);
+      expectProblem(await api.post(`${ns('p1', 'q')}/drop`, { id: ['p1'], behavior: 'Cascade' }), 400, 13);
       assert.equal((await api.post(`${ns('p1', 'q')}/exists`, {})).status, 200);
       assert.equal((await api.post('/v1/namespace/%24/describe', { id: [] })).status, 200);
       assert.equal((await api.post(`${ns('p1', 'q')}/drop`, { id: ['p1', 'q'] })).status, 200);
@@ -663,9 +645,9 @@ forEachCatalog('namespaces', (kind) => {
       assert.equal((await api.post(`${ns('n4')}/drop`, null)).status, 200);
       assert.deepEqual((await api.get(`${ns()}/list`)).body.namespaces, ['n1', 'n2']);
       // Malformed JSON and non-object bodies are 400 code 13.
-      assertError(await api.post(`${ns('n5')}/create`, '{"mode":'), 400, 13);
-      assertError(await api.post(`${ns('n5')}/create`, [1, 2]), 400, 13);
-      assertError(await api.post(`${ns('n5')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('n5')}/create`, '{"mode":'), 400, 13);
+      expectProblem(await api.post(`${ns('n5')}/create`, [1, 2]), 400, 13);
+      expectProblem(await api.post(`${ns('n5')}/exists`, {}), 404, 1);
     });
 
     it('accepts a trailing slash on the route', async () => {
@@ -674,7 +656,7 @@ forEachCatalog('namespaces', (kind) => {
       assert.equal((await api.post(`${ns('ts')}/exists/`, {})).status, 200);
       assert.equal((await api.post(`${ns('ts')}/describe/`, {})).status, 200);
       assert.deepEqual((await api.get(`${ns()}/list/`)).body.namespaces, ['ts']);
-      assertError(await api.post(`${ns('nots')}/exists/`, {}), 404, 1);
+      expectProblem(await api.post(`${ns('nots')}/exists/`, {}), 404, 1);
       assert.equal((await api.post(`${ns('ts')}/drop/`, {})).status, 200);
     });
   });
@@ -689,7 +671,7 @@ forEachCatalog('namespaces', (kind) => {
       const conflicts = replies.filter((r) => r.status === 409);
       assert.equal(ok.length, 1, replies.map((r) => r.status).join(','));
       assert.equal(conflicts.length, 19);
-      for (const c of conflicts) assertError(c, 409, 2);
+      for (const c of conflicts) expectProblem(c, 409, 2);
       assert.deepEqual((await api.get(`${ns()}/list`)).body.namespaces, ['race']);
       const d = await api.post(`${ns('race')}/describe`, {});
       assert.equal(d.body.properties.n, ok[0].body.properties.n);
@@ -726,7 +708,7 @@ forEachCatalog('namespaces', (kind) => {
           if (d.status === 404) assert.equal(d.body.code, 1);
           else won.push(d.body.location);
         }
-        assertError(await api.post(`${ns('A')}/exists`, {}), 404, 1);
+        expectProblem(await api.post(`${ns('A')}/exists`, {}), 404, 1);
 
         // Every listed table lives in a namespace that exists.
         const tables = await allTables(api);
@@ -757,9 +739,9 @@ forEachCatalog('namespaces', (kind) => {
       await create(x.api, ['shared', 'inner']);
       await create(x.api, ['xonly']);
 
-      assertError(await y.api.post(`${ns('shared')}/describe`, {}), 404, 1);
-      assertError(await y.api.post(`${ns('xonly')}/exists`, {}), 404, 1);
-      assertError(await y.api.get(`${ns('shared')}/list`), 404, 1);
+      expectProblem(await y.api.post(`${ns('shared')}/describe`, {}), 404, 1);
+      expectProblem(await y.api.post(`${ns('xonly')}/exists`, {}), 404, 1);
+      expectProblem(await y.api.get(`${ns('shared')}/list`), 404, 1);
       assert.deepEqual((await y.api.get(`${ns()}/list`)).body.namespaces, []);
 
       const yc = await create(y.api, ['shared'], { properties: { owner: 'y' } });
@@ -779,8 +761,8 @@ forEachCatalog('namespaces', (kind) => {
       await create(t.api, ['ro']);
       assert.equal((await t.reader.post(`${ns('ro')}/describe`, {})).status, 200);
       assert.deepEqual((await t.reader.get(`${ns()}/list`)).body.namespaces, ['ro']);
-      assertError(await t.reader.post(`${ns('ro2')}/create`, {}), 403, 15);
-      assertError(await t.reader.post(`${ns('ro')}/drop`, {}), 403, 15);
+      expectProblem(await t.reader.post(`${ns('ro2')}/create`, {}), 403, 15);
+      expectProblem(await t.reader.post(`${ns('ro')}/drop`, {}), 403, 15);
       assert.equal((await t.api.post(`${ns('ro')}/exists`, {})).status, 200);
     });
   });
@@ -798,14 +780,14 @@ forEachCatalog('namespaces', (kind) => {
       assert.equal(c.status, 200, c.text);
       assert.equal((await api.post(`/lance${ns('bp')}/exists`, {})).status, 200);
       assert.deepEqual((await api.get(`/lance${ns()}/list`)).body.namespaces, ['bp']);
-      assertError(await api.post(`/lance${ns('nobp')}/describe`, {}), 404, 1);
+      expectProblem(await api.post(`/lance${ns('nobp')}/describe`, {}), 404, 1);
 
       const unprefixed = await api.post(`${ns('bp')}/exists`, {});
       assert.equal(unprefixed.status, 404, unprefixed.text);
       assert.notEqual(unprefixed.body?.code, 1, 'the unprefixed route must not reach the namespace service');
       assert.equal((await api.get(`${ns()}/list`)).status, 404);
       assert.equal((await api.post(`${ns('other')}/create`, {})).status, 404);
-      assertError(await api.post(`/lance${ns('other')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`/lance${ns('other')}/exists`, {}), 404, 1);
 
       const health = await new Api(bgw.url).get('/healthz');
       assert.equal(health.status, 200, health.text);

@@ -81,7 +81,7 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('*', 'body-missing', 'branch', 'not read by these operations: branch management is not implemented'),
 
   // ---- namespaces
-  allow('DropNamespace', 'status-extra', '204', 'mode Skip on a missing namespace answers 204, as the mission requires'),
+  allow('DropNamespace', 'status-extra', '204', 'mode Skip on a missing namespace answers 204, as docs/rest-contract.md §4.3 requires'),
 
   // ---- tables (catalog)
   allow('DescribeTable', 'body-missing', 'tag', 'tags are not implemented'),
@@ -141,15 +141,15 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   // ---- our routes that are no spec operation
   allow('*', 'extra-route', 'GET /v1/table/{id}/stats', 'GetTableStats as the reference adapter serves it'),
   allow('*', 'extra-route', 'GET /v1/table/{id}/count_rows', 'count_rows is served as GET (what the official client sends) and POST (the spec)'),
-  allow('*', 'extra-route', 'GET /v1/tables', 'Enterprise route (mission §4.7)'),
-  allow('*', 'extra-route', 'POST /v1/tables/{name}', 'Enterprise route (mission §4.7)'),
+  allow('*', 'extra-route', 'GET /v1/tables', 'Enterprise route (docs/rest-contract.md §4.7)'),
+  allow('*', 'extra-route', 'POST /v1/tables/{name}', 'Enterprise route (docs/rest-contract.md §4.7)'),
 ];
 
 /** The §7 error body against the spec's ErrorResponse. */
 const ALLOWED_ERROR_BODY_DIFFERENCES: Record<string, string> = {
-  'extra:type': 'mission §7 problem-details field, alongside the spec\'s code and error',
-  'extra:title': 'mission §7 problem-details field',
-  'extra:status': 'mission §7 problem-details field',
+  'extra:type': 'problem-details field (docs/rest-contract.md §7), alongside the spec\'s code and error',
+  'extra:title': 'problem-details field (docs/rest-contract.md §7)',
+  'extra:status': 'problem-details field (docs/rest-contract.md §7)',
   'missing:context': 'context travels as response headers in the REST binding',
 };
 
@@ -480,7 +480,7 @@ describe(`OpenAPI document [${kind}]`, () => {
     assert.ok(count > 100, `error answers documented (${count})`);
   });
 
-  it('documents the error body like an actual error answer, with the spec\'s fields plus the mission\'s', async () => {
+  it('documents the error body like an actual error answer, with the spec\'s fields plus the problem-details ones', async () => {
     const res = await tenant.api.post('/v1/namespace/no_such_ns/describe', {});
     assert.equal(res.status, 404);
     assert.deepEqual(Object.keys(res.body).sort(), Object.keys(doc.components.schemas.ErrorResponse.properties).sort());

@@ -4,21 +4,14 @@ import * as path from 'node:path';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import { Api, forEachCatalog, idPath, newTenant, rawRequest, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import { expectProblem } from './helpers/assertions';
+import { writeTable } from './helpers/lance';
 
 /**
  * Tenancy resolution (issue 3): which database a request addresses — the database header or its alias, else the
  * host name under TENANT_HOST_SUFFIX — and which catalog inside it (the database prefix).
  */
 
-const ERROR_FIELDS = ['code', 'detail', 'error', 'instance', 'status', 'title', 'type'];
-
-function expectError(r: { status: number; body: any; text: string }, status: number, code: number, msg?: RegExp): void {
-  assert.equal(r.status, status, r.text);
-  assert.deepEqual(Object.keys(r.body).sort(), ERROR_FIELDS, r.text);
-  assert.equal(r.body.status, status, r.text);
-  assert.equal(r.body.code, code, r.text);
-  if (msg) assert.match(r.body.error, msg);
-}
 
 
 forEachCatalog('tenancy: database from the host name', (kind) => {
@@ -63,13 +56,13 @@ forEachCatalog('tenancy: database from the host name', (kind) => {
   it('a database header that disagrees with the host is 400 code 13; the same name in both is fine', async () => {
     const host = `${t.name}${SUFFIX}`;
     const clash = await viaHost(host, 'GET', '/v1/namespace/%24/list', { 'x-service-database': other.name });
-    expectError(clash, 400, 13);
+    expectProblem(clash, 400, 13);
     assert.ok(clash.body.error.includes(other.name) && clash.body.error.includes(t.name), clash.body.error);
     // The key belongs to t, the header names other: still the disagreement that is reported, and nothing happens.
     const clashWrite = await viaHost(host, 'POST', `/v1/namespace/${idPath('clash')}/create`, { 'x-service-database': other.name }, {});
-    expectError(clashWrite, 400, 13);
+    expectProblem(clashWrite, 400, 13);
     const clashAlias = await viaHost(host, 'GET', '/v1/namespace/%24/list', { 'x-lancedb-database': other.name });
-    expectError(clashAlias, 400, 13);
+    expectProblem(clashAlias, 400, 13);
     assert.deepEqual((await other.api.get('/v1/namespace/%24/list')).body.namespaces, []);
     assert.equal((await t.api.post(`/v1/namespace/${idPath('clash')}/exists`, {})).status, 404);
 
@@ -83,7 +76,7 @@ forEachCatalog('tenancy: database from the host name', (kind) => {
   it('with no header and a host outside the suffix, answers 400 naming the header and the host pattern', async () => {
     for (const host of ['127.0.0.1', 'example.org', `gw.example.com`, `${t.name}.other.example.com`, `${t.name}gw.example.com`]) {
       const r = await viaHost(host, 'GET', '/v1/namespace/%24/list');
-      expectError(r, 400, 13);
+      expectProblem(r, 400, 13);
       assert.match(r.body.error, /x-service-database/, `${host}: ${r.body.error}`);
       assert.ok(r.body.error.includes(`<database>${SUFFIX}`), `${host}: ${r.body.error}`);
     }
@@ -94,11 +87,11 @@ forEachCatalog('tenancy: database from the host name', (kind) => {
 
   it('an unknown database in the host is 404; a database the key does not belong to is 403', async () => {
     const unknown = await viaHost(`no_such_db${SUFFIX}`, 'GET', '/v1/namespace/%24/list');
-    expectError(unknown, 404, 1, /no_such_db/);
+    expectProblem(unknown, 404, 1, { msg: /no_such_db/ });
     const foreign = await viaHost(`${other.name}${SUFFIX}`, 'GET', '/v1/namespace/%24/list');
-    expectError(foreign, 403, 15);
+    expectProblem(foreign, 403, 15);
     const noKey = await rawRequest(gw.url, 'GET', '/v1/namespace/%24/list', { host: `${t.name}${SUFFIX}` });
-    expectError(noKey, 401, 16);
+    expectProblem(noKey, 401, 16);
   });
 });
 
@@ -116,9 +109,9 @@ forEachCatalog('tenancy: header aliases of the official clients', (kind) => {
     assert.equal((await alias.post(`/v1/namespace/${idPath('by_alias')}/create`, {})).status, 200);
     assert.deepEqual((await t.api.get('/v1/namespace/%24/list')).body.namespaces, ['by_alias']);
     assert.deepEqual((await alias.get('/v1/namespace/%24/list')).body.namespaces, ['by_alias']);
-    expectError(await alias.get('/v1/namespace/%24/list', { 'x-lancedb-database': 'no_such_db' }), 404, 1);
+    expectProblem(await alias.get('/v1/namespace/%24/list', { 'x-lancedb-database': 'no_such_db' }), 404, 1);
     const other = await newTenant(gw);
-    expectError(await alias.get('/v1/namespace/%24/list', { 'x-lancedb-database': other.name }), 403, 15);
+    expectProblem(await alias.get('/v1/namespace/%24/list', { 'x-lancedb-database': other.name }), 403, 15);
   });
 
   it('x-lancedb-database-prefix works like x-service-database-prefix', async () => {
@@ -128,7 +121,7 @@ forEachCatalog('tenancy: header aliases of the official clients', (kind) => {
     assert.deepEqual((await byHeader.get('/v1/namespace/%24/list')).body.namespaces, ['in_prefix']);
     assert.deepEqual((await byAlias.get('/v1/namespace/%24/list')).body.namespaces, ['in_prefix']);
     assert.ok(!(await t.api.get('/v1/namespace/%24/list')).body.namespaces.includes('in_prefix'), 'invisible without the prefix');
-    expectError(await t.api.with({ 'x-lancedb-database-prefix': 'te am' }).get('/v1/namespace/%24/list'), 400, 13);
+    expectProblem(await t.api.with({ 'x-lancedb-database-prefix': 'te am' }).get('/v1/namespace/%24/list'), 400, 13);
   });
 });
 
@@ -141,16 +134,8 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
   const prefixFolder = (folder: string) => path.join(dbFolder(), '.prefixes', folder);
   const isUnder = (file: string, folder: string) => file.startsWith(folder + path.sep);
   const names = (r: Reply) => r.body.namespaces as string[];
+  const ids = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i }));
 
-  async function writeTable(location: string, n: number): Promise<void> {
-    const db = await lancedb.connect(path.dirname(location));
-    try {
-      const tb = await db.createTable(path.basename(location, '.lance'), Array.from({ length: n }, (_, i) => ({ id: i })), { mode: 'overwrite' });
-      tb.close();
-    } finally {
-      db.close();
-    }
-  }
 
   before(async () => {
     gw = await startGateway(kind);
@@ -173,9 +158,9 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
       ['read key, no prefix', t.reader],
     ] as const) {
       assert.deepEqual(names(await api.get('/v1/namespace/%24/list')), [], label);
-      expectError(await api.post(`/v1/namespace/${idPath('sales')}/describe`, {}), 404, 1);
-      expectError(await api.post(`/v1/namespace/${idPath('sales')}/exists`, {}), 404, 1);
-      expectError(await api.post(`/v1/table/${idPath('sales', 'orders')}/describe`, {}), 404, 1);
+      expectProblem(await api.post(`/v1/namespace/${idPath('sales')}/describe`, {}), 404, 1);
+      expectProblem(await api.post(`/v1/namespace/${idPath('sales')}/exists`, {}), 404, 1);
+      expectProblem(await api.post(`/v1/table/${idPath('sales', 'orders')}/describe`, {}), 404, 1);
       assert.deepEqual((await api.get('/v1/table')).body.tables, [], label);
     }
     // The read key with the prefix sees it.
@@ -206,7 +191,7 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
 
     // Dropping in one catalog leaves the others alone.
     assert.equal((await team2.post(`/v1/table/${idPath('sales', 'orders')}/drop`, {})).status, 200);
-    expectError(await team2.post(`/v1/table/${idPath('sales', 'orders')}/exists`, {}), 404, 4);
+    expectProblem(await team2.post(`/v1/table/${idPath('sales', 'orders')}/exists`, {}), 404, 4);
     assert.equal((await team1.post(`/v1/table/${idPath('sales', 'orders')}/exists`, {})).status, 200);
     assert.equal((await t.api.post(`/v1/table/${idPath('sales', 'orders')}/exists`, {})).status, 200);
   });
@@ -230,7 +215,7 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
   it('invalid prefix components are 400 code 13', async () => {
     for (const bad of ['te am', 'a$b', 'x/y z', 'ü']) {
       const r = await t.api.with({ 'x-service-database-prefix': bad }).get('/v1/namespace/%24/list');
-      expectError(r, 400, 13);
+      expectProblem(r, 400, 13);
       assert.match(r.body.error, /prefix/, `${bad}: ${r.body.error}`);
     }
   });
@@ -240,7 +225,7 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
   it('prefix components made only of periods are 400 code 13 (they would be path components)', async () => {
     for (const bad of ['..', '.', 'x/../y', '../team1']) {
       const r = await t.api.with({ 'x-service-database-prefix': bad }).get('/v1/namespace/%24/list');
-      expectError(r, 400, 13);
+      expectProblem(r, 400, 13);
     }
   });
 
@@ -250,7 +235,7 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
     if (dotdot.status === 200) {
       assert.notEqual(path.dirname(dotdot.body.location), dbFolder());
     } else {
-      expectError(dotdot, 400, 13);
+      expectProblem(dotdot, 400, 13);
     }
   });
 
@@ -259,37 +244,37 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
   it("prefix '.' cannot register another prefix's data", async () => {
     const t1 = await team1.post(`/v1/table/${idPath('victim')}/declare`, {});
     assert.equal(t1.status, 200, t1.text);
-    await writeTable(t1.body.location, 3);
+    await writeTable(t1.body.location, ids(3));
     // Deregistered, the data stays in team1's folder; only team1 should be able to register it again.
     assert.equal((await team1.post(`/v1/table/${idPath('victim')}/deregister`, {})).status, 200);
     const rel = path.relative(path.join(dbFolder(), '.prefixes'), t1.body.location); // team1/<uuid>.lance
     const reg = await t.api.with({ 'x-service-database-prefix': '.' }).post(`/v1/table/${idPath('stolen')}/register`, { location: rel });
-    expectError(reg, 400, 13);
+    expectProblem(reg, 400, 13);
   });
 
   it("the default catalog cannot register a location inside another catalog's folder", async () => {
     const d = await team1.post(`/v1/table/${idPath('data_t')}/declare`, {});
     assert.equal(d.status, 200, d.text);
-    await writeTable(d.body.location, 3);
+    await writeTable(d.body.location, ids(3));
     const rel = path.relative(dbFolder(), d.body.location); // .prefixes/team1/<uuid>.lance
     assert.ok(rel.startsWith(`.prefixes${path.sep}team1${path.sep}`), rel);
     for (const location of [rel, `./${rel}`, `sub/../${rel}`, `.//${rel}`]) {
       const r = await t.api.post(`/v1/table/${idPath('stolen')}/register`, { location });
-      expectError(r, 400, 13);
+      expectProblem(r, 400, 13);
     }
-    expectError(await t.api.post(`/v1/table/${idPath('stolen')}/exists`, {}), 404, 4);
+    expectProblem(await t.api.post(`/v1/table/${idPath('stolen')}/exists`, {}), 404, 4);
     // From another prefix, the way out is a traversal: refused too.
     const fromTeam2 = await team2.post(`/v1/table/${idPath('stolen')}/register`, { location: `../team1/${path.basename(d.body.location)}` });
-    expectError(fromTeam2, 400, 13);
+    expectProblem(fromTeam2, 400, 13);
 
     // Inside its own folder a prefix registers fine (a relative path from the prefix folder).
     const own = path.join(prefixFolder('team1'), 'imports', 'x.lance');
-    await writeTable(own, 2);
+    await writeTable(own, ids(2));
     const ok = await team1.post(`/v1/table/${idPath('imported')}/register`, { location: 'imports/x.lance' });
     assert.equal(ok.status, 200, ok.text);
     assert.equal(ok.body.location, own);
     assert.equal((await team1.post(`/v1/table/${idPath('imported')}/stats`, {})).body.num_rows, 2);
-    expectError(await t.api.post(`/v1/table/${idPath('imported')}/exists`, {}), 404, 4);
+    expectProblem(await t.api.post(`/v1/table/${idPath('imported')}/exists`, {}), 404, 4);
   });
 
   it('the official client in remote mode sees the prefix with db://<db>/<prefix>, and not without', async () => {

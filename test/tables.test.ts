@@ -19,9 +19,11 @@ import {
   rawRequest,
   startGateway,
 } from './helpers/gateway';
+import { expectProblem } from './helpers/assertions';
+import { appendRows, branchAndAdd, countRows, writeTable } from './helpers/lance';
 
 /**
- * Tables of the Lance Namespace REST contract (conformance notes §2.6-2.15, mission §2.2, §4.5, §4.6, §7): declare,
+ * Tables of the Lance Namespace REST contract (docs/rest-contract.md §2.2, §4.5, §4.6, §7; the Lance Namespace spec for the rest): declare,
  * register, describe, exists, list, list-all, rename, drop, deregister and stats, against real Lance data written
  * with the official engine at the locations the server hands out.
  */
@@ -31,66 +33,9 @@ type Row = { id: number; vector: number[] };
 const rows = (from: number, n: number): Row[] =>
   Array.from({ length: n }, (_, i) => ({ id: from + i, vector: [0.1 * (from + i), 0.2] }));
 
-/** Writes (overwrites) a Lance table at an absolute `<...>/<name>.lance` location with the official engine. */
-async function writeTable(location: string, data: Row[]): Promise<void> {
-  const db = await lancedb.connect(path.dirname(location));
-  try {
-    const t = await db.createTable(path.basename(location, '.lance'), data, { mode: 'overwrite' });
-    t.close();
-  } finally {
-    db.close();
-  }
-}
 
-/** Appends a fragment to the Lance table at `location` (main branch, or `branch`). */
-async function appendRows(location: string, data: Row[], branch?: string): Promise<void> {
-  const db = await lancedb.connect(path.dirname(location));
-  try {
-    const t = await db.openTable(path.basename(location, '.lance'), undefined, branch ? { branch } : {});
-    try {
-      await t.add(data);
-    } finally {
-      t.close();
-    }
-  } finally {
-    db.close();
-  }
-}
 
-/** Creates branch `name` of the table at `location` (from main) and adds `data` on it. */
-async function branchAndAdd(location: string, name: string, data: Row[]): Promise<void> {
-  const db = await lancedb.connect(path.dirname(location));
-  try {
-    const t = await db.openTable(path.basename(location, '.lance'));
-    try {
-      const b = await (await t.branches()).create(name);
-      try {
-        await b.add(data);
-      } finally {
-        b.close();
-      }
-    } finally {
-      t.close();
-    }
-  } finally {
-    db.close();
-  }
-}
 
-/** Row count read back through the official engine, straight from storage. */
-async function countRows(location: string): Promise<number> {
-  const db = await lancedb.connect(path.dirname(location));
-  try {
-    const t = await db.openTable(path.basename(location, '.lance'));
-    try {
-      return await t.countRows();
-    } finally {
-      t.close();
-    }
-  } finally {
-    db.close();
-  }
-}
 
 const hasVersions = (location: string): boolean => {
   try {
@@ -99,14 +44,6 @@ const hasVersions = (location: string): boolean => {
     return false;
   }
 };
-
-function expectError(r: Reply, status: number, code: number, msg?: string): void {
-  assert.equal(r.status, status, `expected ${status}, got ${r.status}: ${r.text}`);
-  assert.equal(r.body?.code, code, `expected code ${code}: ${r.text}`);
-  assert.equal(r.body?.status, status);
-  assert.equal(typeof r.body?.error, 'string');
-  if (msg !== undefined) assert.ok(String(r.body.error).includes(msg), `'${r.body.error}' should mention '${msg}'`);
-}
 
 function expectOk(r: Reply, status = 200): void {
   assert.equal(r.status, status, `expected ${status}, got ${r.status}: ${r.text}`);
@@ -179,7 +116,7 @@ forEachCatalog('tables', (kind) => {
     it('declaring twice is 409 code 5 and keeps the first location', async () => {
       const t = await newTenant(gw);
       const loc = await declare(t.api, 'dup');
-      expectError(await t.api.post(`/v1/table/${idPath('dup')}/declare`, {}), 409, 5);
+      expectProblem(await t.api.post(`/v1/table/${idPath('dup')}/declare`, {}), 409, 5);
       const d = await t.api.post(`/v1/table/${idPath('dup')}/describe`, {});
       assert.equal(d.body.location, loc);
       // The failed declare left no folder behind.
@@ -188,8 +125,8 @@ forEachCatalog('tables', (kind) => {
 
     it('in a missing namespace is 404 code 1', async () => {
       const t = await newTenant(gw);
-      expectError(await t.api.post(`/v1/table/${idPath('nope', 't')}/declare`, {}), 404, 1);
-      expectError(await t.api.post(`/v1/table/${idPath('nope', 't')}/exists`, {}), 404, 1);
+      expectProblem(await t.api.post(`/v1/table/${idPath('nope', 't')}/declare`, {}), 404, 1);
+      expectProblem(await t.api.post(`/v1/table/${idPath('nope', 't')}/exists`, {}), 404, 1);
       const left = fs.existsSync(dbFolder(t)) ? fs.readdirSync(dbFolder(t)) : [];
       assert.deepEqual(left, [], 'a failed declare leaves no folder behind');
     });
@@ -197,8 +134,8 @@ forEachCatalog('tables', (kind) => {
     it('a location other than the server-chosen one is 400 code 13 and declares nothing', async () => {
       const t = await newTenant(gw);
       const wanted = path.join(dbFolder(t), 'mine.lance');
-      expectError(await t.api.post(`/v1/table/${idPath('t')}/declare`, { location: wanted }), 400, 13);
-      expectError(await t.api.post(`/v1/table/${idPath('t')}/exists`, {}), 404, 4);
+      expectProblem(await t.api.post(`/v1/table/${idPath('t')}/declare`, { location: wanted }), 400, 13);
+      expectProblem(await t.api.post(`/v1/table/${idPath('t')}/exists`, {}), 404, 4);
       assert.equal(fs.existsSync(wanted), false);
     });
 
@@ -253,11 +190,11 @@ forEachCatalog('tables', (kind) => {
 
     it('a read key is 403 code 15 (and may still describe)', async () => {
       const t = await newTenant(gw);
-      expectError(await t.reader.post(`/v1/table/${idPath('r')}/declare`, {}), 403, 15);
-      expectError(await t.api.post(`/v1/table/${idPath('r')}/exists`, {}), 404, 4);
+      expectProblem(await t.reader.post(`/v1/table/${idPath('r')}/declare`, {}), 403, 15);
+      expectProblem(await t.api.post(`/v1/table/${idPath('r')}/exists`, {}), 404, 4);
       await declare(t.api, 'r');
       expectOk(await t.reader.post(`/v1/table/${idPath('r')}/describe`, {}));
-      expectError(await t.reader.post(`/v1/table/${idPath('r')}/drop`, {}), 403, 15);
+      expectProblem(await t.reader.post(`/v1/table/${idPath('r')}/drop`, {}), 403, 15);
     });
   });
 
@@ -316,9 +253,9 @@ forEachCatalog('tables', (kind) => {
     it('missing table is 404 code 4; missing namespace is 404 code 1', async () => {
       const t = await newTenant(gw);
       await createNs(t.api, 'ns');
-      expectError(await t.api.post(`/v1/table/${idPath('ns', 'none')}/describe`, {}), 404, 4);
-      expectError(await t.api.post(`/v1/table/${idPath('none')}/describe`, {}), 404, 4);
-      expectError(await t.api.post(`/v1/table/${idPath('ghost', 'none')}/describe`, {}), 404, 1);
+      expectProblem(await t.api.post(`/v1/table/${idPath('ns', 'none')}/describe`, {}), 404, 4);
+      expectProblem(await t.api.post(`/v1/table/${idPath('none')}/describe`, {}), 404, 4);
+      expectProblem(await t.api.post(`/v1/table/${idPath('ghost', 'none')}/describe`, {}), 404, 1);
     });
 
     it('exists is 200 with an empty body, or 404 code 4', async () => {
@@ -328,13 +265,13 @@ forEachCatalog('tables', (kind) => {
       const r = await t.api.post(`/v1/table/${idPath('ns', 'here')}/exists`, {});
       expectOk(r);
       assert.equal(r.text, '');
-      expectError(await t.api.post(`/v1/table/${idPath('ns', 'there')}/exists`, {}), 404, 4);
+      expectProblem(await t.api.post(`/v1/table/${idPath('ns', 'there')}/exists`, {}), 404, 4);
     });
 
     it('a body id that disagrees with the path is 400 code 13', async () => {
       const t = await newTenant(gw);
       await declare(t.api, 'x');
-      expectError(await t.api.post(`/v1/table/${idPath('x')}/describe`, { id: ['y'] }), 400, 13);
+      expectProblem(await t.api.post(`/v1/table/${idPath('x')}/describe`, { id: ['y'] }), 400, 13);
       expectOk(await t.api.post(`/v1/table/${idPath('x')}/describe`, { id: ['x'] }));
     });
   });
@@ -388,7 +325,7 @@ forEachCatalog('tables', (kind) => {
 
     it('a missing namespace is 404 code 1', async () => {
       const t = await newTenant(gw);
-      expectError(await t.api.get(`/v1/namespace/${idPath('missing')}/table/list`), 404, 1);
+      expectProblem(await t.api.get(`/v1/namespace/${idPath('missing')}/table/list`), 404, 1);
     });
   });
 
@@ -450,12 +387,12 @@ forEachCatalog('tables', (kind) => {
     it('an invalid page_token is 400 code 13', async () => {
       const t = await newTenant(gw);
       await declare(t.api, 'a');
-      expectError(await t.api.get('/v1/table?page_token=not-a-token'), 400, 13);
+      expectProblem(await t.api.get('/v1/table?page_token=not-a-token'), 400, 13);
       // A well-formed token of another list (a bare name) is not a list-all token either.
       const foreign = Buffer.from(JSON.stringify('a')).toString('base64url');
-      expectError(await t.api.get(`/v1/table?page_token=${foreign}`), 400, 13);
-      expectError(await t.api.get('/v1/table?limit=abc'), 400, 13);
-      expectError(await t.api.get('/v1/table?include_declared=maybe'), 400, 13);
+      expectProblem(await t.api.get(`/v1/table?page_token=${foreign}`), 400, 13);
+      expectProblem(await t.api.get('/v1/table?limit=abc'), 400, 13);
+      expectProblem(await t.api.get('/v1/table?include_declared=maybe'), 400, 13);
     });
 
     if (kind === 'postgres') {
@@ -531,7 +468,7 @@ forEachCatalog('tables', (kind) => {
       const r = await t.api.post(`/v1/table/${idPath('ns', 'old')}/rename`, { new_table_name: 'new' });
       expectOk(r);
       assert.deepEqual(r.body, {});
-      expectError(await t.api.post(`/v1/table/${idPath('ns', 'old')}/exists`, {}), 404, 4);
+      expectProblem(await t.api.post(`/v1/table/${idPath('ns', 'old')}/exists`, {}), 404, 4);
       const d = await t.api.post(`/v1/table/${idPath('ns', 'new')}/describe`, {});
       expectOk(d);
       assert.equal(d.body.location, loc);
@@ -565,7 +502,7 @@ forEachCatalog('tables', (kind) => {
       const t = await newTenant(gw);
       const a = await declare(t.api, 'a');
       const b = await declare(t.api, 'b');
-      expectError(await t.api.post(`/v1/table/${idPath('a')}/rename`, { new_table_name: 'b' }), 409, 5);
+      expectProblem(await t.api.post(`/v1/table/${idPath('a')}/rename`, { new_table_name: 'b' }), 409, 5);
       assert.equal((await t.api.post(`/v1/table/${idPath('a')}/describe`, {})).body.location, a);
       assert.equal((await t.api.post(`/v1/table/${idPath('b')}/describe`, {})).body.location, b);
     });
@@ -573,11 +510,7 @@ forEachCatalog('tables', (kind) => {
     it('a missing target namespace is 404 code 1', async () => {
       const t = await newTenant(gw);
       await declare(t.api, 'a');
-      expectError(
-        await t.api.post(`/v1/table/${idPath('a')}/rename`, { new_table_name: 'a', new_namespace_id: ['nowhere'] }),
-        404,
-        1,
-      );
+      expectProblem(await t.api.post(`/v1/table/${idPath('a')}/rename`, { new_table_name: 'a', new_namespace_id: ['nowhere'] }), 404, 1);
       expectOk(await t.api.post(`/v1/table/${idPath('a')}/exists`, {}));
     });
 
@@ -585,15 +518,15 @@ forEachCatalog('tables', (kind) => {
       const t = await newTenant(gw);
       await declare(t.api, 'a');
       for (const bad of ['', 'has space', 'sl/ash', 'd$llar']) {
-        expectError(await t.api.post(`/v1/table/${idPath('a')}/rename`, { new_table_name: bad }), 400, 13);
+        expectProblem(await t.api.post(`/v1/table/${idPath('a')}/rename`, { new_table_name: bad }), 400, 13);
       }
-      expectError(await t.api.post(`/v1/table/${idPath('a')}/rename`, {}), 400, 13);
+      expectProblem(await t.api.post(`/v1/table/${idPath('a')}/rename`, {}), 400, 13);
       expectOk(await t.api.post(`/v1/table/${idPath('a')}/exists`, {}));
     });
 
     it('a missing source is 404 code 4', async () => {
       const t = await newTenant(gw);
-      expectError(await t.api.post(`/v1/table/${idPath('ghost')}/rename`, { new_table_name: 'x' }), 404, 4);
+      expectProblem(await t.api.post(`/v1/table/${idPath('ghost')}/rename`, { new_table_name: 'x' }), 404, 4);
     });
   });
 
@@ -607,7 +540,7 @@ forEachCatalog('tables', (kind) => {
       expectOk(r);
       assert.deepEqual(r.body.id, ['ns', 'gone']);
       assert.equal(r.body.location, loc);
-      expectError(await t.api.post(`/v1/table/${idPath('ns', 'gone')}/exists`, {}), 404, 4);
+      expectProblem(await t.api.post(`/v1/table/${idPath('ns', 'gone')}/exists`, {}), 404, 4);
       await eventually(async () => !fs.existsSync(loc));
 
       const again = await declare(t.api, 'ns', 'gone');
@@ -631,8 +564,8 @@ forEachCatalog('tables', (kind) => {
 
     it('a missing table is 404 code 4; a missing namespace 404 code 1', async () => {
       const t = await newTenant(gw);
-      expectError(await t.api.post(`/v1/table/${idPath('none')}/drop`, {}), 404, 4);
-      expectError(await t.api.post(`/v1/table/${idPath('nons', 'none')}/drop`, {}), 404, 1);
+      expectProblem(await t.api.post(`/v1/table/${idPath('none')}/drop`, {}), 404, 4);
+      expectProblem(await t.api.post(`/v1/table/${idPath('nons', 'none')}/drop`, {}), 404, 1);
     });
   });
 
@@ -646,7 +579,7 @@ forEachCatalog('tables', (kind) => {
       expectOk(r);
       assert.deepEqual(r.body.id, ['ns', 'keep']);
       assert.equal(r.body.location, loc);
-      expectError(await t.api.post(`/v1/table/${idPath('ns', 'keep')}/exists`, {}), 404, 4);
+      expectProblem(await t.api.post(`/v1/table/${idPath('ns', 'keep')}/exists`, {}), 404, 4);
       assert.ok(hasVersions(loc), 'data still on storage');
 
       const rel = path.relative(dbFolder(t), loc);
@@ -664,7 +597,7 @@ forEachCatalog('tables', (kind) => {
 
     it('deregister of a missing table is 404 code 4', async () => {
       const t = await newTenant(gw);
-      expectError(await t.api.post(`/v1/table/${idPath('none')}/deregister`, {}), 404, 4);
+      expectProblem(await t.api.post(`/v1/table/${idPath('none')}/deregister`, {}), 404, 4);
     });
 
     it('registers Lance data at a location relative to the database folder', async () => {
@@ -690,18 +623,18 @@ forEachCatalog('tables', (kind) => {
       await writeTable(path.join(dbFolder(t), 'ok.lance'), rows(0, 1));
       const reg = (location: string) => t.api.post(`/v1/table/${idPath('r')}/register`, { location });
 
-      expectError(await reg(`../${other.name}/x.lance`), 400, 13, 'Path traversal');
-      expectError(await reg('sub/../../x.lance'), 400, 13, 'Path traversal');
-      expectError(await reg(path.join(dbFolder(other), 'x.lance')), 400, 13, 'Absolute paths');
-      expectError(await reg('/abs/x.lance'), 400, 13, 'Absolute paths');
-      expectError(await reg('s3://b/x.lance'), 400, 13, 'Absolute URIs');
-      expectError(await reg('file:///tmp/x.lance'), 400, 13, 'Absolute URIs');
+      expectProblem(await reg(`../${other.name}/x.lance`), 400, 13, { msg: 'Path traversal' });
+      expectProblem(await reg('sub/../../x.lance'), 400, 13, { msg: 'Path traversal' });
+      expectProblem(await reg(path.join(dbFolder(other), 'x.lance')), 400, 13, { msg: 'Absolute paths' });
+      expectProblem(await reg('/abs/x.lance'), 400, 13, { msg: 'Absolute paths' });
+      expectProblem(await reg('s3://b/x.lance'), 400, 13, { msg: 'Absolute URIs' });
+      expectProblem(await reg('file:///tmp/x.lance'), 400, 13, { msg: 'Absolute URIs' });
       fs.mkdirSync(path.join(dbFolder(t), 'empty.lance'), { recursive: true });
-      expectError(await reg('empty.lance'), 400, 13);
-      expectError(await reg('missing.lance'), 400, 13);
-      expectError(await reg('.'), 400, 13);
-      expectError(await t.api.post(`/v1/table/${idPath('r')}/register`, {}), 400, 13);
-      expectError(await t.api.post(`/v1/table/${idPath('r')}/exists`, {}), 404, 4);
+      expectProblem(await reg('empty.lance'), 400, 13);
+      expectProblem(await reg('missing.lance'), 400, 13);
+      expectProblem(await reg('.'), 400, 13);
+      expectProblem(await t.api.post(`/v1/table/${idPath('r')}/register`, {}), 400, 13);
+      expectProblem(await t.api.post(`/v1/table/${idPath('r')}/exists`, {}), 404, 4);
       // The same data through a valid relative path is fine.
       expectOk(await reg('ok.lance'));
     });
@@ -709,7 +642,7 @@ forEachCatalog('tables', (kind) => {
     it('registering in a missing namespace is 404 code 1', async () => {
       const t = await newTenant(gw);
       await writeTable(path.join(dbFolder(t), 'y.lance'), rows(0, 1));
-      expectError(await t.api.post(`/v1/table/${idPath('nons', 'r')}/register`, { location: 'y.lance' }), 404, 1);
+      expectProblem(await t.api.post(`/v1/table/${idPath('nons', 'r')}/register`, { location: 'y.lance' }), 404, 1);
     });
 
     it('an existing name is 409 code 5; mode overwrite replaces the entry', async () => {
@@ -719,8 +652,8 @@ forEachCatalog('tables', (kind) => {
       await writeTable(x, rows(0, 2));
       await writeTable(y, rows(0, 5));
       expectOk(await t.api.post(`/v1/table/${idPath('r')}/register`, { location: 'imports/x.lance' }));
-      expectError(await t.api.post(`/v1/table/${idPath('r')}/register`, { location: 'imports/y.lance' }), 409, 5);
-      expectError(await t.api.post(`/v1/table/${idPath('r')}/register`, { location: 'imports/y.lance', mode: 'Create' }), 409, 5);
+      expectProblem(await t.api.post(`/v1/table/${idPath('r')}/register`, { location: 'imports/y.lance' }), 409, 5);
+      expectProblem(await t.api.post(`/v1/table/${idPath('r')}/register`, { location: 'imports/y.lance', mode: 'Create' }), 409, 5);
       assert.equal((await t.api.post(`/v1/table/${idPath('r')}/describe`, {})).body.location, x);
 
       const r = await t.api.post(`/v1/table/${idPath('r')}/register`, { location: 'imports/y.lance', mode: 'overwrite' });
@@ -729,7 +662,7 @@ forEachCatalog('tables', (kind) => {
       assert.equal((await t.api.post(`/v1/table/${idPath('r')}/describe`, {})).body.location, y);
       assert.equal((await t.api.post(`/v1/table/${idPath('r')}/stats`, {})).body.num_rows, 5);
       assert.ok(hasVersions(x), 'the replaced entry’s data stays');
-      expectError(await t.api.post(`/v1/table/${idPath('r')}/register`, { location: 'imports/x.lance', mode: 'bogus' }), 400, 13);
+      expectProblem(await t.api.post(`/v1/table/${idPath('r')}/register`, { location: 'imports/x.lance', mode: 'bogus' }), 400, 13);
     });
 
     it('one folder backs one table: registering a location already in use is 409 and drop cannot delete shared data', async () => {
@@ -737,15 +670,15 @@ forEachCatalog('tables', (kind) => {
       const shared = path.join(dbFolder(t), 'shared.lance');
       await writeTable(shared, rows(0, 3));
       expectOk(await t.api.post(`/v1/table/${idPath('a')}/register`, { location: 'shared.lance' }));
-      expectError(await t.api.post(`/v1/table/${idPath('b')}/register`, { location: 'shared.lance' }), 409, 14, 'already used');
-      expectError(await t.api.post(`/v1/table/${idPath('b')}/register`, { location: './shared.lance' }), 409, 14);
-      expectError(await t.api.post(`/v1/table/${idPath('b')}/exists`, {}), 404, 4);
+      expectProblem(await t.api.post(`/v1/table/${idPath('b')}/register`, { location: 'shared.lance' }), 409, 14, { msg: 'already used' });
+      expectProblem(await t.api.post(`/v1/table/${idPath('b')}/register`, { location: './shared.lance' }), 409, 14);
+      expectProblem(await t.api.post(`/v1/table/${idPath('b')}/exists`, {}), 404, 4);
       // A declared table's folder cannot be registered under a second name either.
       const declared = await t.api.post(`/v1/table/${idPath('c')}/declare`, {});
       expectOk(declared);
       await writeTable(declared.body.location, rows(0, 1));
       const rel = path.relative(dbFolder(t), declared.body.location);
-      expectError(await t.api.post(`/v1/table/${idPath('d')}/register`, { location: rel }), 409, 14);
+      expectProblem(await t.api.post(`/v1/table/${idPath('d')}/register`, { location: rel }), 409, 14);
       // Re-registering the same name on its own location with overwrite is fine.
       expectOk(await t.api.post(`/v1/table/${idPath('a')}/register`, { location: 'shared.lance', mode: 'overwrite' }));
       assert.equal((await t.api.post(`/v1/table/${idPath('a')}/stats`, {})).body.num_rows, 3);
@@ -754,10 +687,10 @@ forEachCatalog('tables', (kind) => {
     it('a read key cannot register or deregister (403 code 15)', async () => {
       const t = await newTenant(gw);
       await writeTable(path.join(dbFolder(t), 'z.lance'), rows(0, 1));
-      expectError(await t.reader.post(`/v1/table/${idPath('z')}/register`, { location: 'z.lance' }), 403, 15);
+      expectProblem(await t.reader.post(`/v1/table/${idPath('z')}/register`, { location: 'z.lance' }), 403, 15);
       await declare(t.api, 'w');
-      expectError(await t.reader.post(`/v1/table/${idPath('w')}/deregister`, {}), 403, 15);
-      expectError(await t.reader.post(`/v1/table/${idPath('w')}/rename`, { new_table_name: 'v' }), 403, 15);
+      expectProblem(await t.reader.post(`/v1/table/${idPath('w')}/deregister`, {}), 403, 15);
+      expectProblem(await t.reader.post(`/v1/table/${idPath('w')}/rename`, { new_table_name: 'v' }), 403, 15);
     });
   });
 
@@ -817,14 +750,14 @@ forEachCatalog('tables', (kind) => {
       assert.equal(main.body.num_rows, 5, 'main is unaffected by the branch');
 
       const unknown = await t.api.post(p, { branch: 'nope' });
-      expectError(unknown, 404, 22); // TABLE_BRANCH_NOT_FOUND
-      expectError(await t.api.get(`${p}?branch=nope`), 404, 22);
+      expectProblem(unknown, 404, 22); // TABLE_BRANCH_NOT_FOUND
+      expectProblem(await t.api.get(`${p}?branch=nope`), 404, 22);
     });
 
     it('a missing table is 404 code 4; a missing namespace 404 code 1', async () => {
       const t = await newTenant(gw);
-      expectError(await t.api.post(`/v1/table/${idPath('none')}/stats`, {}), 404, 4);
-      expectError(await t.api.get(`/v1/table/${idPath('nons', 'none')}/stats`), 404, 1);
+      expectProblem(await t.api.post(`/v1/table/${idPath('none')}/stats`, {}), 404, 4);
+      expectProblem(await t.api.get(`/v1/table/${idPath('nons', 'none')}/stats`), 404, 1);
     });
   });
 
@@ -835,10 +768,10 @@ forEachCatalog('tables', (kind) => {
       const onlyX = await declare(x.api, 'onlyx');
       await writeTable(onlyX, rows(0, 7));
       const sx = await declare(x.api, 'shared');
-      expectError(await y.api.post(`/v1/table/${idPath('onlyx')}/describe`, {}), 404, 4);
-      expectError(await y.api.post(`/v1/table/${idPath('onlyx')}/exists`, {}), 404, 4);
-      expectError(await y.api.post(`/v1/table/${idPath('onlyx')}/drop`, {}), 404, 4);
-      expectError(await y.api.post(`/v1/table/${idPath('onlyx')}/stats`, {}), 404, 4);
+      expectProblem(await y.api.post(`/v1/table/${idPath('onlyx')}/describe`, {}), 404, 4);
+      expectProblem(await y.api.post(`/v1/table/${idPath('onlyx')}/exists`, {}), 404, 4);
+      expectProblem(await y.api.post(`/v1/table/${idPath('onlyx')}/drop`, {}), 404, 4);
+      expectProblem(await y.api.post(`/v1/table/${idPath('onlyx')}/stats`, {}), 404, 4);
       assert.deepEqual((await y.api.get('/v1/table')).body.tables, []);
       assert.deepEqual((await y.api.get(`/v1/namespace/${idPath()}/table/list`)).body.tables, []);
 
@@ -851,7 +784,7 @@ forEachCatalog('tables', (kind) => {
 
       // Y cannot register X's data through its own folder either.
       const rel = path.relative(dbFolder(y), onlyX);
-      expectError(await y.api.post(`/v1/table/${idPath('stolen')}/register`, { location: rel }), 400, 13);
+      expectProblem(await y.api.post(`/v1/table/${idPath('stolen')}/register`, { location: rel }), 400, 13);
 
       // Nor reach X's data through a branch name that walks out of its own table folder.
       const mine = await declare(y.api, 'mine');
@@ -864,10 +797,10 @@ forEachCatalog('tables', (kind) => {
 
       // X's write key aimed at Y's database.
       const crossed = new Api(gw.url, { 'x-api-key': x.writeKey, 'x-service-database': y.name });
-      expectError(await crossed.post(`/v1/table/${idPath('evil')}/declare`, {}), 403, 15);
-      expectError(await crossed.post(`/v1/table/${idPath('shared')}/describe`, {}), 403, 15);
-      expectError(await crossed.get('/v1/table'), 403, 15);
-      expectError(await y.api.post(`/v1/table/${idPath('evil')}/exists`, {}), 404, 4);
+      expectProblem(await crossed.post(`/v1/table/${idPath('evil')}/declare`, {}), 403, 15);
+      expectProblem(await crossed.post(`/v1/table/${idPath('shared')}/describe`, {}), 403, 15);
+      expectProblem(await crossed.get('/v1/table'), 403, 15);
+      expectProblem(await y.api.post(`/v1/table/${idPath('evil')}/exists`, {}), 404, 4);
       // Dropping X's table leaves Y's table of the same name alone.
       expectOk(await x.api.post(`/v1/table/${idPath('shared')}/drop`, {}));
       expectOk(await y.api.post(`/v1/table/${idPath('shared')}/exists`, {}));
