@@ -11,6 +11,8 @@ import { TenantContext } from '../tenancy/tenant-context';
 import { decodeSchema, IpcFileLayout, readWholeStream, splitStream, streamInChunks } from './arrow-ipc';
 import { CreateIndexRequest, QueryRequest } from './dataplane.schemas';
 import { LanceEngine } from '../../storage/lance-engine';
+import { toEngineQuery } from './query-executor';
+import { distanceOf, planQuery } from './query-plan';
 
 type Body = AsyncIterable<Buffer | Uint8Array | string>;
 export type CreateMode = 'create' | 'existok' | 'overwrite';
@@ -18,8 +20,6 @@ export type CreateMode = 'create' | 'existok' | 'overwrite';
 export type Dialect = 'remote' | 'spec';
 
 const display = (id: string[]) => id.join('$');
-/** `k` at or above this means "no limit" (the remote client sends i64::MAX). */
-const UNLIMITED_K = 2 ** 31;
 
 export interface MergeOptions {
   on: string[];
@@ -38,16 +38,6 @@ export function canonicalIndexType(t: string | undefined): string | undefined {
   const special: Record<string, string> = { BTree: 'BTREE', Inverted: 'FTS', FTS: 'FTS', Fts: 'FTS', LabelList: 'LABEL_LIST' };
   if (special[t]) return special[t];
   return t.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
-}
-
-function distance(v: string | undefined): 'l2' | 'cosine' | 'dot' | 'hamming' | undefined {
-  if (!v) return undefined;
-  const d = v.toLowerCase();
-  if (d === 'l2' || d === 'euclidean') return 'l2';
-  if (d === 'cosine') return 'cosine';
-  if (d === 'dot' || d === 'inner_product') return 'dot';
-  if (d === 'hamming') return 'hamming';
-  throw Errors.invalidInput(`unsupported distance type '${v}'`);
 }
 
 /**
@@ -217,7 +207,7 @@ export class DataplaneService {
     const h = await this.engine.open(row.location, req.version);
     try {
       const version = await h.table.version();
-      const q = await this.buildQuery(h.table, req);
+      const q = await toEngineQuery(h.table, planQuery(req));
       const exec = (q as unknown as { nativeExecute?: (o?: { timeoutMs?: number }) => Promise<{ next(): Promise<Buffer | null> }> })
         .nativeExecute;
       if (typeof exec !== 'function') throw new Error('@lancedb/lancedb: query has no native batch iterator');
@@ -245,140 +235,7 @@ export class DataplaneService {
 
   async explainPlan(t: TenantContext, id: string[], req: QueryRequest, verbose: boolean): Promise<string> {
     const row = await this.written(t, id);
-    return this.engine.withTable(row.location, async (table) => (await this.buildQuery(table, req)).explainPlan(verbose), req.version);
-  }
-
-  /** Both dialects of a query request, as one engine query. */
-  private async buildQuery(table: lancedb.Table, req: QueryRequest): Promise<lancedb.Query | lancedb.VectorQuery> {
-    const vectors = this.vectorsOf(req.vector);
-    const fts = this.ftsOf(req.full_text_query);
-    const k = req.k === undefined || req.k === null ? undefined : req.k;
-    const unlimited = k !== undefined && k >= UNLIMITED_K;
-    let q: lancedb.Query | lancedb.VectorQuery = table.query();
-    if (vectors.length > 0) {
-      let vq = table.query().nearestTo(vectors[0]);
-      for (const v of vectors.slice(1)) vq = vq.addQueryVector(v);
-      if (req.vector_column) vq = vq.column(req.vector_column);
-      const dt = distance(req.distance_type);
-      if (dt) vq = vq.distanceType(dt as 'l2' | 'cosine' | 'dot');
-      const min = req.minimum_nprobes ?? req.nprobes;
-      const max = req.maximum_nprobes;
-      if (max !== undefined && max > 0) {
-        if (min !== undefined) vq = vq.minimumNprobes(min);
-        vq = vq.maximumNprobes(max);
-      } else if (min !== undefined) {
-        vq = req.maximum_nprobes === 0 ? vq.minimumNprobes(min) : vq.nprobes(min);
-      }
-      if (req.ef !== undefined) vq = vq.ef(req.ef);
-      if (req.refine_factor !== undefined) vq = vq.refineFactor(req.refine_factor);
-      if (req.lower_bound !== undefined || req.upper_bound !== undefined) vq = vq.distanceRange(req.lower_bound, req.upper_bound);
-      if (req.bypass_vector_index) vq = vq.bypassVectorIndex();
-      if (req.prefilter === false) vq = vq.postfilter();
-      const limit = k === undefined || k === 0 ? 10 : unlimited ? Math.max(await table.countRows(), 1) : k;
-      vq = vq.limit(limit);
-      if (fts) vq = vq.fullTextSearch(fts.query, fts.columns ? { columns: fts.columns } : undefined);
-      q = vq;
-    } else {
-      if (fts) q = q.fullTextSearch(fts.query, fts.columns ? { columns: fts.columns } : undefined);
-      if (k !== undefined && k > 0 && !unlimited) q = q.limit(k);
-      else if (fts && k === undefined) q = q.limit(10);
-    }
-    if (req.filter) q = q.where(req.filter);
-    const columns = this.columnsOf(req.columns);
-    if (columns) q = q.select(columns);
-    if (req.offset !== undefined && req.offset > 0) q = q.offset(req.offset);
-    if (req.with_row_id) q = q.withRowId();
-    if (req.fast_search) q = q.fastSearch();
-    return q;
-  }
-
-  private vectorsOf(v: QueryRequest['vector']): number[][] {
-    if (!v) return [];
-    if (Array.isArray(v)) {
-      if (v.length === 0) return [];
-      if (Array.isArray(v[0])) return (v as number[][]).filter((x) => x.length > 0);
-      return [v as number[]];
-    }
-    if (v.single_vector && v.single_vector.length > 0) return [v.single_vector];
-    if (v.multi_vector && v.multi_vector.length > 0) return v.multi_vector.filter((x) => x.length > 0);
-    return [];
-  }
-
-  private columnsOf(c: QueryRequest['columns']): string[] | Record<string, string> | undefined {
-    if (!c) return undefined;
-    if (Array.isArray(c)) return c.length > 0 ? c : undefined;
-    const o = c as Record<string, unknown>;
-    if ('column_names' in o || 'column_aliases' in o) {
-      if (Array.isArray(o.column_names) && o.column_names.length > 0) return o.column_names as string[];
-      if (o.column_aliases && typeof o.column_aliases === 'object') return o.column_aliases as Record<string, string>;
-      return undefined;
-    }
-    return Object.keys(o).length > 0 ? (o as Record<string, string>) : undefined;
-  }
-
-  /** Legacy `{columns, query: "text"}`, structured `{query: FtsQuery}`, spec `{string_query}` / `{structured_query}`. */
-  private ftsOf(f: Record<string, unknown> | null | undefined): { query: string | lancedb.FullTextQuery; columns?: string[] } | undefined {
-    if (!f) return undefined;
-    const sq = (f.string_query ?? undefined) as { query?: unknown; columns?: unknown } | undefined;
-    if (sq && typeof sq === 'object') {
-      if (typeof sq.query !== 'string') throw Errors.invalidInput('full_text_query.string_query.query must be a string');
-      return { query: sq.query, columns: Array.isArray(sq.columns) && sq.columns.length ? (sq.columns as string[]) : undefined };
-    }
-    const structured = (f.structured_query as { query?: unknown } | undefined)?.query ?? (typeof f.query === 'object' ? f.query : undefined);
-    if (structured && typeof structured === 'object') {
-      const match = (structured as Record<string, any>).match;
-      // A match without a column (the client's plain `search('text')`) searches every indexed column, as in-process.
-      if (match && typeof match === 'object' && !match.column) {
-        const columns = Array.isArray(f.columns) && f.columns.length ? (f.columns as string[]) : undefined;
-        return { query: String(match.terms ?? match.query ?? ''), columns };
-      }
-      return { query: this.ftsQuery(structured as Record<string, any>) };
-    }
-    if (typeof f.query === 'string') {
-      return { query: f.query, columns: Array.isArray(f.columns) && f.columns.length ? (f.columns as string[]) : undefined };
-    }
-    throw Errors.invalidInput('unsupported full_text_query');
-  }
-
-  private ftsQuery(q: Record<string, any>): lancedb.FullTextQuery {
-    const op = (o: unknown) => (String(o ?? 'Or').toLowerCase() === 'and' ? lancedb.Operator.And : lancedb.Operator.Or);
-    if (q.match) {
-      const m = q.match;
-      return new lancedb.MatchQuery(String(m.terms ?? m.query ?? ''), String(m.column ?? ''), {
-        boost: m.boost ?? undefined,
-        fuzziness: m.fuzziness ?? undefined,
-        maxExpansions: m.max_expansions ?? undefined,
-        operator: op(m.operator),
-        prefixLength: m.prefix_length ?? undefined,
-      });
-    }
-    if (q.phrase) return new lancedb.PhraseQuery(String(q.phrase.terms ?? q.phrase.query ?? ''), String(q.phrase.column ?? ''), { slop: q.phrase.slop ?? undefined });
-    if (q.boost) {
-      return new lancedb.BoostQuery(this.ftsQuery(q.boost.positive), this.ftsQuery(q.boost.negative), {
-        negativeBoost: q.boost.negative_boost ?? undefined,
-      });
-    }
-    if (q.multi_match) {
-      const list: Array<Record<string, any>> = q.multi_match.match_queries ?? [];
-      if (list.length === 0) throw Errors.invalidInput('multi_match needs match_queries');
-      return new lancedb.MultiMatchQuery(
-        String(list[0].terms ?? ''),
-        list.map((m) => String(m.column)),
-        { boosts: list.map((m) => m.boost ?? 1), operator: op(list[0].operator) },
-      );
-    }
-    if (q.boolean) {
-      const parts: [lancedb.Occur, lancedb.FullTextQuery][] = [];
-      for (const [key, occur] of [
-        ['should', lancedb.Occur.Should],
-        ['must', lancedb.Occur.Must],
-        ['must_not', lancedb.Occur.MustNot],
-      ] as const) {
-        for (const sub of (q.boolean[key] ?? []) as Record<string, any>[]) parts.push([occur, this.ftsQuery(sub)]);
-      }
-      return new lancedb.BooleanQuery(parts);
-    }
-    throw Errors.invalidInput(`unsupported full-text query ${JSON.stringify(Object.keys(q))}`);
+    return this.engine.withTable(row.location, async (table) => (await toEngineQuery(table, planQuery(req))).explainPlan(verbose), req.version);
   }
 
   // ---------------------------------------------------------------- mutations
@@ -412,7 +269,7 @@ export class DataplaneService {
 
   async createIndex(t: TenantContext, id: string[], req: CreateIndexRequest) {
     const type = req.index_type.trim().toUpperCase();
-    const dt = distance(req.metric_type ?? req.distance_type);
+    const dt = distanceOf(req.metric_type ?? req.distance_type);
     const vec = {
       distanceType: dt === 'hamming' ? undefined : (dt as 'l2' | 'cosine' | 'dot' | undefined),
       numPartitions: req.num_partitions,
