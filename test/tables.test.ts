@@ -4,8 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import * as assert from 'node:assert/strict';
 import * as lancedb from '@lancedb/lancedb';
 import * as pg from 'pg';
-import { Prisma } from '../src/generated/prisma/client';
-import { TablesRepository } from '../src/modules/tables/tables.repository';
+import { Prisma, PrismaClient } from '../src/generated/prisma/client';
 import {
   Api,
   eventually,
@@ -420,8 +419,8 @@ forEachCatalog('tables', (kind) => {
           assert.equal(typeof token, 'string');
 
           // Capture the SQL the repository issues for the page after that token.
-          const repo = gw.app.get(TablesRepository);
-          const prisma = (repo as unknown as { prisma: { $queryRaw: (...a: unknown[]) => unknown } }).prisma;
+          // Outside a unit of work the repositories query through the shared client.
+          const prisma = gw.app.get(PrismaClient) as unknown as { $queryRaw: (...a: unknown[]) => unknown };
           const original = prisma.$queryRaw;
           const captured: Prisma.Sql[] = [];
           prisma.$queryRaw = function (this: unknown, strings: TemplateStringsArray, ...values: unknown[]) {

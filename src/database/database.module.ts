@@ -1,6 +1,10 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { ClsModule } from 'nestjs-cls';
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
+import { TransactionalAdapterPrisma } from '@nestjs-cls/transactional-adapter-prisma';
 import { PrismaClient } from '../generated/prisma/client';
 import { CATALOG_DB, CatalogDb } from './catalog-db';
+import { UNIT_OF_WORK_OPTIONS, UnitOfWork } from './unit-of-work';
 
 /** Closes the catalog connection last, after every other provider has finished its shutdown work. */
 class CatalogLifecycle implements OnApplicationShutdown {
@@ -10,15 +14,47 @@ class CatalogLifecycle implements OnApplicationShutdown {
   }
 }
 
-/** The catalog connection (Postgres or embedded PGlite, opened and migrated before Nest starts), for repositories. */
+/** The catalog client itself, in a module of its own so the unit-of-work plugin can import it. */
+@Module({})
+class CatalogClientModule {
+  static register(catalog: CatalogDb): DynamicModule {
+    return {
+      module: CatalogClientModule,
+      global: true,
+      providers: [{ provide: CATALOG_DB, useValue: catalog }, { provide: PrismaClient, useValue: catalog.prisma }],
+      exports: [PrismaClient, CATALOG_DB],
+    };
+  }
+}
+
+/**
+ * The catalog (Postgres or embedded PGlite, opened and migrated before Nest starts) and its unit of work
+ * (unit-of-work.ts), for repositories and the services that open units.
+ */
 @Global()
 @Module({})
 export class DatabaseModule {
   static register(catalog: CatalogDb): DynamicModule {
+    const client = CatalogClientModule.register(catalog);
     return {
       module: DatabaseModule,
-      providers: [{ provide: CATALOG_DB, useValue: catalog }, { provide: PrismaClient, useValue: catalog.prisma }, CatalogLifecycle],
-      exports: [PrismaClient, CATALOG_DB],
+      imports: [
+        client,
+        ClsModule.forRoot({
+          plugins: [
+            new ClsPluginTransactional({
+              imports: [client],
+              adapter: new TransactionalAdapterPrisma({
+                prismaInjectionToken: PrismaClient,
+                defaultTxOptions: UNIT_OF_WORK_OPTIONS,
+                sqlFlavor: 'postgresql',
+              }),
+            }),
+          ],
+        }),
+      ],
+      providers: [CatalogLifecycle, UnitOfWork],
+      exports: [client, UnitOfWork],
     };
   }
 }

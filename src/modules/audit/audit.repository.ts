@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { PrismaClient } from '../../generated/prisma/client';
+import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
 
 export interface AuditEventRow {
   id: string;
@@ -14,7 +14,11 @@ export interface AuditEventRow {
 
 @Injectable()
 export class AuditRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private get db(): CatalogClient {
+    return this.uow.db;
+  }
 
   async insert(e: {
     databaseId: string | null;
@@ -25,12 +29,12 @@ export class AuditRepository {
     details: Record<string, unknown>;
     requestId?: string;
   }): Promise<void> {
-    await this.prisma.auditEvent.create({ data: { id: randomUUID(), ...e, details: e.details as object } });
+    await this.db.auditEvent.create({ data: { id: randomUUID(), ...e, details: e.details as object } });
   }
 
   /** Newest first, keyset-paginated on (created_at, id). */
   async list(databaseId: string, before: [string, string] | undefined, take: number): Promise<AuditEventRow[]> {
-    const rows = await this.prisma.auditEvent.findMany({
+    const rows = await this.db.auditEvent.findMany({
       where: {
         databaseId,
         ...(before

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaClient } from '../../generated/prisma/client';
+import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
 
 export type Role = 'read' | 'write' | 'admin';
 
@@ -32,7 +32,11 @@ const PUBLIC_COLUMNS = {
 
 @Injectable()
 export class ApiKeysRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private get db(): CatalogClient {
+    return this.uow.db;
+  }
 
   async insert(k: {
     id: string;
@@ -42,12 +46,12 @@ export class ApiKeysRepository {
     description?: string;
     expiresAt?: Date;
   }): Promise<ApiKeyRow> {
-    return (await this.prisma.apiKey.create({ data: k, select: PUBLIC_COLUMNS })) as ApiKeyRow;
+    return (await this.db.apiKey.create({ data: k, select: PUBLIC_COLUMNS })) as ApiKeyRow;
   }
 
   /** The key with this secret hash, with its database's name and rate limit (one round trip). */
   async findByHash(hash: string): Promise<KeyWithDatabase | null> {
-    const rows = await this.prisma.$queryRaw<KeyWithDatabase[]>`
+    const rows = await this.db.$queryRaw<KeyWithDatabase[]>`
       SELECT k.id, k.database_id AS "databaseId", k.role, k.description, k.created_at AS "createdAt",
              k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.hash, d.name AS "databaseName",
              d.rate_limit_limit AS "rateLimitLimit", d.rate_limit_window_ms AS "rateLimitWindowMs"
@@ -57,7 +61,7 @@ export class ApiKeysRepository {
   }
 
   async listByDatabase(databaseId: string): Promise<ApiKeyRow[]> {
-    return (await this.prisma.apiKey.findMany({
+    return (await this.db.apiKey.findMany({
       where: { databaseId },
       orderBy: { createdAt: 'asc' },
       select: PUBLIC_COLUMNS,
@@ -66,7 +70,7 @@ export class ApiKeysRepository {
 
   /** Marks an active key revoked (the row stays, for the audit trail); false when there was none. */
   async revoke(databaseId: string, id: string): Promise<boolean> {
-    const { count } = await this.prisma.apiKey.updateMany({
+    const { count } = await this.db.apiKey.updateMany({
       where: { id, databaseId, revokedAt: null },
       data: { revokedAt: new Date() },
     });

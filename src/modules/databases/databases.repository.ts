@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { PrismaClient } from '../../generated/prisma/client';
+import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
 
 export interface DatabaseRow {
   id: string;
@@ -15,11 +15,15 @@ export type RateLimitInput = { limit: number; windowMs: number } | null;
 
 @Injectable()
 export class DatabasesRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private get db(): CatalogClient {
+    return this.uow.db;
+  }
 
   /** null when the name is taken. */
   async insert(name: string, properties: Record<string, string>, rateLimit: RateLimitInput = null): Promise<DatabaseRow | null> {
-    const rows = await this.prisma.$queryRaw<DatabaseRow[]>`
+    const rows = await this.db.$queryRaw<DatabaseRow[]>`
       INSERT INTO databases (id, name, properties, rate_limit_limit, rate_limit_window_ms)
       VALUES (${randomUUID()}::uuid, ${name}, ${JSON.stringify(properties)}::jsonb,
               ${rateLimit?.limit ?? null}::int, ${rateLimit?.windowMs ?? null}::int)
@@ -31,7 +35,7 @@ export class DatabasesRepository {
 
   /** Changes properties and/or the rate limit (undefined: unchanged; a null limit: back to the defaults). */
   async update(id: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput }): Promise<DatabaseRow> {
-    return (await this.prisma.database.update({
+    return (await this.db.database.update({
       where: { id },
       data: {
         ...(change.properties !== undefined ? { properties: change.properties } : {}),
@@ -43,11 +47,11 @@ export class DatabasesRepository {
   }
 
   async findByName(name: string): Promise<DatabaseRow | null> {
-    return (await this.prisma.database.findUnique({ where: { name } })) as DatabaseRow | null;
+    return (await this.db.database.findUnique({ where: { name } })) as DatabaseRow | null;
   }
 
   async list(after: string | undefined, take: number): Promise<DatabaseRow[]> {
-    return (await this.prisma.database.findMany({
+    return (await this.db.database.findMany({
       where: after !== undefined ? { name: { gt: after } } : {},
       orderBy: { name: 'asc' },
       take,
@@ -55,11 +59,11 @@ export class DatabasesRepository {
   }
 
   async count(): Promise<number> {
-    return this.prisma.database.count();
+    return this.db.database.count();
   }
 
   /** Removes the database and (by foreign-key cascade) its keys, namespaces and tables. */
   async delete(id: string): Promise<boolean> {
-    return (await this.prisma.database.deleteMany({ where: { id } })).count === 1;
+    return (await this.db.database.deleteMany({ where: { id } })).count === 1;
   }
 }

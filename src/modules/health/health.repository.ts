@@ -1,11 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaClient } from '../../generated/prisma/client';
+import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
 
 @Injectable()
 export class HealthRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private get db(): CatalogClient {
+    return this.uow.db;
+  }
 
   async ping(): Promise<void> {
-    await this.prisma.$queryRaw`SELECT 1`;
+    await this.db.$queryRaw`SELECT 1`;
   }
 }

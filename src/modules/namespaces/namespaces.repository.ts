@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Prisma, PrismaClient } from '../../generated/prisma/client';
 import { PATH_SEP } from '../../common/ids';
-
-export interface Scope {
-  databaseId: string;
-  catalog: string;
-}
+import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
+import { Scope } from '../tenancy/tenant-context';
 
 export interface NamespaceRow {
   id: string;
@@ -15,8 +11,6 @@ export interface NamespaceRow {
   properties: Record<string, string>;
   createdAt: Date;
 }
-
-export type Tx = Prisma.TransactionClient;
 
 /** First string sorting after every descendant path of `path` (PATH_SEP is U+001F, so U+0020 is its successor). */
 export const descendantsUpper = (path: string) => `${path}\u0020`;
@@ -29,15 +23,15 @@ export type DropOutcome =
 
 @Injectable()
 export class NamespacesRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly uow: UnitOfWork) {}
 
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.prisma.$transaction(fn, { timeout: 30_000, maxWait: 10_000 });
+  private get db(): CatalogClient {
+    return this.uow.db;
   }
 
-  /** Pass `tx` when called inside a transaction: a second pool connection could deadlock an exhausted pool. */
-  async find(scope: Scope, path: string, tx: Tx = this.prisma): Promise<NamespaceRow | null> {
-    const row = await tx.namespace.findUnique({
+
+  async find(scope: Scope, path: string): Promise<NamespaceRow | null> {
+    const row = await this.db.namespace.findUnique({
       where: { databaseId_catalog_path: { databaseId: scope.databaseId, catalog: scope.catalog, path } },
     });
     return row && { ...row, properties: row.properties as Record<string, string> };
@@ -47,9 +41,9 @@ export class NamespacesRepository {
    * Takes a share lock on a namespace row, so it cannot be dropped until the caller's transaction ends.
    * Returns false when the namespace does not exist. The root ('') always exists.
    */
-  async lockShared(tx: Tx, scope: Scope, path: string): Promise<boolean> {
+  async lockShared(scope: Scope, path: string): Promise<boolean> {
     if (path === '') return true;
-    const rows = await tx.$queryRaw<{ id: string }[]>`
+    const rows = await this.db.$queryRaw<{ id: string }[]>`
       SELECT id FROM namespaces
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog} AND path = ${path}
        FOR SHARE`;
@@ -57,12 +51,10 @@ export class NamespacesRepository {
   }
 
   /** Inserts a namespace; null when one with that path already exists (concurrent creators: exactly one wins). */
-  async insert(
-    tx: Tx,
-    scope: Scope,
+  async insert(scope: Scope,
     ns: { path: string; parentPath: string; name: string; properties: Record<string, string> },
   ): Promise<NamespaceRow | null> {
-    const rows = await tx.$queryRaw<NamespaceRow[]>`
+    const rows = await this.db.$queryRaw<NamespaceRow[]>`
       INSERT INTO namespaces (id, database_id, catalog, path, parent_path, name, properties)
       VALUES (${randomUUID()}::uuid, ${scope.databaseId}::uuid, ${scope.catalog}, ${ns.path}, ${ns.parentPath},
               ${ns.name}, ${JSON.stringify(ns.properties)}::jsonb)
@@ -73,7 +65,7 @@ export class NamespacesRepository {
 
   /** Direct children of `parentPath`, by name, starting after `after`. */
   async listChildren(scope: Scope, parentPath: string, after: string | undefined, take: number): Promise<string[]> {
-    const rows = await this.prisma.namespace.findMany({
+    const rows = await this.db.namespace.findMany({
       where: {
         databaseId: scope.databaseId,
         catalog: scope.catalog,
@@ -92,14 +84,14 @@ export class NamespacesRepository {
    * namespace and table row, and records the storage folders to delete as a catalog transaction (cleaned up after
    * commit), so a failure half-way leaves either everything or nothing in the catalog.
    */
-  async drop(tx: Tx, scope: Scope, path: string, cascade: boolean): Promise<DropOutcome> {
-    const locked = await tx.$queryRaw<{ id: string }[]>`
+  async drop(scope: Scope, path: string, cascade: boolean): Promise<DropOutcome> {
+    const locked = await this.db.$queryRaw<{ id: string }[]>`
       SELECT id FROM namespaces
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog} AND path = ${path}
        FOR UPDATE`;
     if (locked.length === 0) return { kind: 'not-found' };
     if (!cascade) {
-      const [{ n }] = await tx.$queryRaw<{ n: number }[]>`
+      const [{ n }] = await this.db.$queryRaw<{ n: number }[]>`
         SELECT ((SELECT count(*) FROM namespaces
                   WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
                     AND parent_path = ${path})
@@ -107,18 +99,18 @@ export class NamespacesRepository {
                   WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
                     AND namespace_path = ${path}))::int AS n`;
       if (n > 0) return { kind: 'not-empty', children: n };
-      await tx.$executeRaw`DELETE FROM namespaces WHERE id = ${locked[0].id}::uuid`;
+      await this.db.$executeRaw`DELETE FROM namespaces WHERE id = ${locked[0].id}::uuid`;
       return { kind: 'dropped', locations: [] };
     }
     const lo = descendantsLower(path);
     const hi = descendantsUpper(path);
     // Namespaces first: this waits for any writer holding a share lock on a descendant, so the table delete
     // below (a fresh snapshot under READ COMMITTED) sees every table such a writer committed.
-    await tx.$executeRaw`
+    await this.db.$executeRaw`
       DELETE FROM namespaces
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
          AND (path = ${path} OR (path >= ${lo} AND path < ${hi}))`;
-    const dropped = await tx.$queryRaw<{ location: string }[]>`
+    const dropped = await this.db.$queryRaw<{ location: string }[]>`
       DELETE FROM tables
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
          AND (namespace_path = ${path} OR (namespace_path >= ${lo} AND namespace_path < ${hi}))

@@ -5,6 +5,7 @@ import { collectPage, decodePageToken, encodePageToken, isString } from '../../c
 import { scopeOf, TenantContext } from '../tenancy/tenant-context';
 import { TransactionsService } from '../transactions/transactions.service';
 import { NamespacesRepository } from './namespaces.repository';
+import { UnitOfWork } from '../../database/unit-of-work';
 
 export type CreateMode = 'create' | 'existok' | 'overwrite';
 
@@ -22,6 +23,7 @@ export class NamespacesService {
   constructor(
     private readonly repo: NamespacesRepository,
     private readonly transactions: TransactionsService,
+    private readonly uow: UnitOfWork,
   ) {}
 
   async create(t: TenantContext, id: string[], mode: CreateMode, properties: Record<string, string> = {}) {
@@ -33,28 +35,28 @@ export class NamespacesService {
     const path = encodePath(id);
     const parentPath = encodePath(id.slice(0, -1));
     let cleanup: { txId: string; locations: string[] } | undefined;
-    const row = await this.repo.transaction(async (tx) => {
-      if (!(await this.repo.lockShared(tx, scope, parentPath))) {
+    const row = await this.uow.run(async () => {
+      if (!(await this.repo.lockShared(scope, parentPath))) {
         throw Errors.namespaceNotFound(`parent namespace '${display(id.slice(0, -1))}'`);
       }
       const ns = { path, parentPath, name: id[id.length - 1], properties };
-      const inserted = await this.repo.insert(tx, scope, ns);
+      const inserted = await this.repo.insert(scope, ns);
       if (inserted) return inserted;
       if (mode === 'create') throw Errors.namespaceAlreadyExists(display(id));
       if (mode === 'existok') {
-        const existing = await this.repo.find(scope, path, tx);
+        const existing = await this.repo.find(scope, path);
         if (!existing) throw Errors.concurrentModification(`namespace '${display(id)}' was modified concurrently`);
         return existing;
       }
       // Overwrite: drop the existing namespace with everything in it, then create it afresh, atomically.
-      const dropped = await this.repo.drop(tx, scope, path, true);
+      const dropped = await this.repo.drop(scope, path, true);
       if (dropped.kind === 'dropped' && dropped.locations.length > 0) {
         cleanup = {
-          txId: await this.transactions.record(tx, t.database.id, 'overwrite_namespace', dropped.locations),
+          txId: await this.transactions.record(t.database.id, 'overwrite_namespace', dropped.locations),
           locations: dropped.locations,
         };
       }
-      const again = await this.repo.insert(tx, scope, ns);
+      const again = await this.repo.insert(scope, ns);
       if (!again) throw Errors.concurrentModification(`namespace '${display(id)}' was modified concurrently`);
       return again;
     });
@@ -100,10 +102,10 @@ export class NamespacesService {
     const scope = scopeOf(t);
     const path = encodePath(id);
     let txId: string | undefined;
-    const outcome = await this.repo.transaction(async (tx) => {
-      const o = await this.repo.drop(tx, scope, path, behavior === 'cascade');
+    const outcome = await this.uow.run(async () => {
+      const o = await this.repo.drop(scope, path, behavior === 'cascade');
       if (o.kind === 'dropped' && o.locations.length > 0) {
-        txId = await this.transactions.record(tx, t.database.id, 'drop_namespace', o.locations);
+        txId = await this.transactions.record(t.database.id, 'drop_namespace', o.locations);
       }
       return o;
     });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { PrismaClient } from '../../generated/prisma/client';
 import { isUniqueViolation } from '../../database/prisma-errors';
-import { Scope, Tx } from '../namespaces/namespaces.repository';
+import { Scope } from '../tenancy/tenant-context';
+import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
 
 export interface TableRow {
   id: string;
@@ -29,11 +29,14 @@ const SELECT_COLUMNS = {
 
 @Injectable()
 export class TablesRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly uow: UnitOfWork) {}
 
-  /** Pass `tx` when inside a transaction: the embedded catalog has one connection, so another query would wait on it. */
-  async find(scope: Scope, namespacePath: string, name: string, tx: Tx | PrismaClient = this.prisma): Promise<TableRow | null> {
-    const row = await tx.catalogTable.findUnique({
+  private get db(): CatalogClient {
+    return this.uow.db;
+  }
+
+  async find(scope: Scope, namespacePath: string, name: string): Promise<TableRow | null> {
+    const row = await this.db.catalogTable.findUnique({
       where: {
         databaseId_catalog_namespacePath_name: {
           databaseId: scope.databaseId,
@@ -51,13 +54,11 @@ export class TablesRepository {
    * Inserts a table row. 'name-taken' when the name exists (concurrent creators: exactly one wins);
    * 'location-taken' when another entry already uses the storage folder (then the transaction is aborted).
    */
-  async insert(
-    tx: Tx,
-    scope: Scope,
+  async insert(scope: Scope,
     t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean },
   ): Promise<TableRow | 'name-taken' | 'location-taken'> {
     try {
-      const rows = await this.insertRow(tx, scope, t);
+      const rows = await this.insertRow(scope, t);
       return rows[0] ?? 'name-taken';
     } catch (err) {
       if (isUniqueViolation(err)) return 'location-taken';
@@ -65,12 +66,10 @@ export class TablesRepository {
     }
   }
 
-  private insertRow(
-    tx: Tx,
-    scope: Scope,
+  private insertRow(scope: Scope,
     t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean },
   ): Promise<TableRow[]> {
-    return tx.$queryRaw<TableRow[]>`
+    return this.db.$queryRaw<TableRow[]>`
       INSERT INTO tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at)
       VALUES (${randomUUID()}::uuid, ${scope.databaseId}::uuid, ${scope.catalog}, ${t.namespacePath}, ${t.name},
               ${t.location}, ${JSON.stringify(t.properties)}::jsonb,
@@ -80,8 +79,8 @@ export class TablesRepository {
                 materialized_at AS "materializedAt", created_at AS "createdAt"`;
   }
 
-  async deleteById(tx: Tx | PrismaClient, id: string): Promise<TableRow | null> {
-    const rows = await tx.$queryRaw<TableRow[]>`
+  async deleteById(id: string): Promise<TableRow | null> {
+    const rows = await this.db.$queryRaw<TableRow[]>`
       DELETE FROM tables WHERE id = ${id}::uuid
       RETURNING id, namespace_path AS "namespacePath", name, location, properties,
                 materialized_at AS "materializedAt", created_at AS "createdAt"`;
@@ -90,7 +89,7 @@ export class TablesRepository {
 
   /** Deletes by name; returns the removed row, or null when there was none. */
   async delete(scope: Scope, namespacePath: string, name: string): Promise<TableRow | null> {
-    const rows = await this.prisma.$queryRaw<TableRow[]>`
+    const rows = await this.db.$queryRaw<TableRow[]>`
       DELETE FROM tables
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
          AND namespace_path = ${namespacePath} AND name = ${name}
@@ -100,9 +99,9 @@ export class TablesRepository {
   }
 
   /** Moves a table row to another name/namespace. 'exists' when the destination name is taken. */
-  async rename(tx: Tx, id: string, namespacePath: string, name: string): Promise<'ok' | 'exists' | 'gone'> {
+  async rename(id: string, namespacePath: string, name: string): Promise<'ok' | 'exists' | 'gone'> {
     try {
-      const n = await tx.$executeRaw`
+      const n = await this.db.$executeRaw`
         UPDATE tables SET namespace_path = ${namespacePath}, name = ${name} WHERE id = ${id}::uuid`;
       return n === 1 ? 'ok' : 'gone';
     } catch (err) {
@@ -112,7 +111,7 @@ export class TablesRepository {
   }
 
   async listInNamespace(scope: Scope, namespacePath: string, after: string | undefined, take: number): Promise<TableListRow[]> {
-    const rows = await this.prisma.catalogTable.findMany({
+    const rows = await this.db.catalogTable.findMany({
       where: {
         databaseId: scope.databaseId,
         catalog: scope.catalog,
@@ -132,7 +131,7 @@ export class TablesRepository {
    */
   async listAll(scope: Scope, after: [string, string] | undefined, take: number): Promise<TableListRow[]> {
     const [afterPath, afterName] = after ?? ['', ''];
-    return this.prisma.$queryRaw<TableListRow[]>`
+    return this.db.$queryRaw<TableListRow[]>`
       SELECT id, namespace_path AS "namespacePath", name, location, materialized_at AS "materializedAt"
         FROM tables
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
@@ -143,7 +142,7 @@ export class TablesRepository {
 
   async markMaterialized(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.prisma.catalogTable.updateMany({
+    await this.db.catalogTable.updateMany({
       where: { id: { in: ids }, materializedAt: null },
       data: { materializedAt: new Date() },
     });

@@ -8,6 +8,7 @@ import { scopeOf, TenantContext } from '../tenancy/tenant-context';
 import { TransactionsService } from '../transactions/transactions.service';
 import { TableListRow, TableRow, TablesRepository } from './tables.repository';
 import { TableStorage } from '../../storage/table-storage.service';
+import { UnitOfWork } from '../../database/unit-of-work';
 
 const display = (id: string[]) => id.join('$');
 
@@ -34,6 +35,7 @@ export class TablesService {
     private readonly namespaces: NamespacesService,
     private readonly storage: TableStorage,
     private readonly transactions: TransactionsService,
+    private readonly uow: UnitOfWork,
   ) {}
 
   /** A table row, or 404: TableNotFound, or NamespaceNotFound when the namespace itself is missing. */
@@ -109,17 +111,17 @@ export class TablesService {
     const { ns, name } = splitTableId(id);
     const location = await this.storage.resolveRegistered(t.database.name, t.catalog, body.location);
     const scope = scopeOf(t);
-    const row = await this.namespacesRepo.transaction(async (tx) => {
-      if (!(await this.namespacesRepo.lockShared(tx, scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
+    const row = await this.uow.run(async () => {
+      if (!(await this.namespacesRepo.lockShared(scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
       const values = { namespacePath: encodePath(ns), name, location, properties: body.properties ?? {}, materialized: true };
-      const inserted = await this.repo.insert(tx, scope, values);
+      const inserted = await this.repo.insert(scope, values);
       if (inserted === 'location-taken') throw this.locationTaken(body.location);
       if (inserted !== 'name-taken') return inserted;
       if (body.mode === 'create') throw Errors.tableAlreadyExists(display(id));
       // Overwrite replaces the catalog entry; the previously registered data stays where it is.
-      const existing = await this.repo.find(scope, encodePath(ns), name, tx);
-      if (existing) await this.repo.deleteById(tx, existing.id);
-      const again = await this.repo.insert(tx, scope, values);
+      const existing = await this.repo.find(scope, encodePath(ns), name);
+      if (existing) await this.repo.deleteById(existing.id);
+      const again = await this.repo.insert(scope, values);
       if (again === 'location-taken') throw this.locationTaken(body.location);
       if (again === 'name-taken') throw Errors.concurrentModification(`table '${display(id)}' was modified concurrently`);
       return again;
@@ -174,11 +176,11 @@ export class TablesService {
     targetNs.forEach((p) => assertName(p, 'new_namespace_id component'));
     const scope = scopeOf(t);
     const row = await this.get(t, id);
-    await this.namespacesRepo.transaction(async (tx) => {
-      if (!(await this.namespacesRepo.lockShared(tx, scope, encodePath(targetNs)))) {
+    await this.uow.run(async () => {
+      if (!(await this.namespacesRepo.lockShared(scope, encodePath(targetNs)))) {
         throw Errors.namespaceNotFound(display(targetNs));
       }
-      const r = await this.repo.rename(tx, row.id, encodePath(targetNs), newName);
+      const r = await this.repo.rename(row.id, encodePath(targetNs), newName);
       if (r === 'exists') throw Errors.tableAlreadyExists(`Destination table '${display([...targetNs, newName])}' already exists`);
       if (r === 'gone') throw Errors.tableNotFound(display(id));
     });
@@ -233,9 +235,9 @@ export class TablesService {
     materialized: boolean,
   ): Promise<TableRow> {
     const scope = scopeOf(t);
-    return this.namespacesRepo.transaction(async (tx) => {
-      if (!(await this.namespacesRepo.lockShared(tx, scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
-      const row = await this.repo.insert(tx, scope, { namespacePath: encodePath(ns), name, location, properties, materialized });
+    return this.uow.run(async () => {
+      if (!(await this.namespacesRepo.lockShared(scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
+      const row = await this.repo.insert(scope, { namespacePath: encodePath(ns), name, location, properties, materialized });
       if (row === 'name-taken') throw Errors.tableAlreadyExists(display([...ns, name]));
       if (row === 'location-taken') throw this.locationTaken(location);
       return row;

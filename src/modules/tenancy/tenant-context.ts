@@ -28,4 +28,10 @@ export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): 
   return req.tenant;
 });
 
-export const scopeOf = (t: TenantContext) => ({ databaseId: t.database.id, catalog: t.catalog });
+/** One catalog of one database: what every catalog query is confined to. */
+export interface Scope {
+  databaseId: string;
+  catalog: string;
+}
+
+export const scopeOf = (t: TenantContext): Scope => ({ databaseId: t.database.id, catalog: t.catalog });

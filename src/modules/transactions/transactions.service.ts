@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
-import { Tx } from '../namespaces/namespaces.repository';
 import { TableStorage } from '../../storage/table-storage.service';
 import { TransactionRow, TransactionsRepository } from './transactions.repository';
 
@@ -27,10 +26,10 @@ export class TransactionsService implements OnApplicationBootstrap, OnApplicatio
     private readonly storage: TableStorage,
   ) {}
 
-  /** Records a storage clean-up inside the caller's catalog transaction; returns its id. */
-  async record(tx: Tx, databaseId: string, operation: string, locations: string[]): Promise<string> {
+  /** Records a storage clean-up in the caller's unit of work (committed with its catalog change); returns its id. */
+  async record(databaseId: string, operation: string, locations: string[]): Promise<string> {
     const id = randomUUID();
-    await this.repo.insert(tx, { id, databaseId, operation, pending: locations });
+    await this.repo.insert({ id, databaseId, operation, pending: locations });
     return id;
   }
 

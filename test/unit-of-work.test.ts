@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, it } from 'node:test';
+import { UnitOfWork } from '../src/database/unit-of-work';
+import { DatabasesRepository } from '../src/modules/databases/databases.repository';
+import { NamespacesRepository } from '../src/modules/namespaces/namespaces.repository';
+import { TransactionsRepository } from '../src/modules/transactions/transactions.repository';
+import { forEachCatalog, newTenant, startGateway, TestGateway } from './helpers/gateway';
+
+/**
+ * The unit of work (src/database/unit-of-work.ts) on both catalogs: repositories join the unit open on their call
+ * path without a handle being passed, a failure rolls back everything in it, nested units join the outer one, and
+ * outside a unit each query stands alone.
+ */
+forEachCatalog('unit of work', (kind) => {
+  let gw: TestGateway;
+  let uow: UnitOfWork;
+  let namespaces: NamespacesRepository;
+  let transactions: TransactionsRepository;
+  let scope: { databaseId: string; catalog: string };
+
+  before(async () => {
+    gw = await startGateway(kind);
+    const t = await newTenant(gw);
+    uow = gw.app.get(UnitOfWork);
+    namespaces = gw.app.get(NamespacesRepository);
+    transactions = gw.app.get(TransactionsRepository);
+    const db = await gw.app.get(DatabasesRepository).findByName(t.name);
+    scope = { databaseId: db!.id, catalog: '' };
+  });
+  after(() => gw?.close());
+
+  const ns = (name: string) => ({ path: name, parentPath: '', name, properties: {} });
+
+  it('commits every repository write of a unit together', async () => {
+    const txId = randomUUID();
+    await uow.run(async () => {
+      assert.equal(uow.inProgress, true);
+      await namespaces.insert(scope, ns('committed'));
+      await transactions.insert({ id: txId, databaseId: scope.databaseId, operation: 'test', pending: [] });
+      // Read inside the unit: sees its own write (one connection on the embedded catalog would deadlock otherwise).
+      assert.ok(await namespaces.find(scope, 'committed'));
+    });
+    assert.ok(await namespaces.find(scope, 'committed'));
+    assert.ok(await transactions.find(scope.databaseId, txId));
+  });
+
+  it('rolls back every write of a unit that fails, including those of nested units', async () => {
+    const txId = randomUUID();
+    await assert.rejects(
+      uow.run(async () => {
+        await namespaces.insert(scope, ns('rolled-back'));
+        await uow.run(() => transactions.insert({ id: txId, databaseId: scope.databaseId, operation: 'test', pending: [] }));
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
+    assert.equal(await namespaces.find(scope, 'rolled-back'), null);
+    assert.equal(await transactions.find(scope.databaseId, txId), null);
+  });
+
+  it('outside a unit, each write stands alone', async () => {
+    assert.equal(uow.inProgress, false);
+    await namespaces.insert(scope, ns('alone'));
+    assert.ok(await namespaces.find(scope, 'alone'));
+  });
+});
