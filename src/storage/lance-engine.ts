@@ -2,7 +2,36 @@ import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import { ApiError, Errors } from '../common/errors';
+import { JsonSchema, jsonSchema } from './arrow-json-schema';
 import { TableStorage } from './table-storage.service';
+
+/** Which state of a table to open: a version and/or a branch (latest of main when absent). */
+export interface TableRef {
+  version?: number;
+  branch?: string;
+}
+
+export interface TableStats {
+  total_bytes: number;
+  num_rows: number;
+  num_indices: number;
+  fragment_stats: {
+    num_fragments: number;
+    num_small_fragments: number;
+    lengths: { min: number; max: number; mean: number; p25: number; p50: number; p75: number; p99: number };
+  };
+}
+
+const EMPTY_STATS: TableStats = {
+  total_bytes: 0,
+  num_rows: 0,
+  num_indices: 0,
+  fragment_stats: {
+    num_fragments: 0,
+    num_small_fragments: 0,
+    lengths: { min: 0, max: 0, mean: 0, p25: 0, p50: 0, p75: 0, p99: 0 },
+  },
+};
 
 /** The native handles of a local connection (`LocalConnection.inner`, public but not re-exported by the package). */
 interface NativeMergeBuilder {
@@ -33,7 +62,8 @@ const nativeOf = (c: lancedb.Connection): NativeConnection => {
 
 /**
  * The native Lance engine (@lancedb/lancedb) at a table's catalog location: `connect(dirname)` +
- * `openTable(basename without .lance)`. Writes of Arrow bodies go through the engine's native entry points with the
+ * `openTable(basename without .lance)`. This is the only place that opens Lance tables; where they live (paths,
+ * folders) is TableStorage's business. Writes of Arrow bodies go through the engine's native entry points with the
  * body's IPC messages unchanged (see arrow-ipc.ts), so compressed buffers are decoded natively.
  */
 @Injectable()
@@ -46,8 +76,8 @@ export class LanceEngine {
   }
 
   /** Runs `fn` with a table handle (the wrapper API), closing it afterwards. */
-  async withTable<T>(location: string, fn: (t: lancedb.Table) => Promise<T>, version?: number): Promise<T> {
-    const handle = await this.open(location, version);
+  async withTable<T>(location: string, fn: (t: lancedb.Table) => Promise<T>, at?: number | TableRef): Promise<T> {
+    const handle = await this.open(location, at);
     try {
       return await fn(handle.table);
     } catch (err) {
@@ -57,18 +87,22 @@ export class LanceEngine {
     }
   }
 
-  /** A table handle that outlives the call (a streamed answer); the caller must call `close`. */
-  async open(location: string, version?: number): Promise<{ table: lancedb.Table; close: () => void }> {
+  /**
+   * A table handle that outlives the call (a streamed answer); the caller must call `close`. `at` picks a version
+   * (a number, as the remote client's checkout) and/or a branch; latest of main by default.
+   */
+  async open(location: string, at?: number | TableRef): Promise<{ table: lancedb.Table; close: () => void }> {
+    const ref: TableRef = typeof at === 'number' ? { version: at } : (at ?? {});
     const { dir, name } = this.split(location);
     const conn = await lancedb.connect(dir);
     let table: lancedb.Table | undefined;
     try {
-      table = await conn.openTable(name);
-      if (version !== undefined && version !== null) {
+      table = await this.openIn(conn, name, ref.branch);
+      if (ref.version !== undefined && ref.version !== null) {
         try {
-          await table.checkout(version);
+          await table.checkout(ref.version);
         } catch {
-          throw Errors.tableVersionNotFound(`version ${version} not found`);
+          throw Errors.tableVersionNotFound(`version ${ref.version} not found`);
         }
       }
     } catch (err) {
@@ -87,6 +121,55 @@ export class LanceEngine {
         conn.close();
       },
     };
+  }
+
+  private async openIn(conn: lancedb.Connection, name: string, branch: string | undefined): Promise<lancedb.Table> {
+    try {
+      return await conn.openTable(name, undefined, branch ? ({ branch } as never) : {});
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      // The engine's messages carry server paths: say only what the caller needs.
+      if (branch && /Ref is invalid/i.test(msg)) {
+        throw Errors.invalidInput(`invalid branch name '${branch}': ${/Ref is invalid: ([^\n]*?)(\s+Caused by|$)/.exec(msg)?.[1] ?? ''}`);
+      }
+      if (branch && /not found|does not exist|no such/i.test(msg)) throw Errors.branchNotFound(`branch '${branch}' not found`);
+      throw err;
+    }
+  }
+
+  /** docs/rest-contract.md §4.5 statistics, read from the table's manifest (empty while the table has no data). */
+  async stats(location: string, branch?: string): Promise<TableStats> {
+    if (!(await this.storage.hasData(location))) return EMPTY_STATS;
+    return this.withTable(
+      location,
+      async (table) => {
+        const s = await table.stats();
+        const l = s.fragmentStats.lengths;
+        return {
+          total_bytes: s.totalBytes,
+          num_rows: s.numRows,
+          num_indices: s.numIndices,
+          fragment_stats: {
+            num_fragments: s.fragmentStats.numFragments,
+            num_small_fragments: s.fragmentStats.numSmallFragments,
+            lengths: { min: l.min, max: l.max, mean: l.mean, p25: l.p25, p50: l.p50, p75: l.p75, p99: l.p99 },
+          },
+        };
+      },
+      { branch },
+    );
+  }
+
+  /**
+   * The version and schema (Lance JSON schema) of a table, at `version` when given (null while it has no data).
+   * A version the table does not have is a 404 (code 11).
+   */
+  async describe(location: string, version?: number, branch?: string): Promise<{ version: number; schema: JsonSchema } | null> {
+    if (!(await this.storage.hasData(location))) return null;
+    return this.withTable(location, async (table) => ({ version: await table.version(), schema: jsonSchema(await table.schema()) }), {
+      version,
+      branch,
+    });
   }
 
   /** Runs `fn` with the native table handle (raw IPC writes). */

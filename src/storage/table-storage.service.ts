@@ -2,40 +2,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import * as lancedb from '@lancedb/lancedb';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Errors } from '../common/errors';
-import { JsonSchema, jsonSchema } from './arrow-json-schema';
-
-export interface TableStats {
-  total_bytes: number;
-  num_rows: number;
-  num_indices: number;
-  fragment_stats: {
-    num_fragments: number;
-    num_small_fragments: number;
-    lengths: { min: number; max: number; mean: number; p25: number; p50: number; p75: number; p99: number };
-  };
-}
 
 const PREFIXES_FOLDER = '.prefixes';
-
-const EMPTY_STATS: TableStats = {
-  total_bytes: 0,
-  num_rows: 0,
-  num_indices: 0,
-  fragment_stats: {
-    num_fragments: 0,
-    num_small_fragments: 0,
-    lengths: { min: 0, max: 0, mean: 0, p25: 0, p50: 0, p75: 0, p99: 0 },
-  },
-};
 
 /**
  * Where table data lives and what it holds. Catalog rows keep locations relative to STORAGE_ROOT
  * (`<database>/<uuid>.lance`), so the root can move and no table name ever becomes part of a path: names such as
- * `..` cannot escape, and a dropped-then-recreated name gets a new folder. Reading a table goes through the
- * native Lance engine (@lancedb/lancedb).
+ * `..` cannot escape, and a dropped-then-recreated name gets a new folder. What is inside a table is read by
+ * LanceEngine, never here.
  */
 @Injectable()
 export class TableStorage {
@@ -118,77 +94,5 @@ export class TableStorage {
 
   async removeDatabaseFolder(databaseName: string): Promise<void> {
     await this.remove(this.databaseFolder(databaseName, ''));
-  }
-
-  /** Mission §4.5 statistics, read from the table's manifest by the Lance engine. */
-  async stats(location: string, branch?: string): Promise<TableStats> {
-    if (!(await this.hasData(location))) return EMPTY_STATS;
-    const table = await this.open(location, branch);
-    try {
-      const s = await table.stats();
-      const l = s.fragmentStats.lengths;
-      return {
-        total_bytes: s.totalBytes,
-        num_rows: s.numRows,
-        num_indices: s.numIndices,
-        fragment_stats: {
-          num_fragments: s.fragmentStats.numFragments,
-          num_small_fragments: s.fragmentStats.numSmallFragments,
-          lengths: { min: l.min, max: l.max, mean: l.mean, p25: l.p25, p50: l.p50, p75: l.p75, p99: l.p99 },
-        },
-      };
-    } finally {
-      table.close();
-    }
-  }
-
-  /** The current version of the table (null while it has no data). */
-  async version(location: string, branch?: string): Promise<number | null> {
-    if (!(await this.hasData(location))) return null;
-    const table = await this.open(location, branch);
-    try {
-      return await table.version();
-    } finally {
-      table.close();
-    }
-  }
-
-  /**
-   * The version and schema (Lance JSON schema) of a table, at `version` when given (null while it has no data).
-   * A version the table does not have is a 404 (code 11).
-   */
-  async describeData(location: string, version?: number, branch?: string): Promise<{ version: number; schema: JsonSchema } | null> {
-    if (!(await this.hasData(location))) return null;
-    const table = await this.open(location, branch);
-    try {
-      if (version !== undefined) {
-        try {
-          await table.checkout(version);
-        } catch {
-          throw Errors.tableVersionNotFound(`version ${version} not found`);
-        }
-      }
-      return { version: await table.version(), schema: jsonSchema(await table.schema()) };
-    } finally {
-      table.close();
-    }
-  }
-
-  private async open(location: string, branch?: string): Promise<lancedb.Table> {
-    const abs = this.absolute(location);
-    const conn = await lancedb.connect(path.dirname(abs));
-    try {
-      return await conn.openTable(path.basename(abs, '.lance'), undefined, branch ? { branch } : {});
-    } catch (err) {
-      const msg = err instanceof Error ? err.message : String(err);
-      // The engine's messages carry server paths: say only what the caller needs.
-      if (branch && /Ref is invalid/i.test(msg)) {
-        throw Errors.invalidInput(`invalid branch name '${branch}': ${/Ref is invalid: ([^\n]*?)(\s+Caused by|$)/.exec(msg)?.[1] ?? ''}`);
-      }
-      if (branch && /not found|does not exist|no such/i.test(msg)) throw Errors.branchNotFound(`branch '${branch}' not found`);
-      throw err;
-    } finally {
-      conn.close();
-    }
   }
 }

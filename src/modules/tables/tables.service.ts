@@ -9,6 +9,7 @@ import { TransactionsService } from '../transactions/transactions.service';
 import { TableListRow, TableRow, TablesRepository } from './tables.repository';
 import { TableStorage } from '../../storage/table-storage.service';
 import { UnitOfWork } from '../../database/unit-of-work';
+import { LanceEngine } from '../../storage/lance-engine';
 
 const display = (id: string[]) => id.join('$');
 
@@ -36,6 +37,7 @@ export class TablesService {
     private readonly storage: TableStorage,
     private readonly transactions: TransactionsService,
     private readonly uow: UnitOfWork,
+    private readonly engine: LanceEngine,
   ) {}
 
   /** A table row, or 404: TableNotFound, or NamespaceNotFound when the namespace itself is missing. */
@@ -145,7 +147,7 @@ export class TablesService {
     }
     // Version and schema of written tables: the official remote client opens tables with describe and reads both.
     if (out.is_only_declared !== true) {
-      const data = await this.storage.describeData(row.location, opts.version, opts.branch);
+      const data = await this.engine.describe(row.location, opts.version, opts.branch);
       if (data) {
         out.version = data.version;
         out.schema = data.schema;
@@ -189,7 +191,7 @@ export class TablesService {
 
   async stats(t: TenantContext, id: string[], branch?: string) {
     const row = await this.get(t, id);
-    return this.storage.stats(row.location, branch ?? undefined);
+    return this.engine.stats(row.location, branch ?? undefined);
   }
 
   /** Tables directly in one namespace, by name. */
