@@ -1,7 +1,7 @@
 /**
  * The error model of the REST contract. Every failure the gateway reports is an ApiError carrying the Lance
  * Namespace `ErrorResponse.code` (what the official clients use to pick their error type) and the HTTP status
- * (what the mission's §7 table prescribes). The global filter (http-exception.filter.ts) is the only place that
+ * (what the table in docs/rest-contract.md §7 prescribes). The global filter (http-exception.filter.ts) is the only place that
  * turns errors into response bodies.
  */
 export enum ErrorCode {
@@ -72,7 +72,7 @@ export const Errors = {
   tableAlreadyExistsRemote: (id: string) => new ApiError(400, ErrorCode.TableAlreadyExists, `Table '${id}' already exists`),
 };
 
-/** Mission §7: the problem-details `type` and `title` for each status. */
+/** docs/rest-contract.md §7: the problem-details `type` and `title` for each status. */
 const PROBLEM: Record<number, { type: string; title: string }> = {
   400: { type: '/errors/bad-request', title: 'Malformed request' },
   401: { type: '/errors/unauthorized-request', title: 'No valid authentication credentials for the operation' },

@@ -24,7 +24,7 @@ interface Rendered {
   headers: Record<string, string>;
 }
 
-/** Turns anything thrown while serving a request into the mission §7 status, code and message. */
+/** Turns anything thrown while serving a request into the docs/rest-contract.md §7 status, code and message. */
 export function renderError(err: unknown): Rendered {
   if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message, headers: err.headers };
   if (err instanceof HttpException) {

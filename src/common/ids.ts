@@ -1,6 +1,6 @@
 import { Errors } from './errors';
 
-/** Mission §1.4/§8: a name is non-empty and uses only letters, digits, underscores, hyphens and periods. */
+/** docs/rest-contract.md §1, §8: a name is non-empty and uses only letters, digits, underscores, hyphens and periods. */
 const NAME_RE = /^[A-Za-z0-9_.-]+$/;
 /** Keeps index entries bounded; far above any real name. */
 export const MAX_NAME_LENGTH = 256;
@@ -30,7 +30,7 @@ export function resolveDelimiter(delimiter: unknown): string {
 }
 
 /**
- * Mission §4.1: `{id}` is split by the delimiter (default `$`); the delimiter alone is the root namespace. The
+ * docs/rest-contract.md §4.1: `{id}` is split by the delimiter (default `$`); the delimiter alone is the root namespace. The
  * framework has already percent-decoded the path segment. An empty component (e.g. `a$$b`) breaks the name rule.
  */
 export function parseObjectId(rawId: string, delimiter: string): string[] {

@@ -1,7 +1,7 @@
 import { Errors } from './errors';
 
 /**
- * Opaque page tokens and bounded limits for every list (mission §4.6). A token is the key of the last item of the
+ * Opaque page tokens and bounded limits for every list (docs/rest-contract.md §4.6). A token is the key of the last item of the
  * previous page (start-after semantics, as the reference implementation), base64url-encoded JSON so clients
  * cannot depend on its shape.
  */

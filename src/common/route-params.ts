@@ -8,7 +8,7 @@ interface RawRequest {
 }
 
 /**
- * The object identifier of a REST-contract route: the `{id}` path segment split by `?delimiter=` (mission §4.1),
+ * The object identifier of a REST-contract route: the `{id}` path segment split by `?delimiter=` (docs/rest-contract.md §4.1),
  * checked against the body's `id` when one is sent. Controllers receive a validated string[].
  */
 export const ObjectId = createParamDecorator((_: unknown, ctx: ExecutionContext): string[] => {

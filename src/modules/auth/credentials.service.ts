@@ -19,7 +19,7 @@ interface CredentialRequest {
 const PassportBearer = AuthGuard('bearer');
 
 /**
- * Finds and verifies the caller's credential, in this order (mission §5): the `x-api-key` header, an
+ * Finds and verifies the caller's credential, in this order (docs/rest-contract.md §5): the `x-api-key` header, an
  * `Authorization: Bearer` token (through passport-http-bearer), then the body's `identity.api_key` /
  * `identity.auth_token` when the headers carry none. Anything missing, unknown, expired, revoked, forged or
  * malformed is a 401.

@@ -13,7 +13,7 @@ import { TablesService } from '../tables/tables.service';
 import { arrowBody } from './dataplane.controller';
 import { DataplaneService } from './dataplane.service';
 
-/** The extended edition's routes (mission §4.7): list tables, create a table from a streamed Arrow body. */
+/** The extended edition's routes (docs/rest-contract.md §4.7): list tables, create a table from a streamed Arrow body. */
 @Controller('v1/tables')
 @UseGuards(CatalogAccessGuard, DatabaseThrottlerGuard)
 export class EnterpriseController {

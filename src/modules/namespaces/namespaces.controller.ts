@@ -59,7 +59,7 @@ export class NamespacesController {
   ) {
     const body = parseBody(DropNamespaceBody, raw);
     const result = await this.namespaces.drop(t, id, body.mode, body.behavior);
-    if (result === null) res.status(204); // mode Skip on a missing namespace (mission §4.3 rule 2)
+    if (result === null) res.status(204); // mode Skip on a missing namespace (docs/rest-contract.md §4.3 rule 2)
     return result ?? undefined;
   }
 

@@ -11,7 +11,7 @@ export type CreateMode = 'create' | 'existok' | 'overwrite';
 
 const display = (id: string[]) => id.join('$');
 
-/** The property the implementation adds (mission §2.1), unless the caller set one of that name. */
+/** The property the implementation adds (docs/rest-contract.md §2.1), unless the caller set one of that name. */
 export const CREATED_AT_PROPERTY = 'created_at';
 
 export function presentProperties(row: { properties: Record<string, string>; createdAt: Date }): Record<string, string> {
@@ -94,7 +94,7 @@ export class NamespacesService {
   }
 
   /**
-   * Mission §4.3. Returns null for "nothing to drop, and that is fine" (mode Skip → 204).
+   * docs/rest-contract.md §4.3. Returns null for "nothing to drop, and that is fine" (mode Skip → 204).
    * Restrict refuses a namespace with any table or child (409, code NamespaceNotEmpty) and drops nothing.
    */
   async drop(t: TenantContext, id: string[], mode: 'fail' | 'skip', behavior: 'restrict' | 'cascade') {
@@ -112,7 +112,7 @@ export class NamespacesService {
     switch (outcome.kind) {
       case 'not-found':
         if (mode === 'skip') return null;
-        // Mission §4.3 rule 1: a missing namespace with mode Fail is a 400 (code: NamespaceNotFound).
+        // docs/rest-contract.md §4.3 rule 1: a missing namespace with mode Fail is a 400 (code: NamespaceNotFound).
         throw new ApiError(400, ErrorCode.NamespaceNotFound, display(id));
       case 'not-empty':
         throw Errors.namespaceNotEmpty(`'${display(id)}' (contains ${outcome.children} child objects)`);

@@ -26,7 +26,7 @@ export class TablesController {
     private readonly tables: TablesService,
   ) {}
 
-  /** Mission §4.6: all tables of the database, recursively, keyset-paginated. */
+  /** docs/rest-contract.md §4.6: all tables of the database, recursively, keyset-paginated. */
   @Get('table')
   listAll(@Tenant() t: TenantContext, @Delimiter() delimiter: string, @Query() q: Record<string, unknown>) {
     return this.tables.listAll(

@@ -212,7 +212,7 @@ export class TablesService {
     };
   }
 
-  /** Mission §4.6: every table of the database, recursively, as full identifiers joined by `delimiter`. */
+  /** docs/rest-contract.md §4.6: every table of the database, recursively, as full identifiers joined by `delimiter`. */
   async listAll(t: TenantContext, delimiter: string, pageToken: unknown, limit: number, includeDeclared: boolean) {
     const scope = scopeOf(t);
     const page = await collectPage<TableListRow, [string, string]>({

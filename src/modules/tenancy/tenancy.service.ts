@@ -27,7 +27,7 @@ export interface RequestedDatabase {
 }
 
 /**
- * Which database (tenant) and which catalog inside it a request addresses (mission §5.4-5.6):
+ * Which database (tenant) and which catalog inside it a request addresses (docs/rest-contract.md §5):
  *  1. the `x-service-database` header (alias `x-lancedb-database`);
  *  2. else the host name, when TENANT_HOST_SUFFIX is set (`acme.gw.example.com` → `acme`); a header and a host
  *     that name different databases are a 400;
