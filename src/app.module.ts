@@ -10,6 +10,7 @@ import { DatabasesModule } from './modules/databases/databases.module';
 import { HealthModule } from './modules/health/health.module';
 import { LANCE_REST_MODULES, LanceRestModule } from './modules/lance-rest.module';
 import { ObservabilityModule } from './modules/observability/observability.module';
+import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
 
 /** Composes the gateway: infrastructure, the operator API, health, and the REST contract (under BASE_PATH). */
 @Module({})
@@ -25,6 +26,7 @@ export class AppModule {
         HealthModule,
         DatabasesModule,
         LanceRestModule,
+        ReclaimerModule,
         ...(config.basePath ? [RouterModule.register([{ path: config.basePath, module: LanceRestModule, children: LANCE_REST_MODULES }])] : []),
       ],
     };

@@ -16,6 +16,7 @@ import { AuditService } from '../modules/audit/audit.service';
 import type { Role } from '../modules/auth/api-keys.repository';
 import { DatabasesService } from '../modules/databases/databases.service';
 import { createRootLogger } from '../modules/observability/logger';
+import { StorageScan } from '../modules/reclaim/storage-scan.service';
 import pino from 'pino';
 
 const USAGE = `usage: npm run admin -- <command>
@@ -28,6 +29,8 @@ const USAGE = `usage: npm run admin -- <command>
   keys list <database>
   keys revoke <database> <key-id>
   audit <database> [--limit n]
+  storage scan <database> [--delete]
+      folders in the database's storage that no table, pending write or clean-up knows; --delete removes them
 
 Uses the catalog the gateway is configured with (DATABASE_URL, or the embedded one under DATA_DIR).
 The embedded catalog is a single-process database: stop the gateway before using the CLI on it.`;
@@ -46,6 +49,7 @@ async function main(argv: string[]): Promise<unknown> {
           description: { type: 'string' },
           'expires-at': { type: 'string' },
           limit: { type: 'string' },
+          delete: { type: 'boolean' },
           help: { type: 'boolean', short: 'h' },
         },
       });
@@ -61,7 +65,9 @@ async function main(argv: string[]): Promise<unknown> {
     return rest;
   };
 
-  const config = loadConfig();
+  // The CLI reclaims nothing in the background: the running gateways do that (README "Crash safety").
+  const loaded = loadConfig();
+  const config = { ...loaded, reclaim: { ...loaded.reclaim, intervalMs: 0 } };
   const catalog = await openCatalogDb(config);
   await catalog.migrate();
   // Logs go to stderr (warnings and errors only): stdout carries the JSON answer.
@@ -128,6 +134,10 @@ async function main(argv: string[]): Promise<unknown> {
         await databases.revokeKey(name, id);
         await record(name, 'api_key.revoke', id);
         return { revoked: id };
+      }
+      case 'storage scan': {
+        const [name] = need(1);
+        return await app.get(StorageScan).scan(name, { delete: values.delete === true, actor });
       }
       case 'audit': {
         const name = action;

@@ -77,6 +77,8 @@ export const envSchema = z.object({
   TENANT_HOST_SUFFIX: optionalString.refine((v) => v === undefined || /^\.[A-Za-z0-9.-]+$/.test(v), {
     message: "must start with '.' and be a host name suffix, e.g. '.gw.example.com'",
   }),
+  RECLAIM_AFTER_SECONDS: intWithDefault(300, 1),
+  RECLAIM_INTERVAL_SECONDS: intWithDefault(60, 0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'log', 'debug', 'verbose']).default('log'),
 });
 
@@ -130,6 +132,15 @@ export interface AppConfig {
     bufferedBodyBytes: number;
     /** A streamed upload is written in chunks of about this size (one Lance version each). */
     ingestChunkBytes: number;
+  };
+  /** Crash safety: pending storage locations and the reclaimer (README "Crash safety"). */
+  reclaim: {
+    /** A pending location whose writer has not renewed its heartbeat for this long is taken over. */
+    afterMs: number;
+    /** How often the reclaimer looks for such locations; 0: never (this replica reclaims nothing). */
+    intervalMs: number;
+    /** How often a live writer renews its heartbeat: well within afterMs, at most every 10 s. */
+    heartbeatMs: number;
   };
 }
 
@@ -187,6 +198,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       streamBodyBytes: e.ARROW_STREAM_LIMIT_BYTES,
       bufferedBodyBytes: e.ARROW_BUFFERED_LIMIT_BYTES,
       ingestChunkBytes: e.ARROW_INGEST_CHUNK_BYTES,
+    },
+    reclaim: {
+      afterMs: e.RECLAIM_AFTER_SECONDS * 1000,
+      intervalMs: e.RECLAIM_INTERVAL_SECONDS * 1000,
+      // Three heartbeats fit in the age, so one slow catalog round trip never makes a live writer look gone.
+      heartbeatMs: Math.min(10_000, Math.floor((e.RECLAIM_AFTER_SECONDS * 1000) / 3)),
     },
     logLevel: e.LOG_LEVEL,
   };

@@ -46,7 +46,7 @@ export class CatalogAccessGuard implements CanActivate {
     if (!roleSatisfies(principal.role, need)) {
       throw Errors.permissionDenied(`this operation needs '${need}'; this credential has '${principal.role}'`);
     }
-    req.tenant = { database, catalog, role: principal.role, principal: principalLabel(principal) };
+    req.tenant = { database, catalog, role: principal.role, principal: principalLabel(principal), requestId: req.id };
     return true;
   }
 }

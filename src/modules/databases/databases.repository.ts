@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
+import type { PendingValues } from '../reclaim/pending-locations.repository';
 
 export interface DatabaseRow {
   id: string;
@@ -60,6 +61,19 @@ export class DatabasesRepository {
 
   async count(): Promise<number> {
     return this.db.database.count();
+  }
+
+  /**
+   * Removes the database like `delete` and, in the same statement, records its storage folder (`v.location`) as a
+   * pending clean-up, so a crash before the folder is gone leaves a record the reclaimer finishes.
+   */
+  async deleteRecordingCleanup(id: string, v: PendingValues): Promise<boolean> {
+    const rows = await this.db.$queryRaw<{ id: string }[]>`
+      WITH d AS (DELETE FROM databases WHERE id = ${id}::uuid RETURNING id, name)
+      INSERT INTO pending_locations (id, database_id, database_name, location, kind, request_id, owner)
+      SELECT ${v.id}::uuid, d.id, d.name, ${v.location}, 'cleanup', ${v.requestId}, ${v.owner} FROM d
+      RETURNING id`;
+    return rows.length === 1;
   }
 
   /** Removes the database and (by foreign-key cascade) its keys, namespaces and tables. */

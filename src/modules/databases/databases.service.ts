@@ -8,6 +8,8 @@ import { collectPage, decodePageToken, encodePageToken, isString } from '../../c
 import { Role } from '../auth/api-keys.repository';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { AuditService } from '../audit/audit.service';
+import { PendingLocationsRepository } from '../reclaim/pending-locations.repository';
+import { PendingLocations } from '../reclaim/pending-locations.service';
 import { TenancyService } from '../tenancy/tenancy.service';
 import { TableStorage } from '../../storage/table-storage.service';
 import { DatabaseRow, DatabasesRepository, RateLimitInput } from './databases.repository';
@@ -33,12 +35,18 @@ export class DatabasesService {
     private readonly storage: TableStorage,
     private readonly tenancy: TenancyService,
     private readonly audit: AuditService,
+    private readonly pending: PendingLocations,
+    private readonly pendingRepo: PendingLocationsRepository,
   ) {}
 
   async create(name: string, properties: Record<string, string> = {}, rateLimit: RateLimitInput = null) {
     assertName(name, 'database name');
     // A database name is also its storage folder's name: one made only of periods would be '.'/'..'.
     if (/^\.+$/.test(name)) throw Errors.invalidInput(`invalid database name '${name}': it must not consist only of periods`);
+    // A database of that name was deleted and its folder is not gone yet: the new one would share it.
+    if (await this.pendingRepo.cleanupPending(this.storage.databaseFolder(name, ''))) {
+      throw Errors.conflict(`database '${name}' is still being deleted (its storage is being removed); try again shortly`);
+    }
     const row = await this.repo.insert(name, properties, rateLimit);
     if (!row) throw Errors.conflict(`database '${name}' already exists`);
     return present(row);
@@ -73,13 +81,18 @@ export class DatabasesService {
     return present(row);
   }
 
-  /** Removes the database, everything in its catalog, its keys and its storage folder. */
-  async delete(name: string) {
+  /**
+   * Removes the database, everything in its catalog, its keys and its storage folder. The folder is recorded for
+   * clean-up in the statement that deletes the database, then deleted (by the reclaimer, should this process die
+   * first).
+   */
+  async delete(name: string, requestId?: string) {
     const db = await this.require(name);
-    await this.repo.delete(db.id);
+    const v = this.pending.values({ databaseId: db.id, databaseName: db.name, requestId }, this.storage.databaseFolder(db.name, ''), 'cleanup');
+    if (!(await this.repo.deleteRecordingCleanup(db.id, v))) return; // deleted meanwhile by someone else
     this.keys.forget();
     this.tenancy.forget();
-    await this.storage.removeDatabaseFolder(db.name);
+    await this.pending.cleanUp(this.pending.watch(v));
   }
 
   async issueKey(name: string, role: Role, description?: string, expiresAt?: Date) {

@@ -4,11 +4,12 @@ import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { ApiError, ErrorCode, Errors } from '../../common/errors';
 import { APP_CONFIG, AppConfig } from '../../config/config';
+import type { PendingWork } from '../reclaim/pending-locations.service';
 import { TableRow } from '../tables/tables.repository';
 import { TablesService } from '../tables/tables.service';
 import { TableStorage } from '../../storage/table-storage.service';
 import { TenantContext } from '../tenancy/tenant-context';
-import { decodeSchema, IpcFileLayout, readWholeStream, splitStream, streamInChunks } from './arrow-ipc';
+import { BufferedIpc, decodeSchema, IpcFileLayout, readWholeStream, splitStream, streamInChunks } from './arrow-ipc';
 import { CreateIndexRequest, QueryRequest } from './dataplane.schemas';
 import { LanceEngine } from '../../storage/lance-engine';
 import { toEngineQuery } from './query-executor';
@@ -85,15 +86,17 @@ export class DataplaneService {
       const location = this.storage.absolute(existing.location);
       if (mode === 'existok') return { location, properties: { ...existing.properties } };
       const data = await readWholeStream(body, this.limits.bufferedBodyBytes);
-      const version = await this.engine.create(existing.location, data.file, 'overwrite');
+      const work = await this.tables.beginInPlace(t, existing);
+      const version = await this.inPlace(work, () => this.engine.create(existing.location, data.file, 'overwrite'));
       return { location, version, properties: { ...existing.properties } };
     }
     if (existing) {
       // Declared only: its first version is written at the declared location, in one commit.
       const data = await readWholeStream(body, this.limits.bufferedBodyBytes);
+      const work = await this.tables.beginInPlace(t, existing);
       let version: number;
       try {
-        version = await this.engine.create(existing.location, data.file, 'create');
+        version = await this.inPlace(work, () => this.engine.create(existing.location, data.file, 'create'));
       } catch (err) {
         if (dialect === 'remote' && err instanceof ApiError && err.code === ErrorCode.TableAlreadyExists) {
           throw Errors.tableAlreadyExistsRemote(display(id));
@@ -106,20 +109,26 @@ export class DataplaneService {
     return this.createStreamed(t, id, body, dialect, properties);
   }
 
-  /** Enterprise `POST /v1/tables/{name}` and new tables of create_table: streamed, registered at the end. */
+  /**
+   * Enterprise `POST /v1/tables/{name}` and new tables of create_table: streamed, registered at the end. The fresh
+   * folder is recorded as pending (in the lookup's statement) before anything is written, and the record is handed
+   * to the table row when it is registered: a crash in between leaves a record the reclaimer finishes.
+   */
   async createStreamed(t: TenantContext, id: string[], body: Body, dialect: Dialect, properties: Record<string, string> = {}) {
+    const location = this.tables.newLocation(t);
     // Refuse a taken name before reading the body; registering at the end settles races between creators.
-    if (await this.tables.lookup(t, id)) {
+    const { existing, work } = await this.tables.reserveNew(t, id, location);
+    if (existing || !work) {
       throw dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));
     }
-    const location = this.tables.newLocation(t);
     try {
       const result = await streamInChunks(body, this.limits.streamBodyBytes, this.limits.ingestChunkBytes, async (file, _rows, i) => {
+        work.assertHeld();
         if (i === 0) await this.engine.create(location, file, 'create');
         else await this.engine.append(location, file);
       });
       const version = await this.engine.withNative(location, (n) => n.version());
-      await this.tables.registerWritten(t, id, location, properties);
+      await this.tables.registerWritten(t, id, work, properties);
       return {
         name: id[id.length - 1],
         location: this.storage.absolute(location),
@@ -128,7 +137,11 @@ export class DataplaneService {
         properties,
       };
     } catch (err) {
-      await this.storage.remove(location).catch(() => undefined);
+      // Whatever was written goes; should that fail, the record stays for the reclaimer.
+      await this.storage.remove(location).then(
+        () => work.done(),
+        () => work.abandon(),
+      );
       if (dialect === 'remote' && err instanceof ApiError && err.code === ErrorCode.TableAlreadyExists) {
         throw Errors.tableAlreadyExistsRemote(display(id));
       }
@@ -137,23 +150,29 @@ export class DataplaneService {
   }
 
   async insert(t: TenantContext, id: string[], mode: 'append' | 'overwrite', body: Body) {
-    const row = await this.tables.get(t, id);
-    const data = await readWholeStream(body, this.limits.bufferedBodyBytes);
-    if (!(await this.tables.hasData(row))) {
-      const version = await this.engine.create(row.location, data.file, 'create');
-      await this.markWrittenQuietly(row);
+    const { row, work } = await this.tables.getForWrite(t, id);
+    const data = await this.bodyFor(work, body);
+    return this.inPlace(work, async () => {
+      if (!(await this.tables.hasData(row))) {
+        const version = await this.engine.create(row.location, data.file, 'create');
+        await this.markWrittenQuietly(row);
+        return { version, num_inserted_rows: data.rows };
+      }
+      if (data.batches === 0 && mode === 'append') {
+        return { version: await this.engine.withNative(row.location, (n) => n.version()), num_inserted_rows: 0 };
+      }
+      const version = await this.engine.append(row.location, data.file, mode);
       return { version, num_inserted_rows: data.rows };
-    }
-    if (data.batches === 0 && mode === 'append') {
-      return { version: await this.engine.withNative(row.location, (n) => n.version()), num_inserted_rows: 0 };
-    }
-    const version = await this.engine.append(row.location, data.file, mode);
-    return { version, num_inserted_rows: data.rows };
+    });
   }
 
   async mergeInsert(t: TenantContext, id: string[], opts: MergeOptions, body: Body) {
-    const row = await this.tables.get(t, id);
-    const data = await readWholeStream(body, this.limits.bufferedBodyBytes);
+    const { row, work } = await this.tables.getForWrite(t, id);
+    const data = await this.bodyFor(work, body);
+    return this.inPlace(work, () => this.merge(row, opts, data));
+  }
+
+  private async merge(row: TableRow, opts: MergeOptions, data: BufferedIpc) {
     if (!(await this.tables.hasData(row))) {
       const version = await this.engine.create(row.location, data.file, 'create');
       await this.markWrittenQuietly(row);
@@ -177,6 +196,34 @@ export class DataplaneService {
         ...(typeof r.numAttempts === 'number' ? { num_attempts: r.numAttempts } : {}),
       };
     });
+  }
+
+  /** Reads a buffered body for a recorded in-place write; a bad body ends the work (nothing was written). */
+  private async bodyFor(work: PendingWork, body: Body) {
+    try {
+      return await readWholeStream(body, this.limits.bufferedBodyBytes);
+    } catch (err) {
+      work.done();
+      throw err;
+    }
+  }
+
+  /**
+   * Runs an in-place write recorded as pending. Success, or a refusal of the request (4xx other than a commit
+   * conflict), ends the record; any other failure may have left data files in the table's folder before the
+   * commit, so the record is left for the reclaimer, which removes the files no version references.
+   */
+  private async inPlace<T>(work: PendingWork, write: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await write();
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500 && err.status !== 409) work.done();
+      else work.abandon();
+      throw err;
+    }
+    work.done();
+    return result;
   }
 
   private async markWrittenQuietly(row: TableRow): Promise<void> {

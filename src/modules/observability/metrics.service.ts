@@ -62,6 +62,20 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly reclaimedLocations = new Counter({
+    name: 'lgw_reclaimed_locations_total',
+    help: 'Storage locations the reclaimer cleaned after a writer or clean-up was cut off, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly reclaimedBytes = new Counter({
+    name: 'lgw_reclaimed_bytes_total',
+    help: 'Bytes of storage the reclaimer deleted, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor(
     @Inject(CATALOG_DB) catalog: CatalogDb,
     redis: RedisConnection,
@@ -88,6 +102,12 @@ export class MetricsService {
         if (redis.status !== 'none') this.set(redis.status === 'ready' ? 1 : 0);
       },
     });
+  }
+
+  /** For the reclaimer: locations cleaned and the bytes they held. */
+  recordReclaim(reason: string, bytes: number, locations = 1): void {
+    this.reclaimedLocations.inc({ reason }, locations);
+    this.reclaimedBytes.inc({ reason }, bytes);
   }
 
   /** For the data plane: Arrow bytes and rows taken in for a database. */

@@ -2,15 +2,15 @@ import { Module } from '@nestjs/common';
 import { StorageModule } from '../../storage/storage.module';
 import { AuthModule } from '../auth/auth.module';
 import { NamespacesModule } from '../namespaces/namespaces.module';
+import { PendingModule } from '../reclaim/pending.module';
 import { ThrottlingModule } from '../throttling/throttling.module';
-import { TransactionsModule } from '../transactions/transactions.module';
 import { TablesController } from './tables.controller';
 import { TablesRepository } from './tables.repository';
 import { TablesService } from './tables.service';
 
 /** The table catalog: declare, register, describe, list, rename, drop. */
 @Module({
-  imports: [AuthModule, StorageModule, NamespacesModule, TransactionsModule, ThrottlingModule],
+  imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule],
   controllers: [TablesController],
   providers: [TablesRepository, TablesService],
   exports: [TablesService],

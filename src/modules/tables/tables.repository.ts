@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { isUniqueViolation } from '../../database/prisma-errors';
 import { Scope } from '../tenancy/tenant-context';
 import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
+import type { PendingValues } from '../reclaim/pending-locations.repository';
 
 export interface TableRow {
   id: string;
@@ -95,6 +96,74 @@ export class TablesRepository {
          AND namespace_path = ${namespacePath} AND name = ${name}
       RETURNING id, namespace_path AS "namespacePath", name, location, properties,
                 materialized_at AS "materializedAt", created_at AS "createdAt"`;
+    return rows[0] ?? null;
+  }
+
+  // Crash safety: the statements below record a pending location (see PendingLocationsRepository) in the round trip
+  // that already runs before the storage work, so recording it costs no extra trip to the catalog.
+
+  /**
+   * The table row by name, or, when the name is free, a pending 'write' record of `v.location` (the fresh folder a
+   * new table will be written to), in one statement. `reserved` says whether the record was stored.
+   */
+  async findReservingFresh(scope: Scope, namespacePath: string, name: string, v: PendingValues): Promise<{ row: TableRow | null; reserved: boolean }> {
+    const rows = await this.db.$queryRaw<Array<TableRow & { pendingId: string | null }>>`
+      WITH r AS (
+        SELECT id, namespace_path, name, location, properties, materialized_at, created_at FROM tables
+         WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
+           AND namespace_path = ${namespacePath} AND name = ${name}),
+      p AS (
+        INSERT INTO pending_locations (id, database_id, database_name, location, kind, request_id, owner)
+        SELECT ${v.id}::uuid, ${v.databaseId}::uuid, ${v.databaseName}, ${v.location}, 'write', ${v.requestId}, ${v.owner}
+         WHERE NOT EXISTS (SELECT 1 FROM r)
+        RETURNING id)
+      SELECT r.id, r.namespace_path AS "namespacePath", r.name, r.location, r.properties,
+             r.materialized_at AS "materializedAt", r.created_at AS "createdAt", p.id AS "pendingId"
+        FROM (SELECT 1) AS one LEFT JOIN r ON true LEFT JOIN p ON true`;
+    const { pendingId, ...row } = rows[0];
+    return { row: row.id ? (row as TableRow) : null, reserved: pendingId !== null };
+  }
+
+  /**
+   * The table row by name and, when it exists, a pending 'write' record of its own folder (an in-place write
+   * begins), in one statement. `v.location` is ignored: the record takes the row's.
+   */
+  async findReservingInPlace(scope: Scope, namespacePath: string, name: string, v: PendingValues): Promise<TableRow | null> {
+    const rows = await this.db.$queryRaw<Array<TableRow & { pendingId: string | null }>>`
+      WITH r AS (
+        SELECT id, namespace_path, name, location, properties, materialized_at, created_at FROM tables
+         WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
+           AND namespace_path = ${namespacePath} AND name = ${name}),
+      p AS (
+        INSERT INTO pending_locations (id, database_id, database_name, location, kind, request_id, owner)
+        SELECT ${v.id}::uuid, ${v.databaseId}::uuid, ${v.databaseName}, r.location, 'write', ${v.requestId}, ${v.owner} FROM r
+        RETURNING id)
+      SELECT r.id, r.namespace_path AS "namespacePath", r.name, r.location, r.properties,
+             r.materialized_at AS "materializedAt", r.created_at AS "createdAt", p.id AS "pendingId"
+        FROM r LEFT JOIN p ON true`;
+    if (!rows[0]) return null;
+    const { pendingId: _, ...row } = rows[0];
+    return row as TableRow;
+  }
+
+  /**
+   * Deletes a table by name and records its folder as a pending 'cleanup' in the same statement, so a crash before
+   * the folder is gone leaves a record the reclaimer finishes. `v.location` is ignored: the record takes the row's.
+   */
+  async deleteRecordingCleanup(scope: Scope, namespacePath: string, name: string, v: PendingValues): Promise<TableRow | null> {
+    const rows = await this.db.$queryRaw<TableRow[]>`
+      WITH d AS (
+        DELETE FROM tables
+         WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
+           AND namespace_path = ${namespacePath} AND name = ${name}
+        RETURNING id, namespace_path, name, location, properties, materialized_at, created_at),
+      p AS (
+        INSERT INTO pending_locations (id, database_id, database_name, location, kind, request_id, owner)
+        SELECT ${v.id}::uuid, ${v.databaseId}::uuid, ${v.databaseName}, d.location, 'cleanup', ${v.requestId}, ${v.owner} FROM d
+        RETURNING id)
+      SELECT d.id, d.namespace_path AS "namespacePath", d.name, d.location, d.properties,
+             d.materialized_at AS "materializedAt", d.created_at AS "createdAt"
+        FROM d LEFT JOIN p ON true`;
     return rows[0] ?? null;
   }
 

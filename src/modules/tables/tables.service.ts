@@ -4,14 +4,17 @@ import { assertName, decodePath, encodePath } from '../../common/ids';
 import { collectPage, decodePageToken, encodePageToken, isString, isStringPair } from '../../common/pagination';
 import { NamespacesRepository } from '../namespaces/namespaces.repository';
 import { NamespacesService } from '../namespaces/namespaces.service';
+import { PendingLocationsRepository } from '../reclaim/pending-locations.repository';
+import { PendingLocations, PendingOrigin, PendingWork } from '../reclaim/pending-locations.service';
 import { scopeOf, TenantContext } from '../tenancy/tenant-context';
-import { TransactionsService } from '../transactions/transactions.service';
 import { TableListRow, TableRow, TablesRepository } from './tables.repository';
 import { TableStorage } from '../../storage/table-storage.service';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { LanceEngine } from '../../storage/lance-engine';
 
 const display = (id: string[]) => id.join('$');
+
+const originOf = (t: TenantContext): PendingOrigin => ({ databaseId: t.database.id, databaseName: t.database.name, requestId: t.requestId });
 
 /** Splits a table identifier into its namespace and name; a table needs a name. */
 export function splitTableId(id: string[]): { ns: string[]; name: string } {
@@ -35,9 +38,10 @@ export class TablesService {
     private readonly namespacesRepo: NamespacesRepository,
     private readonly namespaces: NamespacesService,
     private readonly storage: TableStorage,
-    private readonly transactions: TransactionsService,
     private readonly uow: UnitOfWork,
     private readonly engine: LanceEngine,
+    private readonly pending: PendingLocations,
+    private readonly pendingRepo: PendingLocationsRepository,
   ) {}
 
   /** A table row, or 404: TableNotFound, or NamespaceNotFound when the namespace itself is missing. */
@@ -64,12 +68,60 @@ export class TablesService {
   }
 
   /**
-   * Registers a table whose first version the gateway has already written at `location`. 409 (code 5) when the
-   * name was taken meanwhile; the caller then removes the data it wrote.
+   * Before a new table is written at the fresh `location`: the existing row when the name is taken (nothing
+   * recorded), else the location recorded as pending (in the same statement as the lookup) with its heartbeat
+   * running. 404 when the namespace is missing.
    */
-  async registerWritten(t: TenantContext, id: string[], location: string, properties: Record<string, string> = {}): Promise<TableRow> {
+  async reserveNew(t: TenantContext, id: string[], location: string): Promise<{ existing: TableRow | null; work: PendingWork | null }> {
     const { ns, name } = splitTableId(id);
-    return this.insert(t, ns, name, location, properties, true);
+    const v = this.pending.values(originOf(t), location, 'write');
+    const found = await this.repo.findReservingFresh(scopeOf(t), encodePath(ns), name, v);
+    if (found.row) return { existing: found.row, work: null };
+    const work = this.pending.watch(v);
+    try {
+      await this.namespaces.assertExists(t, ns);
+    } catch (err) {
+      work.done();
+      throw err;
+    }
+    return { existing: null, work };
+  }
+
+  /**
+   * A table row for an in-place write (overwrite, append, merge), with its folder recorded as pending in the same
+   * statement as the lookup; the caller ends the work. 404 as `get`.
+   */
+  async getForWrite(t: TenantContext, id: string[]): Promise<{ row: TableRow; work: PendingWork }> {
+    const { ns, name } = splitTableId(id);
+    const v = this.pending.values(originOf(t), '', 'write');
+    const row = await this.repo.findReservingInPlace(scopeOf(t), encodePath(ns), name, v);
+    if (row) return { row, work: this.pending.watch({ ...v, location: row.location }) };
+    await this.namespaces.assertExists(t, ns);
+    throw Errors.tableNotFound(display(id));
+  }
+
+  /** Records an in-place write of a table the caller has already looked up (a round trip of its own). */
+  beginInPlace(t: TenantContext, row: TableRow): Promise<PendingWork> {
+    return this.pending.begin(originOf(t), row.location, 'write');
+  }
+
+  /**
+   * Registers a table whose first version the gateway has already written at `work.location`; the pending record
+   * is handed to the new row in the same transaction. 409 (code 5) when the name was taken meanwhile, 503 when the
+   * reclaimer took the location over (this writer's heartbeat had lapsed); the caller then removes what it wrote.
+   */
+  async registerWritten(t: TenantContext, id: string[], work: PendingWork, properties: Record<string, string> = {}): Promise<TableRow> {
+    const { ns, name } = splitTableId(id);
+    work.assertHeld();
+    const row = await this.uow.run(async () => {
+      const inserted = await this.insert(t, ns, name, work.location, properties, true);
+      if (!(await this.pendingRepo.deleteOwned(work.id, this.pending.owner))) {
+        throw Errors.serviceUnavailable('this write lost its storage location to the reclaimer before it was registered; retry');
+      }
+      return inserted;
+    });
+    work.handedOver();
+    return row;
   }
 
   /** Whether the table has data (a declared-only table has none yet). */
@@ -115,6 +167,10 @@ export class TablesService {
     const scope = scopeOf(t);
     const row = await this.uow.run(async () => {
       if (!(await this.namespacesRepo.lockShared(scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
+      // Data the gateway is writing or deleting there is not the caller's to claim.
+      if (await this.pendingRepo.pendingAt(location)) {
+        throw Errors.conflict(`location ${body.location} is being written or deleted by the gateway`);
+      }
       const values = { namespacePath: encodePath(ns), name, location, properties: body.properties ?? {}, materialized: true };
       const inserted = await this.repo.insert(scope, values);
       if (inserted === 'location-taken') throw this.locationTaken(body.location);
@@ -158,9 +214,19 @@ export class TablesService {
     return out;
   }
 
+  /**
+   * Drops the table: the row goes and its folder is recorded for clean-up in one statement, then the folder is
+   * deleted (by the reclaimer, should this process die first).
+   */
   async drop(t: TenantContext, id: string[]) {
-    const row = await this.removeRow(t, id);
-    await this.transactions.removeQuietly([row.location]);
+    const { ns, name } = splitTableId(id);
+    const v = this.pending.values(originOf(t), '', 'cleanup');
+    const row = await this.repo.deleteRecordingCleanup(scopeOf(t), encodePath(ns), name, v);
+    if (!row) {
+      await this.namespaces.assertExists(t, ns);
+      throw Errors.tableNotFound(display(id));
+    }
+    await this.pending.cleanUp(this.pending.watch({ ...v, location: row.location }));
     return { id, location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
   }
 

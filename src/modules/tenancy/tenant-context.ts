@@ -15,9 +15,12 @@ export interface TenantContext {
   role: Role;
   /** Audit identity: the API key id (never its secret). */
   principal: string;
+  /** The request's id (x-request-id), kept with the storage work it starts (pending locations). */
+  requestId?: string;
 }
 
 export interface TenantRequest {
+  id?: string;
   tenant?: TenantContext;
   headers: Record<string, string | string[] | undefined>;
 }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { StorageModule } from '../../storage/storage.module';
 import { AuthModule } from '../auth/auth.module';
+import { PendingModule } from '../reclaim/pending.module';
 import { ThrottlingModule } from '../throttling/throttling.module';
 import { TransactionsController } from './transactions.controller';
 import { TransactionsRepository } from './transactions.repository';
@@ -8,7 +9,7 @@ import { TransactionsService } from './transactions.service';
 
 /** Recorded storage clean-ups (cascade drops) and DescribeTransaction. */
 @Module({
-  imports: [AuthModule, StorageModule, ThrottlingModule],
+  imports: [AuthModule, StorageModule, PendingModule, ThrottlingModule],
   controllers: [TransactionsController],
   providers: [TransactionsRepository, TransactionsService],
   exports: [TransactionsService],

@@ -10,6 +10,7 @@ export interface TransactionRow {
   status: TransactionStatus;
   pending: string[];
   error: string | null;
+  owner: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -22,9 +23,10 @@ export class TransactionsRepository {
     return this.uow.db;
   }
 
-  async insert(t: { id: string; databaseId: string; operation: string; pending: string[] }): Promise<void> {
+  /** `owner`: the replica that will run the clean-up (none: the reclaimer takes it once it is stale). */
+  async insert(t: { id: string; databaseId: string; operation: string; pending: string[]; owner?: string }): Promise<void> {
     await this.db.catalogTransaction.create({
-      data: { id: t.id, databaseId: t.databaseId, operation: t.operation, status: 'Running', pending: t.pending },
+      data: { id: t.id, databaseId: t.databaseId, operation: t.operation, status: 'Running', pending: t.pending, owner: t.owner ?? null },
     });
   }
 
@@ -32,15 +34,31 @@ export class TransactionsRepository {
     return (await this.db.catalogTransaction.findFirst({ where: { id, databaseId } })) as TransactionRow | null;
   }
 
-  async update(id: string, data: { status?: TransactionStatus; pending?: string[]; error?: string | null }): Promise<void> {
-    await this.db.catalogTransaction.update({ where: { id }, data: { ...data, updatedAt: new Date() } });
+  /** Updates a transaction its owner still holds (updated_at is its heartbeat); false when another replica took it. */
+  async updateOwned(
+    id: string,
+    owner: string,
+    data: { status?: TransactionStatus; pending?: string[]; error?: string | null } = {},
+  ): Promise<boolean> {
+    const r = await this.db.catalogTransaction.updateMany({ where: { id, owner }, data: { ...data, updatedAt: new Date() } });
+    return r.count === 1;
   }
 
-  /** Running transactions not touched for `staleMs` (their process may have died): candidates to resume. */
-  async listStale(staleMs: number): Promise<TransactionRow[]> {
-    return (await this.db.catalogTransaction.findMany({
-      where: { status: 'Running', updatedAt: { lt: new Date(Date.now() - staleMs) } },
-      take: 100,
-    })) as TransactionRow[];
+  /**
+   * Takes over Running transactions whose owner has not renewed them for `ageMs` (its process may have died):
+   * FOR UPDATE SKIP LOCKED, so two replicas claiming at once take different rows, and the new owner and heartbeat
+   * are set in the same statement, so no other replica takes them until this one falls silent in turn.
+   */
+  async claimStale(owner: string, ageMs: number, limit: number): Promise<TransactionRow[]> {
+    return this.db.$queryRaw<TransactionRow[]>`
+      UPDATE catalog_transactions SET owner = ${owner}, updated_at = now()
+       WHERE id IN (
+         SELECT id FROM catalog_transactions
+          WHERE status = 'Running' AND updated_at < now() - ${ageMs}::int * interval '1 millisecond'
+          ORDER BY updated_at
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED)
+      RETURNING id, database_id AS "databaseId", operation, status, pending, error, owner,
+                created_at AS "createdAt", updated_at AS "updatedAt"`;
   }
 }

@@ -1,35 +1,42 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
+import { ReplicaIdentity } from '../reclaim/pending-locations.service';
 import { TableStorage } from '../../storage/table-storage.service';
 import { TransactionRow, TransactionsRepository } from './transactions.repository';
 
-/** A Running transaction untouched this long is presumed orphaned by a dead process and resumed. */
-const STALE_MS = 60_000;
+/** What finishing a clean-up did: the locations deleted and, when measured, their bytes. */
+export interface CleanUpOutcome {
+  removed: string[];
+  bytes: number;
+  succeeded: boolean;
+}
 
 /**
  * Long-running catalog operations. A cascade drop commits its catalog change at once (atomically) and records the
- * storage folders left to delete as a transaction row; the deletion then runs here. The caller waits up to
- * CASCADE_SYNC_BUDGET_MS; beyond that it gets the transaction id to poll with DescribeTransaction. Because the
- * work left is in the row, any replica can report on it and a restarted process resumes it.
+ * storage folders left to delete as a transaction row owned by this replica; the deletion then runs here, renewing
+ * the row's updated_at as its heartbeat. The caller waits up to CASCADE_SYNC_BUDGET_MS; beyond that it gets the
+ * transaction id to poll with DescribeTransaction. Because the work left is in the row, any replica can report on
+ * it, and when its owner falls silent for RECLAIM_AFTER_SECONDS the reclaimer (src/modules/reclaim) takes it over
+ * through `claimStale` and finishes it with `resume`.
  */
 @Injectable()
-export class TransactionsService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class TransactionsService implements OnApplicationShutdown {
   private readonly log = new Logger('Transactions');
   private readonly inFlight = new Set<Promise<unknown>>();
-  private sweeper?: NodeJS.Timeout;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repo: TransactionsRepository,
     private readonly storage: TableStorage,
+    private readonly replica: ReplicaIdentity,
   ) {}
 
   /** Records a storage clean-up in the caller's unit of work (committed with its catalog change); returns its id. */
   async record(databaseId: string, operation: string, locations: string[]): Promise<string> {
     const id = randomUUID();
-    await this.repo.insert({ id, databaseId, operation, pending: locations });
+    await this.repo.insert({ id, databaseId, operation, pending: locations, owner: this.replica.id });
     return id;
   }
 
@@ -39,16 +46,6 @@ export class TransactionsService implements OnApplicationBootstrap, OnApplicatio
     if (this.config.cascadeSyncBudgetMs <= 0) return false; // a zero budget never waits (not a race with a 1ms timer)
     const budget = new Promise<false>((r) => setTimeout(() => r(false), this.config.cascadeSyncBudgetMs).unref());
     return Promise.race([work.then(() => true), budget]);
-  }
-
-  /** Deletes folders that no catalog row references any more (after a plain drop); errors are logged, not thrown. */
-  removeQuietly(locations: string[]): Promise<void> {
-    return this.track(
-      Promise.all(locations.map((l) => this.storage.remove(l))).then(
-        () => undefined,
-        (err) => this.log.warn(`could not delete table data: ${(err as Error).message}`),
-      ),
-    );
   }
 
   async describe(databaseId: string, id: string): Promise<{ status: string; properties: Record<string, string> }> {
@@ -66,39 +63,53 @@ export class TransactionsService implements OnApplicationBootstrap, OnApplicatio
     };
   }
 
-  onApplicationBootstrap(): void {
-    this.sweeper = setInterval(() => void this.resumeStale(), STALE_MS).unref();
-    void this.resumeStale();
+  /** Running clean-ups whose owner has been silent for `ageMs`, now owned by this replica. */
+  claimStale(ageMs: number, limit: number): Promise<TransactionRow[]> {
+    return this.repo.claimStale(this.replica.id, ageMs, limit);
+  }
+
+  /** Finishes a clean-up taken over with `claimStale`, measuring each folder before it goes. */
+  resume(row: TransactionRow, measure: (location: string) => Promise<number>): Promise<CleanUpOutcome> {
+    return this.track(this.cleanUp(row.id, row.pending, measure));
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.sweeper) clearInterval(this.sweeper);
     await Promise.allSettled([...this.inFlight]);
   }
 
-  private async resumeStale(): Promise<void> {
-    try {
-      const stale: TransactionRow[] = await this.repo.listStale(STALE_MS);
-      for (const t of stale) await this.track(this.cleanUp(t.id, t.pending));
-    } catch (err) {
-      this.log.warn(`could not resume transactions: ${(err as Error).message}`);
-    }
-  }
-
-  private async cleanUp(id: string, locations: string[]): Promise<void> {
+  private async cleanUp(id: string, locations: string[], measure?: (location: string) => Promise<number>): Promise<CleanUpOutcome> {
+    const owner = this.replica.id;
     const left = [...locations];
+    const out: CleanUpOutcome = { removed: [], bytes: 0, succeeded: false };
+    let held = true;
+    const heartbeat = setInterval(() => {
+      this.repo.updateOwned(id, owner).then(
+        (still) => (held = held && still),
+        () => undefined, // the catalog is unreachable: keep deleting; the next beat tries again
+      );
+    }, this.config.reclaim.heartbeatMs);
+    heartbeat.unref();
     try {
-      while (left.length > 0) {
+      while (left.length > 0 && held) {
+        if (measure) out.bytes += await measure(left[0]);
         await this.storage.remove(left[0]);
-        left.shift();
-        if (left.length % 50 === 0) await this.repo.update(id, { pending: left });
+        out.removed.push(left.shift() as string);
+        if (left.length % 50 === 0) held = await this.repo.updateOwned(id, owner, { pending: left });
       }
-      await this.repo.update(id, { status: 'Succeeded', pending: [] });
+      if (!held) {
+        this.log.warn(`transaction ${id} was taken over by another replica; leaving the rest to it`);
+        return out;
+      }
+      await this.repo.updateOwned(id, owner, { status: 'Succeeded', pending: [] });
+      out.succeeded = true;
     } catch (err) {
       const message = (err as Error).message;
       this.log.warn(`transaction ${id} failed: ${message}`);
-      await this.repo.update(id, { status: 'Failed', pending: left, error: message }).catch(() => undefined);
+      await this.repo.updateOwned(id, owner, { status: 'Failed', pending: left, error: message }).catch(() => undefined);
+    } finally {
+      clearInterval(heartbeat);
     }
+    return out;
   }
 
   private track<T>(p: Promise<T>): Promise<T> {

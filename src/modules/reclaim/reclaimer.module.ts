@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { StorageModule } from '../../storage/storage.module';
+import { TransactionsModule } from '../transactions/transactions.module';
+import { PendingModule } from './pending.module';
+import { Reclaimer } from './reclaimer.service';
+import { StorageScan } from './storage-scan.service';
+
+/** Crash safety's background side: the reclaimer, and the operator's storage scan (README "Crash safety"). */
+@Module({
+  imports: [StorageModule, PendingModule, TransactionsModule],
+  providers: [Reclaimer, StorageScan],
+  exports: [Reclaimer, StorageScan],
+})
+export class ReclaimerModule {}

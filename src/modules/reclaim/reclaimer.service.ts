@@ -1,0 +1,193 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { TableGarbage } from '../../storage/table-garbage';
+import { TableStorage } from '../../storage/table-storage.service';
+import { AuditService } from '../audit/audit.service';
+import { MetricsService } from '../observability/metrics.service';
+import { TransactionsService } from '../transactions/transactions.service';
+import { PendingLocationsRepository, PendingRow } from './pending-locations.repository';
+import { ReplicaIdentity } from './pending-locations.service';
+
+/** Why a location was reclaimed (the `reason` of the metrics and of the audit record). */
+export type ReclaimReason = 'abandoned_write' | 'unreferenced_files' | 'interrupted_cleanup' | 'interrupted_cascade';
+
+export interface ReclaimRound {
+  /** Locations cleaned (folders removed, or a table's unreferenced files removed). */
+  locations: number;
+  bytes: number;
+  /** Records left for a later round (a live writer shares the location, or the table is being written). */
+  postponed: number;
+}
+
+const BATCH = 50;
+/** File times and catalog times come from different clocks (and file systems round): a little slack both ways. */
+const CLOCK_SLACK_MS = 2_000;
+
+/**
+ * The reclaimer. Every RECLAIM_INTERVAL_SECONDS (and once at start) it takes over, through Postgres, the pending
+ * locations whose writer has not renewed its heartbeat for RECLAIM_AFTER_SECONDS, and finishes them:
+ *  - a fresh folder no table row uses (a create cut off before its registration, a clean-up cut off midway): the
+ *    folder is deleted;
+ *  - a live table's folder (an in-place write cut off before its commit): only the data files no version of the
+ *    table references and that were made while the dead writer lived (TableGarbage);
+ *  - a deleted database's folder: deleted, unless a database of that name exists again.
+ * It then resumes cascade drops whose replica fell silent (TransactionsService). Nothing a live table row, a live
+ * writer's heartbeat or another reclaimer's claim protects is touched. Each clean-up is audited and counted.
+ */
+@Injectable()
+export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger('Reclaimer');
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<ReclaimRound>;
+  private stopped = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: PendingLocationsRepository,
+    private readonly storage: TableStorage,
+    private readonly garbage: TableGarbage,
+    private readonly transactions: TransactionsService,
+    private readonly audit: AuditService,
+    private readonly metrics: MetricsService,
+    private readonly replica: ReplicaIdentity,
+    private readonly uow: UnitOfWork,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.reclaim.intervalMs <= 0) return;
+    this.timer = setInterval(() => void this.runOnce(), this.config.reclaim.intervalMs);
+    this.timer.unref();
+    // A replica that starts after a crash finishes what the crash left without waiting a whole interval.
+    setImmediate(() => void this.runOnce());
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One round (a round already under way is joined, not doubled). */
+  runOnce(): Promise<ReclaimRound> {
+    if (this.stopped) return Promise.resolve({ locations: 0, bytes: 0, postponed: 0 });
+    this.running ??= this.round().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async round(): Promise<ReclaimRound> {
+    const out: ReclaimRound = { locations: 0, bytes: 0, postponed: 0 };
+    try {
+      for (;;) {
+        const claimed = await this.uow.run(() => this.repo.claimStale(this.replica.id, this.config.reclaim.afterMs, BATCH));
+        const byLocation = new Map<string, PendingRow[]>();
+        for (const r of claimed) byLocation.set(r.location, [...(byLocation.get(r.location) ?? []), r]);
+        for (const records of byLocation.values()) {
+          try {
+            await this.reclaim(records, out);
+          } catch (err) {
+            // Left claimed: another round (here or elsewhere) retries once this claim has aged.
+            this.log.warn(`could not reclaim ${records[0].location}: ${(err as Error).message}`);
+          }
+        }
+        if (claimed.length < BATCH || this.stopped) break;
+      }
+      for (const t of await this.transactions.claimStale(this.config.reclaim.afterMs, 20)) {
+        const done = await this.transactions.resume(t, async (l) => (await this.storage.usage(l)).bytes);
+        if (done.removed.length === 0) continue;
+        out.locations += done.removed.length;
+        out.bytes += done.bytes;
+        this.metrics.recordReclaim('interrupted_cascade', done.bytes, done.removed.length);
+        await this.audit.record({
+          databaseId: t.databaseId,
+          databaseName: (await this.repo.databaseNameOf(t.databaseId)) ?? t.databaseId,
+          actor: 'reclaimer',
+          action: 'storage.reclaim',
+          target: `transaction ${t.id}`,
+          details: { reason: 'interrupted_cascade', operation: t.operation, locations: done.removed, bytes: done.bytes, finished: done.succeeded },
+        });
+      }
+    } catch (err) {
+      this.log.warn(`reclaim round failed: ${(err as Error).message}`);
+    }
+    return out;
+  }
+
+  /** Finishes the claimed records of one location. */
+  private async reclaim(records: PendingRow[], out: ReclaimRound): Promise<void> {
+    const location = records[0].location;
+    const ids = records.map((r) => r.id);
+    const lease = setInterval(() => void this.repo.renewClaims(ids, this.replica.id).catch(() => undefined), this.config.reclaim.heartbeatMs);
+    lease.unref();
+    try {
+      if (await this.repo.liveWriterAt(location, ids, this.config.reclaim.afterMs)) {
+        await this.repo.release(ids, this.replica.id);
+        out.postponed += records.length;
+        return;
+      }
+      const outcome = await this.clean(records);
+      if (outcome === 'postpone') {
+        await this.repo.release(ids, this.replica.id);
+        out.postponed += records.length;
+        return;
+      }
+      for (const id of ids) await this.repo.deleteOwned(id, this.replica.id);
+      if (!outcome) return;
+      out.locations += 1;
+      out.bytes += outcome.bytes;
+      this.metrics.recordReclaim(outcome.reason, outcome.bytes);
+      const first = records[0];
+      await this.audit.record({
+        databaseId: first.databaseId,
+        databaseName: first.databaseName,
+        actor: 'reclaimer',
+        action: 'storage.reclaim',
+        target: location,
+        requestId: first.requestId ?? undefined,
+        details: {
+          reason: outcome.reason,
+          bytes: outcome.bytes,
+          files: outcome.files,
+          started_at: first.startedAt.toISOString(),
+          last_heartbeat_at: new Date(Math.max(...records.map((r) => r.heartbeatAt.getTime()))).toISOString(),
+          request_ids: records.map((r) => r.requestId).filter((r): r is string => !!r),
+        },
+      });
+    } finally {
+      clearInterval(lease);
+    }
+  }
+
+  /** Deletes what the records' dead work left; null when there was nothing to delete (or nothing may be). */
+  private async clean(records: PendingRow[]): Promise<{ reason: ReclaimReason; bytes: number; files: number } | null | 'postpone'> {
+    const first = records[0];
+    const location = first.location;
+    if (await this.repo.tableAt(location)) {
+      // A live table: its folder stays. A clean-up record here means the location was registered again after its
+      // drop; a write record, an in-place write that died before its commit.
+      if (!records.some((r) => r.kind === 'write')) return null;
+      const finding = await this.garbage.find(location, {
+        fromMs: Math.min(...records.map((r) => r.startedAt.getTime())) - CLOCK_SLACK_MS,
+        toMs: Math.max(...records.map((r) => r.heartbeatAt.getTime())) + this.config.reclaim.heartbeatMs + CLOCK_SLACK_MS,
+        busyAfterMs: Date.now() - this.config.reclaim.afterMs,
+      });
+      if (finding.kind === 'busy') return 'postpone';
+      if (finding.kind === 'unsafe') {
+        this.log.warn(`left ${location} as it is: ${finding.reason}`);
+        return null;
+      }
+      if (finding.files.length === 0) return null;
+      for (const f of finding.files) await this.storage.removeFile(f.path);
+      return { reason: 'unreferenced_files', bytes: finding.files.reduce((n, f) => n + f.size, 0), files: finding.files.length };
+    }
+    // A database's folder is named after it; table folders always lie inside one.
+    if (location === first.databaseName && (await this.repo.databaseNamed(first.databaseName))) {
+      this.log.warn(`left ${location} as it is: a database of that name exists again (see npm run admin -- storage scan)`);
+      return null;
+    }
+    const usage = await this.storage.usage(location);
+    await this.storage.remove(location);
+    if (usage.files === 0) return null;
+    return { reason: records.some((r) => r.kind === 'cleanup') ? 'interrupted_cleanup' : 'abandoned_write', bytes: usage.bytes, files: usage.files };
+  }
+}
