@@ -9,7 +9,10 @@ import { after, before, describe, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { Client } from 'pg';
-import { ADMIN_KEY, Api, CATALOG_KINDS, createPgDatabase, eventually } from './helpers/gateway';
+import { PrismaClient } from '../src/generated/prisma/client';
+import { Reclaimer } from '../src/modules/reclaim/reclaimer.service';
+import { StorageScan } from '../src/modules/reclaim/storage-scan.service';
+import { ADMIN_KEY, Api, CATALOG_KINDS, createPgDatabase, eventually, forEachCatalog, newTenant, startGateway, TestGateway } from './helpers/gateway';
 
 /**
  * Crash safety (README "Crash safety"): gateways run as OS processes on one Postgres catalog and one STORAGE_ROOT,
@@ -436,5 +439,55 @@ describe('crash safety: SIGKILLed writers, the reclaimer, storage scan [postgres
     assert.deepEqual(again.json.unknown, []);
     const audit = await cli('audit', 'scandb');
     assert.ok(audit.json.events.some((e: any) => e.action === 'storage.scan_delete' && e.target.endsWith('planted.lance')));
+  });
+});
+
+forEachCatalog('crash safety in one process (the catalog queries on both catalogs)', (kind) => {
+  let gw: TestGateway;
+  let prisma: PrismaClient;
+  before(async () => {
+    gw = await startGateway(kind, { RECLAIM_AFTER_SECONDS: '1', RECLAIM_INTERVAL_SECONDS: '0' });
+    prisma = gw.app.get(PrismaClient);
+  });
+  after(() => gw.close());
+
+  const pendingCount = async () => Number((await prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pending_locations`)[0].n);
+
+  it('records writes and drops only while they run, and reclaims a silent record on the next round', async () => {
+    const t = await newTenant(gw);
+    const post = (p: string, body: Buffer) =>
+      fetch(gw.url + p, { method: 'POST', headers: { ...t.api.headers, 'content-type': ARROW }, body });
+    assert.equal((await post('/v1/tables/keep', ipcStream(2, 50))).status, 201);
+    assert.equal((await post('/v1/table/keep/insert', ipcStream(1, 10))).status, 200);
+    // A body the table refuses (another schema) ends its record too.
+    const other = Buffer.from(arrow.tableToIPC(arrow.tableFromArrays({ other: Float64Array.from([1]) }), 'stream'));
+    assert.equal((await post('/v1/table/keep/insert', other)).status, 400);
+    await eventually(async () => (await pendingCount()) === 0);
+
+    // What a writer that died leaves: table data at a fresh location and a record whose heartbeat stopped.
+    const location = path.join(t.name, 'orphan.lance');
+    const conn = await lancedb.connect(path.join(gw.config.storageRoot, t.name));
+    (await conn.createTable('orphan', [{ id: 1 }])).close();
+    conn.close();
+    const databaseId = (await prisma.database.findUniqueOrThrow({ where: { name: t.name } })).id;
+    await prisma.$executeRaw`
+      INSERT INTO pending_locations (id, database_id, database_name, location, kind, owner, started_at, heartbeat_at)
+      VALUES (gen_random_uuid(), ${databaseId}::uuid, ${t.name}, ${location}, 'write', 'gone', now() - interval '1 minute', now() - interval '1 minute')`;
+    const round = await gw.app.get(Reclaimer).runOnce();
+    assert.equal(round.locations, 1);
+    assert.ok(round.bytes > 0);
+    assert.ok(!fs.existsSync(path.join(gw.config.storageRoot, location)));
+    assert.equal(await pendingCount(), 0);
+    assert.equal(Number((await t.api.post('/v1/table/keep/count_rows', {})).body), 110);
+
+    // A plain drop deletes the folder and its clean-up record.
+    const keep = (await prisma.catalogTable.findFirstOrThrow({ where: { databaseId, name: 'keep' } })).location;
+    assert.equal((await t.api.post('/v1/table/keep/drop', {})).status, 200);
+    assert.ok(!fs.existsSync(path.join(gw.config.storageRoot, keep)));
+    assert.equal(await pendingCount(), 0);
+
+    fs.mkdirSync(path.join(gw.config.storageRoot, t.name, 'stray'), { recursive: true });
+    const report = await gw.app.get(StorageScan).scan(t.name, { delete: false, actor: 'test' });
+    assert.deepEqual(report.unknown.map((u) => u.location), [path.join(t.name, 'stray')]);
   });
 });
