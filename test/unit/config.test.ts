@@ -40,6 +40,16 @@ describe('configuration', () => {
     );
   });
 
+  test('reclaim age and interval: seconds, small values allowed, heartbeat well within the age', () => {
+    assert.deepEqual(loadConfig({}).reclaim, { afterMs: 300_000, intervalMs: 60_000, heartbeatMs: 10_000 });
+    assert.deepEqual(loadConfig({ RECLAIM_AFTER_SECONDS: '3', RECLAIM_INTERVAL_SECONDS: '0' }).reclaim, {
+      afterMs: 3000,
+      intervalMs: 0,
+      heartbeatMs: 1000,
+    });
+    assert.throws(() => loadConfig({ RECLAIM_AFTER_SECONDS: '0', RECLAIM_INTERVAL_SECONDS: '-1' }), /RECLAIM_AFTER_SECONDS[\s\S]*RECLAIM_INTERVAL_SECONDS/);
+  });
+
   test('cross-field rules', () => {
     assert.throws(() => loadConfig({ LIST_DEFAULT_LIMIT: '20', LIST_MAX_LIMIT: '10' }), /LIST_DEFAULT_LIMIT/);
     assert.throws(() => loadConfig({ OAUTH_JWKS_URI: 'https://idp/jwks' }), /OAUTH_ISSUER[\s\S]*OAUTH_AUDIENCE/);

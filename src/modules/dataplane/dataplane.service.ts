@@ -216,6 +216,7 @@ export class DataplaneService {
   private async inPlace<T>(work: PendingWork, write: () => Promise<T>): Promise<T> {
     let result: T;
     try {
+      work.assertHeld(); // the body may have been slow to arrive
       result = await write();
     } catch (err) {
       if (err instanceof ApiError && err.status < 500 && err.status !== 409) work.done();
