@@ -2,16 +2,19 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
+import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
-import { HttpExceptionFilter, sendError } from './common/http-exception.filter';
+import { HttpExceptionFilter } from './common/http-exception.filter';
 import { Errors } from './common/errors';
+import { clientErrorHandler, frameworkErrors, installHttpEdge, MAX_PARAM_LENGTH } from './common/http-edge';
 import { AppConfig } from './config/config';
 import { openCatalogDb } from './database/catalog-db';
 import { DatabasesService } from './modules/databases/databases.service';
 import { ARROW_STREAM_TYPE, isArrowRouteWithoutType } from './modules/dataplane/dataplane.constants';
 import { createRootLogger } from './modules/observability/logger';
+import { MetricsService } from './modules/observability/metrics.service';
 import { setupOpenApi } from './modules/openapi';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -34,16 +37,25 @@ export async function createGateway(
     throw err;
   }
 
+  const root = createRootLogger(config, { silent: opts.logger === false, stream: opts.logStream });
+  let metrics: MetricsService | undefined; // set once Nest is up; the parser's refusals are counted from then on
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Fastify's and Node's own refusals answer with the problem body too (src/common/http-edge.ts).
+    // (`as never`: @nestjs/platform-fastify brings its own copy of Fastify's types; same API, distinct types)
+    frameworkErrors: frameworkErrors as never,
+    clientErrorHandler: (err, socket) =>
+      clientErrorHandler(err, socket, (status, code) => {
+        metrics?.requests.inc({ method: 'unknown', route: '(unparsed)', status: String(status), database: '' });
+        root.warn({ status, parser_error: code }, 'request refused by the HTTP parser');
+      }),
     requestIdHeader: false,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     },
   });
-  const root = createRootLogger(config, { silent: opts.logger === false, stream: opts.logStream });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config, catalog, root), adapter, {
     bufferLogs: true,
     bodyParser: false, // JSON is parsed by the tolerant parser below
@@ -52,6 +64,7 @@ export async function createGateway(
 
   app.useLogger(app.get(Logger));
   const fastify = app.getHttpAdapter().getInstance();
+  metrics = app.get(MetricsService);
   // JSON bodies: the official clients send `null`, and some send no body at all with a JSON content type.
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
@@ -73,6 +86,9 @@ export async function createGateway(
   fastify.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  // 405 for unmatched methods, and bodies left unread by an answer; before the routes are registered (app.init and
+  // the documentation routes), whose paths it collects.
+  installHttpEdge(fastify as unknown as FastifyInstance, { ignoreTrailingSlash: true });
   app.useGlobalFilters(new HttpExceptionFilter());
   setupOpenApi(app, config); // GET /openapi.json and /docs
   await app.init();

@@ -64,6 +64,12 @@ export const Errors = {
   conflict: (msg: string) => new ApiError(409, ErrorCode.ConcurrentModification, msg),
   unsupportedMediaType: (msg: string) => new ApiError(415, ErrorCode.InvalidInput, msg),
   payloadTooLarge: (msg: string) => new ApiError(413, ErrorCode.InvalidInput, msg),
+  uriTooLong: (msg: string) => new ApiError(414, ErrorCode.InvalidInput, msg),
+  /** The path is served, but not for this method. */
+  methodNotAllowed: (method: string, allow: string[]) =>
+    new ApiError(405, ErrorCode.Unsupported, `${method} is not served for this path; it is served for ${allow.join(', ')}`, {
+      Allow: allow.join(', '),
+    }),
   indexNotFound: (msg: string) => new ApiError(404, ErrorCode.TableIndexNotFound, msg),
   indexAlreadyExists: (msg: string) => new ApiError(409, ErrorCode.TableIndexAlreadyExists, msg),
   columnNotFound: (msg: string) => new ApiError(404, ErrorCode.TableColumnNotFound, msg),
@@ -78,8 +84,14 @@ const PROBLEM: Record<number, { type: string; title: string }> = {
   401: { type: '/errors/unauthorized-request', title: 'No valid authentication credentials for the operation' },
   403: { type: '/errors/forbidden-request', title: 'Not authorized to make this request' },
   404: { type: '/errors/not-found-error', title: 'Not found Error' },
-  413: { type: '/errors/bad-request', title: 'Payload too large' },
   406: { type: '/errors/unsupported-operation', title: 'The server does not support this operation' },
+  // Statuses the §7 table does not name: its types, with the HTTP meaning as title.
+  405: { type: '/errors/unsupported-operation', title: 'Method not allowed' },
+  408: { type: '/errors/bad-request', title: 'Request timeout' },
+  413: { type: '/errors/bad-request', title: 'Payload too large' },
+  414: { type: '/errors/bad-request', title: 'URI too long' },
+  415: { type: '/errors/bad-request', title: 'Unsupported media type' },
+  431: { type: '/errors/bad-request', title: 'Request header fields too large' },
   409: { type: '/errors/conflict', title: 'The namespace has been concurrently modified' },
   503: { type: '/errors/service-unavailable', title: 'Slow down' },
   500: { type: '/errors/server-error', title: 'Internal Server Error' },

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, codeForStatus, ErrorCode, errorBody } from './errors';
@@ -58,6 +59,50 @@ export function sendError(err: unknown, request: FastifyRequest, reply: FastifyR
     .headers(r.headers)
     .type('application/json')
     .send(errorBody(r.status, r.code, r.message, String(request.id)));
+}
+
+/**
+ * What Node's HTTP parser refused (reported to Fastify's clientErrorHandler, before any request exists): status and
+ * message by the parser's error code.
+ */
+function renderClientError(err: { code?: string; message?: string }): { status: number; message: string } {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, message: 'the request was not received completely in time' };
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, message: 'the request headers are too large' };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { status: 413, message: 'the chunk extensions of the request body are too large' };
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return { status: 400, message: 'a request must not carry both Content-Length and Transfer-Encoding' };
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+      return /content-length/i.test(err.message ?? '')
+        ? { status: 400, message: 'a request must not carry both Content-Length and Transfer-Encoding' }
+        : { status: 400, message: 'the Transfer-Encoding of the request is not valid (only chunked is accepted)' };
+    case 'HPE_INVALID_CHUNK_SIZE':
+    case 'HPE_STRICT':
+      return { status: 400, message: 'the chunked request body is malformed' };
+    case 'HPE_INVALID_CONTENT_LENGTH':
+      return { status: 400, message: 'the Content-Length header is not valid' };
+    default:
+      return { status: 400, message: `the request is not valid HTTP/1.1 (${err.code ?? 'parse error'})` };
+  }
+}
+
+/**
+ * A complete raw HTTP/1.1 answer with the problem body, for connections refused before Fastify saw a request. It
+ * closes the connection; a HEAD request gets the headers only.
+ */
+export function rawErrorResponse(err: { code?: string; message?: string }, instance: string, opts: { head: boolean }): { status: number; bytes: Buffer } {
+  const { status, message } = renderClientError(err);
+  const body = Buffer.from(JSON.stringify(errorBody(status, codeForStatus(status), message, instance)), 'utf8');
+  const head =
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${body.length}\r\n` +
+    `X-Request-Id: ${instance}\r\n` +
+    'Connection: close\r\n\r\n';
+  return { status, bytes: opts.head ? Buffer.from(head, 'latin1') : Buffer.concat([Buffer.from(head, 'latin1'), body]) };
 }
 
 /** The one place where errors become response bodies (also installed as Fastify's own error handler). */

@@ -74,6 +74,13 @@ export const envSchema = z.object({
   ARROW_STREAM_LIMIT_BYTES: intWithDefault(64 * 1024 ** 3, 1),
   ARROW_BUFFERED_LIMIT_BYTES: intWithDefault(512 * 1024 ** 2, 1),
   ARROW_INGEST_CHUNK_BYTES: intWithDefault(32 * 1024 ** 2, 1024),
+  METRICS_API_KEY: optionalString.refine((v) => v === undefined || v.length >= 16, {
+    message: 'must be at least 16 characters when set',
+  }),
+  METRICS_DATABASE_LABELS: z
+    .enum(['true', 'false', ''], { error: "must be 'true' or 'false'" })
+    .optional()
+    .transform((v) => v === 'true'),
   TENANT_HOST_SUFFIX: optionalString.refine((v) => v === undefined || /^\.[A-Za-z0-9.-]+$/.test(v), {
     message: "must start with '.' and be a host name suffix, e.g. '.gw.example.com'",
   }),
@@ -116,6 +123,8 @@ export interface AppConfig {
   };
   /** With '.gw.example.com', a request to acme.gw.example.com addresses database 'acme'. */
   tenantHostSuffix?: string;
+  /** GET /metrics: the scrape key (undefined → open), and whether series carry a `database` label (tenant names). */
+  metrics: { apiKey?: string; databaseLabels: boolean };
   /** Shared rate-limit counters; undefined → in-memory (one process). */
   redisUrl?: string;
   /** Connect and command timeout for Redis: a rate-limit check never waits longer. */
@@ -190,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         }
       : undefined,
     tenantHostSuffix: e.TENANT_HOST_SUFFIX?.toLowerCase(),
+    metrics: { apiKey: e.METRICS_API_KEY, databaseLabels: e.METRICS_DATABASE_LABELS },
     redisUrl: e.REDIS_URL,
     redisTimeoutMs: e.REDIS_TIMEOUT_MS,
     rateLimit: { limit: e.RATE_LIMIT_LIMIT, windowMs: e.RATE_LIMIT_WINDOW_MS },

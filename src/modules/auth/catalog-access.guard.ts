@@ -14,8 +14,9 @@ export { API_KEY_HEADER } from './credentials.service';
 /**
  * Guards every REST-contract route. Order matters and is part of the contract:
  *  1. a verified credential (else 401),
- *  2. the database the request addresses (else 400 saying what is expected; 404 for an unknown database),
- *  3. that the credential may use that database and its role allows the operation (else 403).
+ *  2. the database the request addresses (else 400 saying what is expected),
+ *  3. that the credential may use that database (else 403, before the name is looked up: no enumeration), that it
+ *     exists (else 404, only for credentials that may use it) and that the role allows the operation (else 403).
  */
 @Injectable()
 export class CatalogAccessGuard implements CanActivate {
@@ -31,15 +32,17 @@ export class CatalogAccessGuard implements CanActivate {
     const { name, catalog } = this.tenancy.requested(req.headers);
     assertName(name, 'database name');
 
-    // An API key carries its database, so addressing it needs no lookup; anything else is resolved first, so an
-    // unknown database is a 404 and someone else's a 403.
-    const database =
-      principal.kind === 'key' && principal.databaseName === name
-        ? { id: principal.databaseId, name, rateLimit: principal.databaseRateLimit }
-        : await this.tenancy.resolve(name);
+    // Whether the credential may use the named database is decided before looking the name up: a credential of
+    // another database gets the same 403 whether that name exists or not, so names cannot be probed. An API key
+    // carries its own database, so addressing it needs no lookup; a token whose databases claim names it (or is
+    // '*') has it resolved, and only such a token learns that it does not exist (404).
     if (!mayUseDatabase(principal, name)) {
       throw Errors.permissionDenied(`this credential is not valid for database '${name}'`);
     }
+    const database =
+      principal.kind === 'key'
+        ? { id: principal.databaseId, name, rateLimit: principal.databaseRateLimit }
+        : await this.tenancy.resolve(name);
     const need =
       this.reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, [ctx.getHandler(), ctx.getClass()]) ?? 'read';
     if (!principal.role) throw Errors.permissionDenied("this token's scope grants none of read, write or admin");

@@ -1,24 +1,37 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { APP_CONFIG, AppConfig } from '../../config/config';
 import { CATALOG_DB, CatalogDb } from '../../database/catalog-db';
 import { RedisConnection } from '../../redis/redis.provider';
 
 /**
+ * A counter whose series carry the request's database only when METRICS_DATABASE_LABELS=true. Off by default:
+ * a label value is a tenant's name, and whoever reads /metrics would see every tenant and its activity; then the
+ * series aggregate over all databases.
+ */
+export class PerDatabaseCounter<L extends string> {
+  constructor(
+    private readonly counter: Counter<L | 'database'>,
+    private readonly withDatabase: boolean,
+  ) {}
+
+  inc(labels: Partial<Record<L, string>> & { database: string }, value = 1): void {
+    const { database, ...rest } = labels;
+    this.counter.inc((this.withDatabase ? { ...rest, database } : rest) as unknown as Partial<Record<L | 'database', string>>, value);
+  }
+}
+
+/**
  * Prometheus metrics (prom-client), one registry per gateway instance. Labels stay bounded: routes are templates
- * ('/v1/table/:id/describe'), never raw paths; `database` is set only once a request's database has been
- * resolved (never a raw header value), and appears on counters only (not on the latency histogram, whose series
- * would multiply by every bucket).
+ * ('/v1/table/:id/describe'), never raw paths; `database` exists only with METRICS_DATABASE_LABELS=true, is set only
+ * once a request's database has been resolved (never a raw header value), and appears on counters only (not on the
+ * latency histogram, whose series would multiply by every bucket).
  */
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
 
-  readonly requests = new Counter({
-    name: 'lgw_http_requests_total',
-    help: 'HTTP requests answered, by method, route template, status and database',
-    labelNames: ['method', 'route', 'status', 'database'] as const,
-    registers: [this.registry],
-  });
+  readonly requests: PerDatabaseCounter<'method' | 'route' | 'status'>;
 
   readonly latency = new Histogram({
     name: 'lgw_http_request_duration_seconds',
@@ -28,12 +41,7 @@ export class MetricsService {
     registers: [this.registry],
   });
 
-  readonly throttled = new Counter({
-    name: 'lgw_throttled_requests_total',
-    help: 'Requests answered 503 Slow down because their database exceeded its rate limit',
-    labelNames: ['database'] as const,
-    registers: [this.registry],
-  });
+  readonly throttled: PerDatabaseCounter<never>;
 
   readonly authFailures = new Counter({
     name: 'lgw_auth_failures_total',
@@ -48,19 +56,8 @@ export class MetricsService {
     registers: [this.registry],
   });
 
-  readonly ingestedBytes = new Counter({
-    name: 'lgw_arrow_ingested_bytes_total',
-    help: 'Arrow IPC bytes received by the data plane',
-    labelNames: ['database'] as const,
-    registers: [this.registry],
-  });
-
-  readonly ingestedRows = new Counter({
-    name: 'lgw_arrow_ingested_rows_total',
-    help: 'Rows written by the data plane from Arrow bodies',
-    labelNames: ['database'] as const,
-    registers: [this.registry],
-  });
+  readonly ingestedBytes: PerDatabaseCounter<never>;
+  readonly ingestedRows: PerDatabaseCounter<never>;
 
   readonly reclaimedLocations = new Counter({
     name: 'lgw_reclaimed_locations_total',
@@ -77,9 +74,28 @@ export class MetricsService {
   });
 
   constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
     @Inject(CATALOG_DB) catalog: CatalogDb,
     redis: RedisConnection,
   ) {
+    const byDatabase = config.metrics.databaseLabels;
+    const perDatabase = <L extends string>(name: string, help: string, labelNames: L[]) =>
+      new PerDatabaseCounter<L>(
+        new Counter({ name, help, labelNames: byDatabase ? [...labelNames, 'database'] : labelNames, registers: [this.registry] }),
+        byDatabase,
+      );
+    this.requests = perDatabase(
+      'lgw_http_requests_total',
+      `HTTP requests answered, by method, route template and status${byDatabase ? ' and database' : ''}`,
+      ['method', 'route', 'status'],
+    );
+    this.throttled = perDatabase(
+      'lgw_throttled_requests_total',
+      'Requests answered 503 Slow down because their database exceeded its rate limit',
+      [],
+    );
+    this.ingestedBytes = perDatabase('lgw_arrow_ingested_bytes_total', 'Arrow IPC bytes received by the data plane', []);
+    this.ingestedRows = perDatabase('lgw_arrow_ingested_rows_total', 'Rows written by the data plane from Arrow bodies', []);
     collectDefaultMetrics({ register: this.registry, prefix: 'lgw_' });
     new Gauge({
       name: 'lgw_catalog_pool_connections',

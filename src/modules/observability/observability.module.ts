@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { RedisModule } from '../../redis/redis.module';
+import { MetricsKeyGuard } from './metrics-key.guard';
 import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
 import { RequestObserver, ROOT_LOGGER } from './request-observer';
@@ -20,7 +21,7 @@ export class ObservabilityModule {
         LoggerModule.forRoot({ pinoHttp: { logger: root, autoLogging: false }, forRoutes: [] }),
       ],
       controllers: [MetricsController],
-      providers: [{ provide: ROOT_LOGGER, useValue: root }, MetricsService, RequestObserver],
+      providers: [{ provide: ROOT_LOGGER, useValue: root }, MetricsService, MetricsKeyGuard, RequestObserver],
       exports: [MetricsService, ROOT_LOGGER],
     };
   }
