@@ -26,13 +26,13 @@ forEachCatalog('authentication and tenancy', (kind) => {
     expectProblem(unknown, 401, 16);
   });
 
-  it('needs a database: missing header → 400 naming it, unknown database → 404', async () => {
+  it('needs a database: missing header → 400 naming it; a key addressing an unknown database → 403 like any other not its own', async () => {
     const t = await newTenant(gw);
     const noDb = await new Api(gw.url, { 'x-api-key': t.writeKey }).get('/v1/namespace/%24/list');
     expectProblem(noDb, 400, 13);
     assert.match(noDb.body.error, /x-service-database/);
     const unknownDb = await t.api.get('/v1/namespace/%24/list', { 'x-service-database': 'no_such_db' });
-    expectProblem(unknownDb, 404, 1);
+    expectProblem(unknownDb, 403, 15);
     assert.match(unknownDb.body.error, /no_such_db/);
   });
 

@@ -35,7 +35,12 @@ forEachCatalog('observability: metrics and structured logs', (kind) => {
 
   before(async () => {
     await issuer.start();
-    gw = await startGateway(kind, { ...issuer.env(), RATE_LIMIT_LIMIT: '5', RATE_LIMIT_WINDOW_MS: '60000' }, { logStream: logs });
+    // Database labels are opt-in (they expose tenant names); this suite checks them. The default is in http-edge.test.
+    gw = await startGateway(
+      kind,
+      { ...issuer.env(), RATE_LIMIT_LIMIT: '5', RATE_LIMIT_WINDOW_MS: '60000', METRICS_DATABASE_LABELS: 'true' },
+      { logStream: logs },
+    );
   });
   after(async () => {
     await gw.close();

@@ -85,9 +85,9 @@ forEachCatalog('tenancy: database from the host name', (kind) => {
     assert.equal(r.status, 200, r.text);
   });
 
-  it('an unknown database in the host is 404; a database the key does not belong to is 403', async () => {
+  it('a database the key does not belong to is 403, whether it exists or not (no enumeration)', async () => {
     const unknown = await viaHost(`no_such_db${SUFFIX}`, 'GET', '/v1/namespace/%24/list');
-    expectProblem(unknown, 404, 1, { msg: /no_such_db/ });
+    expectProblem(unknown, 403, 15, { msg: /no_such_db/ });
     const foreign = await viaHost(`${other.name}${SUFFIX}`, 'GET', '/v1/namespace/%24/list');
     expectProblem(foreign, 403, 15);
     const noKey = await rawRequest(gw.url, 'GET', '/v1/namespace/%24/list', { host: `${t.name}${SUFFIX}` });
@@ -109,7 +109,7 @@ forEachCatalog('tenancy: header aliases of the official clients', (kind) => {
     assert.equal((await alias.post(`/v1/namespace/${idPath('by_alias')}/create`, {})).status, 200);
     assert.deepEqual((await t.api.get('/v1/namespace/%24/list')).body.namespaces, ['by_alias']);
     assert.deepEqual((await alias.get('/v1/namespace/%24/list')).body.namespaces, ['by_alias']);
-    expectProblem(await alias.get('/v1/namespace/%24/list', { 'x-lancedb-database': 'no_such_db' }), 404, 1);
+    expectProblem(await alias.get('/v1/namespace/%24/list', { 'x-lancedb-database': 'no_such_db' }), 403, 15);
     const other = await newTenant(gw);
     expectProblem(await alias.get('/v1/namespace/%24/list', { 'x-lancedb-database': other.name }), 403, 15);
   });

@@ -721,10 +721,13 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'GET /metrics': {
     operationId: 'GetMetrics',
     summary: 'Prometheus metrics',
-    description: 'Prometheus text exposition format. Never authenticated, never throttled.',
+    description:
+      'Prometheus text exposition format. Never throttled. When METRICS_API_KEY is set, the key is required as ' +
+      '`Authorization: Bearer <key>` or `x-api-key` (else 401); otherwise open. Series carry a `database` label only ' +
+      'with METRICS_DATABASE_LABELS=true.',
     tag: 'Observability',
     access: 'public',
     responses: { 200: { description: 'Metrics', raw: { contentType: 'text/plain; version=0.0.4', schema: { type: 'string' } } } },
-    errors: [],
+    errors: [401],
   },
 };
