@@ -8,7 +8,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { AppModule } from './app.module';
 import { HttpExceptionFilter } from './common/http-exception.filter';
 import { Errors } from './common/errors';
-import { clientErrorHandler, frameworkErrors, installHttpEdge, MAX_PARAM_LENGTH } from './common/http-edge';
+import { clientErrorHandler, frameworkErrorHandler, installHttpEdge, MAX_PARAM_LENGTH } from './common/http-edge';
 import { AppConfig } from './config/config';
 import { openCatalogDb } from './database/catalog-db';
 import { DatabasesService } from './modules/databases/databases.service';
@@ -43,8 +43,12 @@ export async function createGateway(
     bodyLimit: config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Fastify's and Node's own refusals answer with the problem body too (src/common/http-edge.ts).
-    // (`as never`: @nestjs/platform-fastify brings its own copy of Fastify's types; same API, distinct types)
-    frameworkErrors: frameworkErrors as never,
+    // These requests pass no hooks, so they are counted and logged here. (`as never`: @nestjs/platform-fastify
+    // brings its own copy of Fastify's types; same API, distinct types.)
+    frameworkErrors: frameworkErrorHandler((method, status, code) => {
+      metrics?.requests.inc({ method, route: '(unmatched)', status: String(status), database: '' });
+      root.warn({ method, status, framework_error: code }, 'request refused by the router');
+    }) as never,
     clientErrorHandler: (err, socket) =>
       clientErrorHandler(err, socket, (status, code) => {
         metrics?.requests.inc({ method: 'unknown', route: '(unparsed)', status: String(status), database: '' });

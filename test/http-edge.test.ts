@@ -133,10 +133,10 @@ forEachCatalog('http edge: the problem body everywhere, metrics access, no enume
     });
 
     it('an unsupported media type is 415, a body that is not JSON 400, a body over the limit 413', async () => {
-      assertProblem(await t.api.post(`/v1/namespace/${idPath('x')}/create`, '<a/>', { 'content-type': 'application/xml' }), 415, 13);
+      assertProblem(await t.api.post(`/v1/namespace/${idPath('x')}/create`, '<a/>', { 'content-type': 'application/xml' }), 415, 13, /Content-Type/);
       assertProblem(await t.api.post(`/v1/namespace/${idPath('x')}/create`, '{"properties":'), 400, 13, /not valid JSON/);
       const big = JSON.stringify({ properties: { p: 'x'.repeat(2 * 1024 * 1024) } });
-      assertProblem(await t.api.post(`/v1/namespace/${idPath('x')}/create`, big), 413, 13);
+      assertProblem(await t.api.post(`/v1/namespace/${idPath('x')}/create`, big), 413, 13, /larger than/);
     });
 
     it('answers HEAD without a body, errors included', async () => {
@@ -221,6 +221,7 @@ forEachCatalog('http edge: the problem body everywhere, metrics access, no enume
     it('counts the refusals and stays healthy', async () => {
       const metrics = (await new Api(gw.url).get('/metrics')).text;
       assert.match(metrics, /^lgw_http_requests_total\{method="unknown",route="\(unparsed\)",status="431"\} [1-9]/m);
+      assert.match(metrics, /^lgw_http_requests_total\{method="GET",route="\(unmatched\)",status="414"\} [1-9]/m);
       assert.equal((await new Api(gw.url).get('/healthz')).status, 200);
       assert.equal((await t.api.post(`/v1/namespace/${idPath('after_parser_errors')}/create`, {})).status, 200);
     });

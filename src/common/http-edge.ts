@@ -25,13 +25,19 @@ const UNREAD_BODY_IDLE_MS = 10_000;
 /** How long a connection refused by the HTTP parser stays open for the client to read the answer. */
 const CLIENT_ERROR_LINGER_MS = 2_000;
 
-/** Fastify's `frameworkErrors`: a URL it cannot decode, or a path parameter over MAX_PARAM_LENGTH. */
-export function frameworkErrors(err: Error & { code?: string }, req: FastifyRequest, reply: FastifyReply): void {
-  reply.header('x-request-id', req.id); // onRequest hooks do not run for these requests
-  let error: unknown = err;
-  if (err.code === 'FST_ERR_BAD_URL') error = Errors.invalidInput('the request URL is not valid: a percent-encoded sequence is malformed');
-  else if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') error = Errors.uriTooLong(`a path parameter is longer than ${MAX_PARAM_LENGTH} characters`);
-  sendError(error, req, reply);
+/**
+ * Fastify's `frameworkErrors`: a URL it cannot decode, or a path parameter over MAX_PARAM_LENGTH. Fastify runs no
+ * hooks for these requests (no request id header, no onResponse), so `onAnswer` is told of each answer instead.
+ */
+export function frameworkErrorHandler(onAnswer?: (method: string, status: number, code: string) => void) {
+  return (err: Error & { code?: string }, req: FastifyRequest, reply: FastifyReply): void => {
+    reply.header('x-request-id', req.id);
+    let error: unknown = err;
+    if (err.code === 'FST_ERR_BAD_URL') error = Errors.invalidInput('the request URL is not valid: a percent-encoded sequence is malformed');
+    else if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') error = Errors.uriTooLong(`a path parameter is longer than ${MAX_PARAM_LENGTH} characters`);
+    sendError(error, req, reply);
+    onAnswer?.(req.method, reply.statusCode, err.code ?? 'unknown');
+  };
 }
 
 /**

@@ -18,6 +18,17 @@ function isDatabaseUnavailable(err: unknown): boolean {
   return UNAVAILABLE.test(`${e?.name ?? ''} ${e?.code ?? ''} ${e?.message ?? ''} ${JSON.stringify(e?.meta ?? '')}`);
 }
 
+/**
+ * Fastify's refusals whose own message does not say what to do, by status and Fastify's message (Nest hands some of
+ * them over as an HttpException with only these two left).
+ */
+const FRAMEWORK_MESSAGES: Record<string, string> = {
+  '415 Unsupported Media Type':
+    'unsupported Content-Type: send application/json (the Arrow data routes take application/vnd.apache.arrow.stream)',
+  '413 Request body is too large': 'the request body is larger than the gateway accepts (BODY_LIMIT_BYTES for JSON bodies)',
+};
+const frameworkMessage = (status: number, message: string) => FRAMEWORK_MESSAGES[`${status} ${message}`] ?? message;
+
 interface Rendered {
   status: number;
   code: ErrorCode;
@@ -37,11 +48,12 @@ export function renderError(err: unknown): Rendered {
         : Array.isArray((res as { message?: unknown }).message)
           ? ((res as { message: string[] }).message).join('; ')
           : String((res as { message?: unknown }).message ?? err.message);
-    return { status, code: codeForStatus(status), message, headers: {} };
+    return { status, code: codeForStatus(status), message: frameworkMessage(status, message), headers: {} };
   }
   const fastifyStatus = (err as { statusCode?: number })?.statusCode;
   if (typeof fastifyStatus === 'number' && fastifyStatus >= 400 && fastifyStatus < 500) {
-    return { status: fastifyStatus, code: codeForStatus(fastifyStatus), message: (err as Error).message, headers: {} };
+    const message = frameworkMessage(fastifyStatus, (err as Error).message);
+    return { status: fastifyStatus, code: codeForStatus(fastifyStatus), message, headers: {} };
   }
   if (isDatabaseUnavailable(err)) {
     log.warn(`catalog database unavailable: ${(err as Error)?.message}`);
