@@ -1,19 +1,19 @@
 import { Schema } from 'apache-arrow';
-import { Message as FbMessage } from 'apache-arrow/fb/message';
 import { MessageHeader } from 'apache-arrow/fb/message-header';
-import { RecordBatch as FbRecordBatch } from 'apache-arrow/fb/record-batch';
 import { Footer, FileBlock } from 'apache-arrow/ipc/metadata/file';
 import { Message } from 'apache-arrow/ipc/metadata/message';
-import { ByteBuffer } from 'flatbuffers';
 import { Errors } from '../../common/errors';
+import { SchemaDecodeGuard, schemaGuard } from './arrow-schema-guard';
+import { checkBatch, IpcLimits, TRUSTED_LIMITS, UNTRUSTED_LIMITS, verifyMessage, VerifiedMessage } from './arrow-verify';
 
 /**
  * Arrow IPC plumbing for the data plane. Request bodies are Arrow IPC *streams* whose record-batch buffers may be
  * LZ4_FRAME/ZSTD-compressed (the official remote client always compresses); apache-arrow 18 cannot decompress them,
  * the native Lance engine can. So the gateway never decodes batch bodies in JavaScript: it splits the stream into
- * its messages (reading only the flatbuffer metadata, via apache-arrow's generated accessors), and hands the
- * messages, unchanged, to the engine framed as an IPC *file* (the form the engine's write entry points take).
- * Only the schema message is decoded here (it is never compressed).
+ * its messages (reading only the flatbuffer metadata, after arrow-verify.ts has checked it), and hands the messages,
+ * unchanged, to the engine framed as an IPC *file* (the form the engine's write entry points take).
+ * Only the schema message is decoded here (it is never compressed), after a worker has decoded it first
+ * (arrow-schema-guard.ts). Uploaded bytes are hostile until checked: README "Hostile input" lists what is.
  */
 
 const CONTINUATION = 0xffffffff;
@@ -21,9 +21,18 @@ const FILE_MAGIC = Buffer.from('ARROW1\0\0', 'latin1');
 const FILE_TRAILER_MAGIC = Buffer.from('ARROW1', 'latin1');
 const EOS = Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 /** A message header larger than this is not a real Arrow message (the schema of 10 000 columns is < 2 MiB). */
-const MAX_METADATA_BYTES = 64 << 20;
+export const MAX_METADATA_BYTES = 16 << 20;
 /** One record batch is held whole while it is read: a larger one is refused (413), whatever the body limit. */
 export const MAX_MESSAGE_BODY_BYTES = 1024 ** 3;
+/**
+ * What the engine may be asked to decompress for one batch: the sum of the sizes its compressed buffers declare. The
+ * engine allocates a declared size before decompressing, and a failed allocation aborts the process (no error to
+ * catch): a 200-byte buffer declaring 1 TiB did exactly that. Above this → 413.
+ */
+export const MAX_DECOMPRESSED_BATCH_BYTES = 1024 ** 3;
+/** Dictionary batches are kept for the whole upload (every chunk handed to the engine repeats them). */
+export const MAX_DICTIONARY_MESSAGES = 10_000;
+export const MAX_DICTIONARY_BYTES = 256 << 20;
 
 export interface IpcMessage {
   kind: 'schema' | 'dictionary' | 'batch';
@@ -34,44 +43,80 @@ export interface IpcMessage {
   bodyLength: number;
   /** Rows of a record batch. */
   rows: number;
+  /** What the verifier found in the metadata. */
+  verified: VerifiedMessage;
+  /** Batches: each buffer's size once decompressed. */
+  bufferSizes?: number[];
 }
 
 /** Raised on anything that is not a well-formed Arrow IPC stream. */
 const bad = (msg: string) => Errors.invalidInput(`invalid Arrow IPC stream: ${msg}`);
 
-/** Kind, body length and row count of a message, from its flatbuffer metadata only. */
-function parseMeta(meta: Buffer): { kind: IpcMessage['kind']; bodyLength: number; rows: number } {
-  let headerType: number;
-  let bodyLength: number;
-  let rows = 0;
-  try {
-    const fb = FbMessage.getRootAsMessage(new ByteBuffer(meta));
-    headerType = fb.headerType();
-    bodyLength = Number(fb.bodyLength());
-    if (headerType === MessageHeader.RecordBatch) {
-      const rb = fb.header(new FbRecordBatch()) as FbRecordBatch | null;
-      rows = rb ? Number(rb.length()) : 0;
+/** Reads little-endian int64s at body offsets across the body's chunks (binary search over their starts). */
+class BodyView {
+  private readonly starts: number[] = [];
+
+  constructor(private readonly parts: Buffer[]) {
+    let at = 0;
+    for (const p of parts) {
+      this.starts.push(at);
+      at += p.length;
     }
-  } catch (err) {
-    throw bad(`unreadable message metadata (${(err as Error).message})`);
   }
-  if (!Number.isSafeInteger(bodyLength) || bodyLength < 0) throw bad(`bad body length ${bodyLength}`);
-  if (!Number.isSafeInteger(rows) || rows < 0) throw bad(`bad row count ${rows}`);
-  const kind =
-    headerType === MessageHeader.Schema
-      ? 'schema'
-      : headerType === MessageHeader.RecordBatch
-        ? 'batch'
-        : headerType === MessageHeader.DictionaryBatch
-          ? 'dictionary'
-          : undefined;
-  if (!kind) throw bad(`unsupported message type ${headerType}`);
-  return { kind, bodyLength, rows };
+
+  int64(offset: number): bigint {
+    let lo = 0;
+    let hi = this.parts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.starts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    const first = this.parts[lo];
+    const at = offset - this.starts[lo];
+    if (at + 8 <= first.length) return first.readBigInt64LE(at);
+    const b = Buffer.alloc(8);
+    let copied = 0;
+    for (let i = lo, from = at; copied < 8 && i < this.parts.length; i++, from = 0) {
+      copied += this.parts[i].copy(b, copied, from, Math.min(this.parts[i].length, from + 8 - copied));
+    }
+    return b.readBigInt64LE(0);
+  }
 }
 
 /**
- * The messages of a complete, in-memory Arrow IPC stream or file (e.g. one batch as the engine hands it out): a
- * file's messages follow its 8-byte magic and end at the end-of-stream marker before its footer.
+ * The size of each buffer of a batch once decompressed. A compressed batch's buffers each start with the size they
+ * decompress to (-1: stored uncompressed); the engine trusts it (see MAX_DECOMPRESSED_BATCH_BYTES), so it is checked
+ * here.
+ */
+function bufferSizes(v: VerifiedMessage, body: Buffer[]): number[] {
+  const buffers = v.buffers ?? [];
+  if (!v.compressed) return buffers.map((b) => b.length);
+  const view = new BodyView(body);
+  const sizes: number[] = [];
+  let total = 0;
+  for (const b of buffers) {
+    let size = 0;
+    if (b.length > 0) {
+      if (b.length < 8) throw bad(`a compressed buffer of ${b.length} bytes (its size prefix alone is 8)`);
+      const declared = view.int64(b.offset);
+      if (declared === -1n) size = b.length - 8;
+      else if (declared < 0n) throw bad(`a compressed buffer declaring ${declared} bytes`);
+      else size = declared > BigInt(MAX_DECOMPRESSED_BATCH_BYTES) ? Infinity : Number(declared);
+    }
+    total += size;
+    if (total > MAX_DECOMPRESSED_BATCH_BYTES) {
+      throw Errors.payloadTooLarge(`a record batch decompressing to more than ${MAX_DECOMPRESSED_BATCH_BYTES} bytes exceeds the limit per batch`);
+    }
+    sizes.push(size);
+  }
+  return sizes;
+}
+
+/**
+ * The messages of a complete, in-memory Arrow IPC stream or file that the engine produced (e.g. one batch of a query
+ * answer): a file's messages follow its 8-byte magic and end at the end-of-stream marker before its footer. Verified
+ * for structure, not capped (a table may legitimately have more columns than an upload may declare).
  */
 export function splitStream(buf: Buffer): IpcMessage[] {
   const out: IpcMessage[] = [];
@@ -87,16 +132,17 @@ export function splitStream(buf: Buffer): IpcMessage[] {
     if (metaLen === 0) break;
     if (metaLen < 0 || pos + 8 + metaLen > buf.length) throw bad('truncated message');
     const framedMeta = buf.subarray(pos, pos + 8 + metaLen);
-    const { kind, bodyLength, rows } = parseMeta(buf.subarray(pos + 8, pos + 8 + metaLen));
+    const verified = verifyMessage(buf.subarray(pos + 8, pos + 8 + metaLen), TRUSTED_LIMITS);
+    const { kind, bodyLength, rows } = verified;
     const bodyStart = pos + 8 + metaLen;
     if (bodyStart + bodyLength > buf.length) throw bad('truncated message body');
-    out.push({ kind, framedMeta, body: [buf.subarray(bodyStart, bodyStart + bodyLength)], bodyLength, rows });
+    out.push({ kind, framedMeta, body: [buf.subarray(bodyStart, bodyStart + bodyLength)], bodyLength, rows, verified });
     pos = bodyStart + bodyLength;
   }
   return out;
 }
 
-/** Decodes a schema message (never compressed) with apache-arrow. */
+/** Decodes a schema message (never compressed, its metadata already verified) with apache-arrow. */
 export function decodeSchema(m: IpcMessage): Schema {
   try {
     return (Message.decode(m.framedMeta.subarray(8)) as Message<MessageHeader.Schema>).header() as Schema;
@@ -241,16 +287,25 @@ class ByteQueue {
 }
 
 /**
- * Reads an Arrow IPC stream message by message. The first message must be the schema; an end-of-stream marker, or
- * the clean end of the body at a message boundary, ends it.
+ * Reads an uploaded Arrow IPC stream message by message. The first message must be the schema; an end-of-stream
+ * marker, or the clean end of the body at a message boundary, ends it. Every message's metadata is verified (bounds
+ * and limits, arrow-verify.ts) before it is read, its body length checked before the body is awaited, and a batch's
+ * buffers checked against its body; the schema is decoded by the guard's worker before it is decoded here.
  */
 export class IpcStreamReader {
   private readonly q: ByteQueue;
   private schemaMsg?: IpcMessage;
   private decodedSchema?: Schema;
   private ended = false;
+  private dictionaryMessages = 0;
+  private dictionaryBytes = 0;
 
-  constructor(source: AsyncIterable<Buffer | Uint8Array | string>, limitBytes: number) {
+  constructor(
+    source: AsyncIterable<Buffer | Uint8Array | string>,
+    limitBytes: number,
+    private readonly limits: IpcLimits = UNTRUSTED_LIMITS,
+    private readonly guard: SchemaDecodeGuard = schemaGuard,
+  ) {
     this.q = new ByteQueue(source, limitBytes);
   }
 
@@ -264,6 +319,8 @@ export class IpcStreamReader {
       const m = await this.readRaw();
       if (!m) throw Errors.invalidInput('Request data (Arrow IPC stream) is required');
       if (m.kind !== 'schema') throw bad('the first message is not a schema');
+      if (!m.verified.schema?.fields) throw Errors.invalidInput('the Arrow schema has no fields');
+      await this.guard.check(m.framedMeta.subarray(8));
       const schema = decodeSchema(m);
       if (!schema || schema.fields.length === 0) throw Errors.invalidInput('the Arrow schema has no fields');
       this.schemaMsg = m;
@@ -276,7 +333,18 @@ export class IpcStreamReader {
   async next(): Promise<IpcMessage | null> {
     await this.schema();
     const m = await this.readRaw();
-    if (m && m.kind === 'schema') throw bad('a second schema message');
+    if (!m) return m;
+    const info = this.schemaMsg!.verified.schema!;
+    if (m.kind === 'schema') throw bad('a second schema message');
+    if (m.kind === 'batch') checkBatch(info, m.verified, m.bufferSizes ?? []);
+    if (m.kind === 'dictionary') {
+      if (!info.dictionaryIds.has(m.verified.dictionaryId!)) throw bad(`a dictionary batch for unknown id ${m.verified.dictionaryId}`);
+      this.dictionaryBytes += m.framedMeta.length + m.bodyLength;
+      if (++this.dictionaryMessages > MAX_DICTIONARY_MESSAGES) throw bad(`more than ${MAX_DICTIONARY_MESSAGES} dictionary batches`);
+      if (this.dictionaryBytes > MAX_DICTIONARY_BYTES) {
+        throw Errors.payloadTooLarge(`dictionary batches of more than ${MAX_DICTIONARY_BYTES} bytes in one upload`);
+      }
+    }
     return m;
   }
 
@@ -304,18 +372,21 @@ export class IpcStreamReader {
       this.ended = true;
       return null;
     }
-    if (metaLen < 0 || metaLen > MAX_METADATA_BYTES) throw bad(`bad message length ${metaLen}`);
+    // Checked before waiting for (or holding) any of it: the bytes are taken only as they arrive.
+    if (metaLen < 0 || metaLen > MAX_METADATA_BYTES) throw bad(`bad message length ${metaLen} (at most ${MAX_METADATA_BYTES})`);
     const meta = await this.q.take(metaLen, 'message metadata');
     if (!meta) throw bad('truncated message metadata');
-    const { kind, bodyLength, rows } = parseMeta(meta);
+    const verified = verifyMessage(meta, this.limits);
+    const { kind, bodyLength, rows } = verified;
     if (bodyLength > MAX_MESSAGE_BODY_BYTES) {
       throw Errors.payloadTooLarge(`a record batch of ${bodyLength} bytes exceeds the limit of ${MAX_MESSAGE_BODY_BYTES} bytes per batch`);
     }
     const body = await this.q.takeParts(bodyLength, 'message body');
+    const sizes = kind === 'schema' ? undefined : bufferSizes(verified, body);
     // Re-frame with the continuation marker (the legacy framing has none) so every message looks alike.
     const framedMeta =
       prefix.length === 8 ? Buffer.concat([prefix, meta]) : Buffer.concat([Buffer.from([0xff, 0xff, 0xff, 0xff]), prefix, meta]);
-    return { kind, framedMeta, body, bodyLength, rows };
+    return { kind, framedMeta, body, bodyLength, rows, verified, bufferSizes: sizes };
   }
 }
 
