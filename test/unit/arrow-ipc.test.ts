@@ -1,0 +1,345 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, describe, test } from 'node:test';
+import * as arrow from 'apache-arrow';
+import { Message } from 'apache-arrow/ipc/metadata/message';
+import { ApiError } from '../../src/common/errors';
+import {
+  decodeSchema,
+  MAX_DECOMPRESSED_BATCH_BYTES,
+  MAX_METADATA_BYTES,
+  readWholeStream,
+  splitStream,
+} from '../../src/modules/dataplane/arrow-ipc';
+import { SchemaDecodeGuard } from '../../src/modules/dataplane/arrow-schema-guard';
+import { UNTRUSTED_LIMITS, verifyMessage } from '../../src/modules/dataplane/arrow-verify';
+import {
+  BatchSpec,
+  compressedStream,
+  crashFixture,
+  EOS,
+  frame,
+  messagesOf,
+  oneColumnSchemaMessage,
+  oneRowTable,
+  recordBatchMessage,
+  schemaMessage,
+  schemaStream,
+  sharedChildrenSchemaMessage,
+  streamOf,
+  wideSchema,
+  deepSchema,
+} from '../helpers/arrow-craft';
+
+/**
+ * The verifier of uploaded Arrow IPC metadata (arrow-verify.ts), the stream reader's checks (arrow-ipc.ts) and the
+ * schema-decoding worker (arrow-schema-guard.ts), without a gateway. Issue 9: a 760-byte upload ran apache-arrow's
+ * decoder out of memory and took the replica down.
+ */
+
+const isInvalid = (re?: RegExp) => (e: unknown) =>
+  e instanceof ApiError && e.status === 400 && e.code === 13 && (!re || re.test(e.message));
+const isTooLarge = (e: unknown) => e instanceof ApiError && e.status === 413;
+
+/** A body that yields `chunks` and then ends (or, with `hang`, never ends). */
+async function* source(chunks: Buffer[], hang = false): AsyncGenerator<Buffer> {
+  for (const c of chunks) yield c;
+  if (hang) await new Promise(() => undefined);
+}
+
+const read = (...chunks: Buffer[]) => readWholeStream(source(chunks), 1 << 30);
+
+/** The metadata of a stream's first message. */
+const firstMeta = (stream: Buffer) => stream.subarray(8, 8 + stream.readInt32LE(4));
+
+/** Every field of a decoded schema, at every level. */
+const countFields = (fields: arrow.Field[]): number => fields.reduce((n, f) => n + 1 + countFields(f.type.children ?? []), 0);
+
+describe('the crash fixture (test/fixtures/arrow/schema-oom.arrow)', () => {
+  test('is the valid one-row stream with two bytes of its schema message changed', () => {
+    const valid = streamOf(oneRowTable());
+    const fixture = crashFixture();
+    assert.equal(fixture.length, valid.length);
+    const changed = [...fixture].map((b, i) => (b !== valid[i] ? i : -1)).filter((i) => i >= 0);
+    assert.equal(changed.length, 2);
+    const schemaEnd = 8 + valid.readInt32LE(4);
+    assert.ok(changed.every((i) => i >= 8 && i < schemaEnd), `changed bytes ${changed} lie in the schema message`);
+  });
+
+  test("still runs apache-arrow's Message.decode out of memory (a child with a 32 MiB heap)", () => {
+    const code = `
+      const b = require('node:fs').readFileSync(process.argv[1]);
+      require('apache-arrow/ipc/metadata/message').Message.decode(b.subarray(8, 8 + b.readInt32LE(4))).header();
+      console.log('decoded');`;
+    const file = require.resolve('../../../test/fixtures/arrow/schema-oom.arrow');
+    const r = spawnSync(process.execPath, ['--max-old-space-size=32', '-e', code, file], { encoding: 'utf8' });
+    assert.notEqual(r.stdout.trim(), 'decoded', 'apache-arrow decodes the fixture now: the fixture no longer shows the bug');
+    assert.match(r.stderr, /heap out of memory/i);
+  });
+
+  test('is refused by the verifier, as a 400 with code 13', () => {
+    assert.throws(() => verifyMessage(firstMeta(crashFixture())), isInvalid(/invalid Arrow IPC stream/));
+  });
+
+  test('is refused by the stream reader before apache-arrow sees it', async () => {
+    await assert.rejects(read(crashFixture()), isInvalid());
+  });
+});
+
+describe('verifying message metadata', () => {
+  test('accepts what apache-arrow writes: schema, record batch, dictionary batch', async () => {
+    const [schema, batch] = messagesOf(streamOf(oneRowTable()));
+    const s = verifyMessage(schema.meta);
+    assert.equal(s.kind, 'schema');
+    assert.equal(s.schema!.fields, 5, 'four columns and the fixed-size list item');
+    assert.equal(s.schema!.plan.length, 5);
+    const b = verifyMessage(batch.meta);
+    assert.equal(b.kind, 'batch');
+    assert.equal(b.rows, 1);
+    assert.equal(b.bodyLength, batch.body.length);
+
+    const dict = new arrow.Table({
+      color: arrow.vectorFromArray(['red', 'green', 'red'], new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32())),
+      n: arrow.vectorFromArray(Int32Array.from([1, 2, 3])),
+    });
+    const msgs = messagesOf(streamOf(dict)).map((m) => verifyMessage(m.meta));
+    assert.deepEqual(
+      msgs.map((m) => m.kind),
+      ['schema', 'dictionary', 'batch'],
+    );
+    assert.deepEqual([...msgs[0].schema!.dictionaryIds], [msgs[1].dictionaryId]);
+    const data = await read(streamOf(dict));
+    assert.equal(data.rows, 3);
+  });
+
+  test('a vector whose length points past the bytes (the mechanism of the crash) is refused before it is read', () => {
+    const meta = Buffer.from(schemaMessage(oneRowTable().schema));
+    // Message → header (Schema) → slot 1 (fields): follow the offsets to the vector's length and make it 2^31 - 1.
+    const table = (pos: number) => ({ pos, vt: pos - meta.readInt32LE(pos) });
+    const slot = (t: { pos: number; vt: number }, i: number) => t.pos + meta.readUInt16LE(t.vt + 4 + 2 * i);
+    const deref = (p: number) => p + meta.readUInt32LE(p);
+    const msg = table(meta.readUInt32LE(0));
+    const schema = table(deref(slot(msg, 2)));
+    const vec = deref(slot(schema, 1));
+    assert.equal(meta.readUInt32LE(vec), 4, 'found the fields vector');
+    meta.writeUInt32LE(0x7fffffff, vec);
+    assert.throws(() => verifyMessage(meta), isInvalid(/fields has 2147483647 entries|outside/));
+  });
+
+  test('every one- and two-byte change to the schema message is refused, or decodes within the limits', () => {
+    const base = firstMeta(streamOf(oneRowTable()));
+    let refused = 0;
+    let accepted = 0;
+    const tryOne = (m: Buffer) => {
+      try {
+        verifyMessage(m);
+      } catch (e) {
+        assert.ok(isInvalid()(e), `only 400s: ${(e as Error).message}`);
+        refused++;
+        return;
+      }
+      accepted++;
+      // Verified: apache-arrow may still find it unreadable, but within bounds.
+      try {
+        const s = Message.decode(m).header() as arrow.Schema;
+        assert.ok(countFields(s.fields) <= UNTRUSTED_LIMITS.maxFields);
+      } catch {
+        // An error is fine; running away is not.
+      }
+    };
+    for (let i = 0; i < base.length; i++) {
+      for (const x of [0x01, 0x80, 0xff]) {
+        const m = Buffer.from(base);
+        m[i] ^= x;
+        tryOne(m);
+      }
+      if (i + 1 < base.length) {
+        for (const [a, b] of [
+          [0xff, 0x7f],
+          [0x00, 0x01],
+          [0xff, 0xff],
+        ]) {
+          const m = Buffer.from(base);
+          m[i] = a;
+          m[i + 1] = b;
+          tryOne(m);
+        }
+      }
+    }
+    assert.ok(refused > 0 && accepted > 0, `refused ${refused}, accepted ${accepted}`);
+  });
+
+  test('field count: 10,000 fields pass, 10,001 do not', () => {
+    assert.equal(verifyMessage(schemaMessage(wideSchema(UNTRUSTED_LIMITS.maxFields))).schema!.fields, UNTRUSTED_LIMITS.maxFields);
+    assert.throws(() => verifyMessage(schemaMessage(wideSchema(UNTRUSTED_LIMITS.maxFields + 1))), isInvalid(/more than 10000 fields|10001 entries/));
+  });
+
+  test('nesting depth: 64 levels pass, 65 do not', () => {
+    assert.equal(verifyMessage(schemaMessage(deepSchema(64))).schema!.fields, 64);
+    assert.throws(() => verifyMessage(schemaMessage(deepSchema(65))), isInvalid(/nested deeper than 64/));
+  });
+
+  test('one child table listed many times (2^30 fields from a few hundred bytes) is refused', () => {
+    const meta = sharedChildrenSchemaMessage(30);
+    assert.ok(meta.length < 2048, `${meta.length} bytes`);
+    assert.throws(() => verifyMessage(meta), isInvalid(/shared tables|more than 10000 fields/));
+  });
+
+  test('names, metadata entries: capped', () => {
+    const longName = new arrow.Schema([new arrow.Field('x'.repeat(UNTRUSTED_LIMITS.maxNameBytes + 1), new arrow.Int32())]);
+    assert.throws(() => verifyMessage(schemaMessage(longName)), isInvalid(/field name is 65537 bytes/));
+    const many = new Map(Array.from({ length: UNTRUSTED_LIMITS.maxMetadataEntries + 1 }, (_, i) => [`k${i}`, 'v']));
+    const tagged = new arrow.Schema([new arrow.Field('a', new arrow.Int32())], many);
+    assert.throws(() => verifyMessage(schemaMessage(tagged)), isInvalid(/metadata has 10001 entries/));
+  });
+
+  test('truncated metadata is refused at every length', () => {
+    const meta = firstMeta(streamOf(oneRowTable()));
+    for (let n = 0; n < meta.length; n += 4) {
+      try {
+        verifyMessage(meta.subarray(0, n));
+      } catch (e) {
+        assert.ok(isInvalid()(e));
+        continue;
+      }
+      // A prefix can only pass if everything the message points at lies inside it.
+      assert.ok(n > 0);
+    }
+    assert.throws(() => verifyMessage(Buffer.alloc(0)), isInvalid());
+  });
+});
+
+describe('record batches against their schema', () => {
+  const table = oneRowTable();
+  const [schemaMsg, batchMsg] = messagesOf(streamOf(table));
+  const rb = Message.decode(batchMsg.meta).header() as unknown as {
+    nodes: Array<{ length: number; nullCount: number }>;
+    buffers: Array<{ offset: number; length: number }>;
+  };
+  const spec = (): BatchSpec => ({
+    rows: 1,
+    nodes: rb.nodes.map((n) => [n.length, n.nullCount]),
+    buffers: rb.buffers.map((b) => [b.offset, b.length]),
+    bodyLength: batchMsg.body.length,
+  });
+  const withBatch = (s: BatchSpec, body = batchMsg.body) => Buffer.concat([frame(schemaMsg.meta), frame(recordBatchMessage(s), body), EOS]);
+
+  test('the batch as apache-arrow wrote it is accepted', async () => {
+    assert.equal((await read(withBatch(spec()))).rows, 1);
+  });
+
+  test('a buffer outside the body', async () => {
+    const s = spec();
+    s.buffers[1] = [8, batchMsg.body.length];
+    await assert.rejects(read(withBatch(s)), isInvalid(/lies outside the \d+-byte body/));
+    s.buffers[1] = [-8, 8];
+    await assert.rejects(read(withBatch(s)), isInvalid(/outside/));
+  });
+
+  test('too many rows, lengths that disagree, nulls without a bitmap', async () => {
+    await assert.rejects(read(withBatch({ ...spec(), rows: 2 ** 31 })), isInvalid(/rows \(at most 2147483647\)/));
+    const short = spec();
+    short.nodes[1] = [0, 0];
+    await assert.rejects(read(withBatch(short)), isInvalid(/field node 1 has length 0 where 1 is required/));
+    const fsl = spec();
+    fsl.nodes[4] = [5, 0];
+    await assert.rejects(read(withBatch(fsl)), isInvalid(/field node 4 has length 5 where 4 is required/));
+    const nulls = spec();
+    nulls.nodes[0] = [1, 1];
+    await assert.rejects(read(withBatch(nulls)), isInvalid(/1 nulls in 1 rows and a validity bitmap of 0 bytes/));
+  });
+
+  test('field nodes and buffers must be those the schema calls for', async () => {
+    const fewer = spec();
+    fewer.nodes.pop();
+    await assert.rejects(read(withBatch(fewer)), isInvalid(/4 field nodes for a schema of 5/));
+    const buffers = spec();
+    buffers.buffers.pop();
+    await assert.rejects(read(withBatch(buffers)), isInvalid(/9 buffers where its schema calls for 10/));
+    const odd = spec();
+    odd.buffers[3] = [8, 9]; // the 32-bit offsets of the name column
+    await assert.rejects(read(withBatch(odd)), isInvalid(/buffer 3 of 9 bytes holds 4-byte values/));
+  });
+
+  test('a dictionary batch for a dictionary the schema does not have', async () => {
+    const dict = new arrow.Table({ color: arrow.vectorFromArray(['red'], new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32())) });
+    const [, dictionary] = messagesOf(streamOf(dict));
+    const stream = Buffer.concat([frame(schemaMsg.meta), frame(dictionary.meta, dictionary.body), EOS]);
+    await assert.rejects(read(stream), isInvalid(/dictionary batch for unknown id/));
+  });
+});
+
+describe('compressed bodies', () => {
+  test('a compressed stream (buffers stored behind their size prefix) is read', async () => {
+    const data = await read(compressedStream(oneRowTable()));
+    assert.equal(data.rows, 1);
+  });
+
+  test('a buffer declaring 1 TiB once decompressed is a 413 (the engine would abort the process allocating it)', async () => {
+    await assert.rejects(read(compressedStream(oneRowTable(), { buffer: 1, size: BigInt(2) ** BigInt(40) })), isTooLarge);
+    await assert.rejects(
+      read(compressedStream(oneRowTable(), { buffer: 1, size: BigInt(MAX_DECOMPRESSED_BATCH_BYTES + 1) })),
+      isTooLarge,
+    );
+  });
+
+  test('a negative declared size is a 400', async () => {
+    await assert.rejects(read(compressedStream(oneRowTable(), { buffer: 1, size: BigInt(-2) })), isInvalid(/declaring -2 bytes/));
+  });
+});
+
+describe('stream framing', () => {
+  test('a huge declared message length is refused without waiting for (or allocating) the bytes', async () => {
+    const head = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+    // The body never ends: the reader must not wait for more of it.
+    await assert.rejects(readWholeStream(source([head], true), 1 << 30), isInvalid(/bad message length 2147483647/));
+    const justOver = Buffer.alloc(8);
+    justOver.writeUInt32LE(0xffffffff, 0);
+    justOver.writeInt32LE(MAX_METADATA_BYTES + 1, 4);
+    await assert.rejects(readWholeStream(source([justOver], true), 1 << 30), isInvalid(/bad message length/));
+  });
+
+  test('a stream cut anywhere is a 400', async () => {
+    const valid = streamOf(oneRowTable());
+    for (let n = 1; n < valid.length - EOS.length; n += 7) {
+      await assert.rejects(read(valid.subarray(0, n)), isInvalid(), `cut at ${n}`);
+    }
+  });
+
+  test('engine output (trusted) is not held to the upload limits', () => {
+    const wide = splitStream(schemaStream(wideSchema(UNTRUSTED_LIMITS.maxFields + 2000)));
+    assert.equal(decodeSchema(wide[0]).fields.length, UNTRUSTED_LIMITS.maxFields + 2000);
+  });
+});
+
+describe('the schema-decoding worker (defence in depth)', () => {
+  const guards: SchemaDecodeGuard[] = [];
+  after(async () => {
+    for (const g of guards) await g.close();
+  });
+
+  test('the crash fixture, decoded without the verifier, kills the worker and not the process; the next decode works', async () => {
+    const guard = new SchemaDecodeGuard({ heapMb: 16, timeoutMs: 600_000 });
+    guards.push(guard);
+    await assert.rejects(guard.check(firstMeta(crashFixture())), isInvalid(/exceeded the limit of 16 MiB/));
+    await guard.check(firstMeta(streamOf(oneRowTable())));
+    assert.ok(process.memoryUsage().heapUsed < 1024 ** 3, 'the test process itself is fine');
+  });
+
+  test('a decode that runs past the time limit is stopped', async () => {
+    const guard = new SchemaDecodeGuard({ heapMb: 4096, timeoutMs: 100 });
+    guards.push(guard);
+    // 2^40 fields: no decoder finishes that in 100 ms, and in 100 ms it cannot fill 4 GiB.
+    await assert.rejects(guard.check(sharedChildrenSchemaMessage(40)), isInvalid(/time limit of 100 ms/));
+    await guard.check(firstMeta(streamOf(oneRowTable())));
+  });
+
+  test('a schema apache-arrow cannot decode (a type it does not know) is a 400 carrying its reason', async () => {
+    const guard = new SchemaDecodeGuard({ heapMb: 64, timeoutMs: 600_000 });
+    guards.push(guard);
+    const utf8View = oneColumnSchemaMessage(24);
+    assert.equal(verifyMessage(utf8View).kind, 'schema', 'well-formed: the verifier lets it through');
+    await assert.rejects(guard.check(utf8View), isInvalid(/unreadable schema \(Unrecognized type/));
+    await assert.rejects(read(Buffer.concat([frame(utf8View), EOS])), isInvalid(/Unrecognized type/));
+  });
+});
