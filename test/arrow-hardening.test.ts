@@ -17,6 +17,7 @@ import {
   EOS,
   frame,
   messagesOf,
+  nullColumnStream,
   oneRowTable,
   recordBatchMessage,
   schemaStream,
@@ -247,6 +248,14 @@ forEachCatalog('hostile Arrow uploads', (kind) => {
       const bomb = compressedStream(oneRowTable(), { buffer: 1, size: BigInt(2) ** BigInt(40) });
       for (const route of Object.keys(ROUTES) as Route[]) invalid(await upload(route, fresh(), bomb), 413, /decompressing/);
       assert.equal(await health(), 200);
+      await nothingLeft(before);
+    });
+
+    it('a null column of 2^31 - 1 rows in 300 bytes is a 400 (it kept the engine busy for 20 s)', async () => {
+      const before = await snapshot();
+      for (const route of Object.keys(ROUTES) as Route[]) {
+        invalid(await upload(route, fresh(), nullColumnStream(2 ** 31 - 1)), 400, /more than its batch's 0 bytes of buffers can hold/);
+      }
       await nothingLeft(before);
     });
 

@@ -202,6 +202,13 @@ export function recordBatchMessage(spec: BatchSpec): Uint8Array {
   return b.asUint8Array();
 }
 
+/** One batch of a Null-typed column of `rows` rows: no buffers at all, whatever the row count. */
+export function nullColumnStream(rows: number): Buffer {
+  const schema = new arrow.Schema([new arrow.Field('nothing', new arrow.Null(), true)]);
+  const batch = recordBatchMessage({ rows, nodes: [[rows, rows]], buffers: [], bodyLength: 0 });
+  return Buffer.concat([frame(schemaMessage(schema)), frame(batch), EOS]);
+}
+
 /**
  * `table` as a stream whose batches use IPC body compression (codec LZ4_FRAME), every buffer stored uncompressed
  * behind its size prefix of -1, as the format allows: what the engine reads like the official client's uploads.

@@ -12,7 +12,7 @@ import {
   splitStream,
 } from '../../src/modules/dataplane/arrow-ipc';
 import { SchemaDecodeGuard } from '../../src/modules/dataplane/arrow-schema-guard';
-import { UNTRUSTED_LIMITS, verifyMessage } from '../../src/modules/dataplane/arrow-verify';
+import { MAX_ENTRIES_WITHOUT_DATA, UNTRUSTED_LIMITS, verifyMessage } from '../../src/modules/dataplane/arrow-verify';
 import {
   BatchSpec,
   compressedStream,
@@ -20,6 +20,7 @@ import {
   EOS,
   frame,
   messagesOf,
+  nullColumnStream,
   oneColumnSchemaMessage,
   oneRowTable,
   recordBatchMessage,
@@ -259,6 +260,14 @@ describe('record batches against their schema', () => {
     const odd = spec();
     odd.buffers[3] = [8, 9]; // the 32-bit offsets of the name column
     await assert.rejects(read(withBatch(odd)), isInvalid(/buffer 3 of 9 bytes holds 4-byte values/));
+  });
+
+  test('entries far beyond what the bytes can hold: a null column of 2^31 - 1 rows in 300 bytes is refused', async () => {
+    const huge = nullColumnStream(2 ** 31 - 1);
+    assert.ok(huge.length < 400, `${huge.length} bytes`);
+    await assert.rejects(read(huge), isInvalid(/2147483647 entries, more than its batch's 0 bytes of buffers can hold/));
+    assert.equal((await read(nullColumnStream(MAX_ENTRIES_WITHOUT_DATA))).rows, MAX_ENTRIES_WITHOUT_DATA);
+    await assert.rejects(read(nullColumnStream(MAX_ENTRIES_WITHOUT_DATA + 1)), isInvalid());
   });
 
   test('a dictionary batch for a dictionary the schema does not have', async () => {

@@ -4,7 +4,7 @@ import { Footer, FileBlock } from 'apache-arrow/ipc/metadata/file';
 import { Message } from 'apache-arrow/ipc/metadata/message';
 import { Errors } from '../../common/errors';
 import { SchemaDecodeGuard, schemaGuard } from './arrow-schema-guard';
-import { checkBatch, IpcLimits, TRUSTED_LIMITS, UNTRUSTED_LIMITS, verifyMessage, VerifiedMessage } from './arrow-verify';
+import { checkBatch, checkEntries, IpcLimits, TRUSTED_LIMITS, UNTRUSTED_LIMITS, verifyMessage, VerifiedMessage } from './arrow-verify';
 
 /**
  * Arrow IPC plumbing for the data plane. Request bodies are Arrow IPC *streams* whose record-batch buffers may be
@@ -338,6 +338,7 @@ export class IpcStreamReader {
     if (m.kind === 'schema') throw bad('a second schema message');
     if (m.kind === 'batch') checkBatch(info, m.verified, m.bufferSizes ?? []);
     if (m.kind === 'dictionary') {
+      checkEntries(m.verified, m.bufferSizes ?? []);
       if (!info.dictionaryIds.has(m.verified.dictionaryId!)) throw bad(`a dictionary batch for unknown id ${m.verified.dictionaryId}`);
       this.dictionaryBytes += m.framedMeta.length + m.bodyLength;
       if (++this.dictionaryMessages > MAX_DICTIONARY_MESSAGES) throw bad(`more than ${MAX_DICTIONARY_MESSAGES} dictionary batches`);

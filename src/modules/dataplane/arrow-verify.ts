@@ -119,6 +119,8 @@ const CHILDREN: Record<number, number | undefined> = {
   [T.List]: 1, [T.LargeList]: 1, [T.ListView]: 1, [T.LargeListView]: 1, [T.FixedSizeList]: 1, [T.Map]: 1,
   [T.RunEndEncoded]: 2, [T.Struct]: undefined, [T.Union]: undefined,
 };
+/** Entries a field node may have beyond 8 per byte of its batch's buffers (see checkBatch). */
+export const MAX_ENTRIES_WITHOUT_DATA = 65_536;
 /** Buffers one field node may own at most (validity, offsets, values; views add variadic buffers). */
 const MAX_BUFFERS_PER_NODE = 3;
 
@@ -537,6 +539,7 @@ export function checkBatch(info: SchemaInfo, v: VerifiedMessage, sizes: number[]
     if (plan[i].variadic) count += variadic[view++] ?? 0;
   }
   if (count !== sizes.length) throw bad(`a record batch of ${sizes.length} buffers where its schema calls for ${count}`);
+  checkEntries(v, sizes);
   for (let i = 0, b = 0, view = 0; i < plan.length; i++) {
     const node = plan[i];
     const parent = plan[node.parent];
@@ -556,4 +559,17 @@ export function checkBatch(info: SchemaInfo, v: VerifiedMessage, sizes: number[]
     b += node.widths.length;
     if (node.variadic) b += variadic[view++] ?? 0;
   }
+}
+
+/**
+ * Every type but Null (and run-end encoding) needs at least a bit per entry: a field node far longer than its batch's
+ * data could fill is all work and no bytes (a 300-byte upload of a null column of 2^31 rows kept the engine busy for
+ * 20 s). Record and dictionary batches alike; `sizes` are the buffers' sizes once decompressed.
+ */
+export function checkEntries(v: VerifiedMessage, sizes: number[]): void {
+  const bytes = sizes.reduce((t, x) => t + x, 0);
+  const max = 8 * bytes + MAX_ENTRIES_WITHOUT_DATA;
+  (v.nodeLengths ?? []).forEach((n, i) => {
+    if (n > max) throw bad(`field node ${i} has ${n} entries, more than its batch's ${bytes} bytes of buffers can hold (at most ${max})`);
+  });
 }
