@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
+import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { Message } from 'apache-arrow/ipc/metadata/message';
 import { ApiError } from '../../src/common/errors';
@@ -350,5 +354,43 @@ describe('the schema-decoding worker (defence in depth)', () => {
     assert.equal(verifyMessage(utf8View).kind, 'schema', 'well-formed: the verifier lets it through');
     await assert.rejects(guard.check(utf8View), isInvalid(/unreadable schema \(Unrecognized type/));
     await assert.rejects(read(Buffer.concat([frame(utf8View), EOS])), isInvalid(/Unrecognized type/));
+  });
+});
+
+describe('engine failures (README "Hostile input")', () => {
+  test('a panic inside an asynchronous engine call arrives as an error; the process carries on', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-panic-'));
+    try {
+      const db = await lancedb.connect(dir);
+      const t = await db.createTable('t', [{ id: 1 }]);
+      // The planner panics ("not yet implemented") on a bare `$`.
+      await assert.rejects(t.countRows('$'), (e: unknown) => e instanceof Error && /not yet implemented/.test(e.message));
+      assert.equal(await t.countRows(), 1, 'the same table still answers');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a failed native allocation is not an error but the end of the process: why compressed sizes are checked', () => {
+    // The engine handed a compressed buffer declaring 2^62 bytes, without the reader's checks: in a child process.
+    const code = `
+      const fs = require('node:fs');
+      const lancedb = require('@lancedb/lancedb');
+      const { splitStream, decodeSchema, ipcFile } = require(${JSON.stringify(require.resolve('../../src/modules/dataplane/arrow-ipc'))});
+      const [schema, ...rest] = splitStream(fs.readFileSync(process.argv[1]));
+      const file = ipcFile(decodeSchema(schema), schema, [], rest);
+      lancedb.connect(fs.mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'lgw-abort-')))
+        .then((db) => db.inner.createTable('t', file, 'create', [], undefined))
+        .then(() => console.log('created'), (e) => console.log('error', e.message));`;
+    const file = path.join(os.tmpdir(), `lgw-bomb-${process.pid}.arrow`);
+    fs.writeFileSync(file, compressedStream(oneRowTable(), { buffer: 1, size: BigInt(2) ** BigInt(62) }));
+    try {
+      const r = spawnSync(process.execPath, ['-e', code, file], { encoding: 'utf8', env: { ...process.env, RUST_BACKTRACE: '0' } });
+      assert.equal(r.stdout.trim(), '', 'neither created nor an error');
+      assert.equal(r.signal, 'SIGABRT');
+      assert.match(r.stderr, /memory allocation of 4611686018427387904 bytes failed/);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   });
 });
