@@ -36,9 +36,12 @@ export class SchemaDecodeGuard {
 
   constructor(private readonly opts: SchemaGuardOptions = { heapMb: SCHEMA_DECODE_HEAP_MB, timeoutMs: SCHEMA_DECODE_TIMEOUT_MS }) {}
 
-  /** Resolves when apache-arrow decodes `meta` (a schema message's metadata) within the limits; a 400 otherwise. */
-  check(meta: Uint8Array): Promise<void> {
-    const job = this.queue.then(() => this.run(meta));
+  /**
+   * Resolves when apache-arrow decodes `meta` (a schema message's metadata) within the limits; a 400 otherwise.
+   * `timeoutMs` overrides the guard's time limit for this decode.
+   */
+  check(meta: Uint8Array, timeoutMs = this.opts.timeoutMs): Promise<void> {
+    const job = this.queue.then(() => this.run(meta, timeoutMs));
     this.queue = job.catch(() => undefined);
     return job;
   }
@@ -66,7 +69,8 @@ export class SchemaDecodeGuard {
       }
       const onError = (err: Error) => resolve(this.disable(err));
       w.once('error', onError);
-      w.once('online', () => {
+      // Ready once apache-arrow is loaded (its first message), so loading never counts against a job's time limit.
+      w.once('message', () => {
         w.off('error', onError);
         // Idle, the worker never keeps the process alive; while a job runs it does (see run).
         w.unref();
@@ -84,7 +88,7 @@ export class SchemaDecodeGuard {
     return undefined;
   }
 
-  private async run(meta: Uint8Array): Promise<void> {
+  private async run(meta: Uint8Array, timeoutMs: number): Promise<void> {
     const w = await this.start();
     if (!w) return;
     // A copy with its own ArrayBuffer, moved to the worker (the request's chunk may be much larger than the message).
@@ -123,8 +127,8 @@ export class SchemaDecodeGuard {
       };
       const timer = setTimeout(() => {
         killed('time limit');
-        reject(bad(`decoding the schema exceeded the time limit of ${this.opts.timeoutMs} ms`));
-      }, this.opts.timeoutMs);
+        reject(bad(`decoding the schema exceeded the time limit of ${timeoutMs} ms`));
+      }, timeoutMs);
       w.on('message', onMessage);
       w.once('error', onError);
       w.once('exit', onExit);

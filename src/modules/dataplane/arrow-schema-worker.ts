@@ -13,3 +13,5 @@ parentPort?.on('message', (meta: Uint8Array) => {
     parentPort!.postMessage({ ok: false, error: (err as Error).message });
   }
 });
+// Loaded: the guard's time limit starts with the first job, not with loading apache-arrow.
+parentPort?.postMessage({ ready: true });
