@@ -98,7 +98,7 @@ async function main(argv: string[]): Promise<unknown> {
         const all: unknown[] = [];
         let token: string | undefined;
         do {
-          const page = await databases.list(token, config.listMaxLimit);
+          const page = await databases.list({ page_token: token, limit: config.listMaxLimit });
           all.push(...page.databases);
           token = page.page_token;
         } while (token);
@@ -142,7 +142,7 @@ async function main(argv: string[]): Promise<unknown> {
       case 'audit': {
         const name = action;
         if (!name || rest.length) throw new UsageError('audit takes the database name');
-        return await databases.auditTrail(name, undefined, Number(values.limit ?? 100));
+        return await databases.auditTrail(name, { limit: Number(values.limit ?? 100) });
       }
       default:
         throw new UsageError(`unknown command '${group} ${action ?? ''}'`);

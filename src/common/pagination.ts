@@ -1,4 +1,5 @@
 import { Errors } from './errors';
+import type { PageRequest } from './validation/fields';
 
 /**
  * Opaque page tokens and bounded limits for every list (docs/rest-contract.md §4.6). A token is the key of the last item of the
@@ -25,25 +26,39 @@ export const isString = (v: unknown): v is string => typeof v === 'string';
 export const isStringPair = (v: unknown): v is [string, string] =>
   Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string';
 
+/** The bounds of every list (LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT; part of the configuration). */
+export interface PageBounds {
+  listDefaultLimit: number;
+  listMaxLimit: number;
+}
+
 /** `limit` is an inclusive upper bound; absent → the configured default; above the maximum → the maximum. */
-export function resolveLimit(raw: unknown, def: number, max: number): number {
-  if (raw === undefined || raw === null || raw === '') return def;
-  const n = typeof raw === 'number' ? raw : Number(raw);
-  if (!Number.isInteger(n)) throw Errors.invalidInput(`limit must be an integer, got '${String(raw)}'`);
-  if (n < 0) return def; // the reference ignores a negative limit
-  return Math.min(n, max);
+export function pageLimit(requested: number | undefined, bounds: PageBounds): number {
+  return requested === undefined ? bounds.listDefaultLimit : Math.min(requested, bounds.listMaxLimit);
 }
 
-export function parseBool(raw: unknown, name: string, def: boolean): boolean {
-  if (raw === undefined || raw === null || raw === '') return def;
-  if (raw === true || raw === 'true') return true;
-  if (raw === false || raw === 'false') return false;
-  throw Errors.invalidInput(`${name} must be true or false, got '${String(raw)}'`);
-}
-
-export interface Page<T> {
-  items: T[];
-  pageToken?: string;
+/**
+ * One page of a list, the way every list answers: the page's rows, and `page_token` (the key of its last row) when
+ * more follow. `isKey` tells a token this list issued from anything else (a 400).
+ */
+export async function paginate<R, K>(
+  page: PageRequest,
+  bounds: PageBounds,
+  source: {
+    isKey: (v: unknown) => v is K;
+    fetch: (after: K | undefined, take: number) => Promise<R[]>;
+    keyOf: (row: R) => K;
+    keep?: (rows: R[]) => Promise<R[]>;
+  },
+): Promise<{ rows: R[]; page_token?: string }> {
+  const { rows, nextAfter } = await collectPage({
+    limit: pageLimit(page.limit, bounds),
+    after: decodePageToken(page.page_token, source.isKey),
+    fetch: source.fetch,
+    keyOf: source.keyOf,
+    keep: source.keep,
+  });
+  return nextAfter === undefined ? { rows } : { rows, page_token: encodePageToken(nextAfter) };
 }
 
 /**

@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { Errors } from './errors';
+import { flag, mode, PageQuery, queryText } from './validation/fields';
 
 /**
- * Request-body schemas of the REST contract (zod), and the one helper that applies them. Bodies may be absent,
- * empty or JSON `null` (the official clients send `null` on some routes): those read as `{}`. A field sent as
- * `null` counts as not sent, as in the spec's client models. Unknown fields are ignored, as the spec's clients send
- * more than each route reads.
+ * Request schemas of the catalog routes and the operator API (zod), applied by ZodValidationPipe (@ValidBody,
+ * @ValidQuery) and shown by the OpenAPI document. A body field sent as `null` counts as not sent, as in the spec's
+ * client models. Unknown fields are ignored, as the spec's clients send more than each route reads.
  */
 const properties = z.record(z.string(), z.string(), { error: 'properties must map strings to strings' });
 const identity = z.object({ api_key: z.string().nullish(), auth_token: z.string().nullish() }).loose().nullish();
@@ -14,31 +13,14 @@ const idArray = z.array(z.string()).nullish();
 
 const base = { id: idArray, identity, context };
 
-/** Case-insensitive, PascalCase or snake_case (`ExistOk`, `exist_ok`, `EXISTOK`). */
-export function modeOf<T extends string>(allowed: readonly T[], field: string, def: T) {
-  return z
-    .string()
-    .nullish()
-    .transform((v, ctx): T => {
-      if (v === undefined || v === null) return def;
-      const norm = v.toLowerCase().replace(/_/g, '');
-      const hit = allowed.find((a) => a === norm);
-      if (!hit) {
-        ctx.addIssue({ code: 'custom', message: `unsupported ${field} '${v}'; expected one of ${allowed.join(', ')}` });
-        return z.NEVER;
-      }
-      return hit;
-    });
-}
-
 export const CreateNamespaceBody = z
-  .object({ ...base, mode: modeOf(['create', 'existok', 'overwrite'] as const, 'mode', 'create'), properties: properties.nullish().transform((v) => v ?? undefined) })
+  .object({ ...base, mode: mode(['Create', 'ExistOk', 'Overwrite'], 'Create'), properties: properties.nullish().transform((v) => v ?? undefined) })
   .loose();
 export const DropNamespaceBody = z
   .object({
     ...base,
-    mode: modeOf(['fail', 'skip'] as const, 'mode', 'fail'),
-    behavior: modeOf(['restrict', 'cascade'] as const, 'behavior', 'restrict'),
+    mode: mode(['Fail', 'Skip'], 'Fail'),
+    behavior: mode(['Restrict', 'Cascade'], 'Restrict'),
   })
   .loose();
 export const IdOnlyBody = z.object(base).loose();
@@ -49,7 +31,7 @@ export const RegisterTableBody = z
   .object({
     ...base,
     location: z.string({ error: 'location is required' }).min(1, 'location must not be empty'),
-    mode: modeOf(['create', 'overwrite'] as const, 'mode', 'create'),
+    mode: mode(['Create', 'Overwrite'], 'Create'),
     properties: properties.nullish().transform((v) => v ?? undefined),
   })
   .loose();
@@ -74,16 +56,47 @@ export const RenameTableBody = z
   .loose();
 export const StatsBody = z.object({ ...base, branch: z.string().nullable().optional() }).loose();
 
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
-  const value = body === undefined || body === null || body === '' ? {} : body;
-  if (typeof value !== 'object' || Array.isArray(value)) throw Errors.invalidInput('request body must be a JSON object');
-  const r = schema.safeParse(value);
-  if (!r.success) {
-    throw Errors.invalidInput(
-      r.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; '),
-    );
-  }
-  return r.data;
-}
-
 export const PropertiesSchema = properties;
+
+// ---------------------------------------------------------------------------------------------- query strings
+
+export const ListNamespacesQuery = PageQuery;
+export const ListTablesQuery = PageQuery.extend({
+  include_declared: flag(true).describe('Include declared tables that have no data yet (default true).'),
+});
+/** DescribeTable: a query parameter overrides the body field of the same name. */
+export const DescribeTableQuery = z.object({
+  with_table_uri: flag().describe('Include `table_uri` (always included by this gateway).'),
+  load_detailed_metadata: flag().describe('Also report `is_only_declared`.'),
+  check_declared: flag().describe('Report `is_only_declared`.'),
+});
+export const StatsQuery = z.object({ branch: queryText().describe('Branch to read (on POST, when the body names none).') });
+
+// ---------------------------------------------------------------------------------------------- operator API
+
+/** `{limit, window_ms}`: at most `limit` requests per `window_ms` for the whole database; null → the defaults. */
+const RateLimitBody = z
+  .object({
+    limit: z.number().int().positive({ error: 'rate_limit.limit must be a positive integer' }),
+    window_ms: z.number().int().positive({ error: 'rate_limit.window_ms must be a positive integer' }).max(86_400_000),
+  })
+  .describe('at most `limit` requests per `window_ms` for the whole database')
+  .nullable()
+  .transform((v) => (v ? { limit: v.limit, windowMs: v.window_ms } : null));
+
+export const CreateDatabaseBody = z.object({
+  name: z.string({ error: 'name is required' }).describe('letters, digits, `_`, `-` and `.`'),
+  properties: properties.optional().describe('string-to-string properties'),
+  rate_limit: RateLimitBody.optional().describe('null or absent: the gateway defaults'),
+});
+export const UpdateDatabaseBody = z
+  .object({
+    properties: properties.optional().describe('string-to-string properties'),
+    rate_limit: RateLimitBody.optional().describe('null: back to the gateway defaults'),
+  })
+  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined, { error: 'nothing to change: send properties and/or rate_limit' });
+export const CreateKeyBody = z.object({
+  role: z.enum(['read', 'write', 'admin'], { error: "role must be 'read', 'write' or 'admin'" }),
+  description: z.string().max(500).optional(),
+  expires_at: z.iso.datetime({ offset: true, error: 'expires_at must be an RFC 3339 date-time' }).optional(),
+});

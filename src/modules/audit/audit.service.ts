@@ -1,5 +1,7 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { collectPage, decodePageToken, encodePageToken } from '../../common/pagination';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { paginate } from '../../common/pagination';
+import { isUuid, PageRequest } from '../../common/validation/fields';
 import { DatabasesRepository } from '../databases/databases.repository';
 import { AuditEventRow, AuditRepository } from './audit.repository';
 
@@ -19,8 +21,7 @@ const isAuditKey = (v: unknown): v is [string, string] =>
   v.length === 2 &&
   typeof v[0] === 'string' &&
   !Number.isNaN(Date.parse(v[0])) &&
-  typeof v[1] === 'string' &&
-  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v[1]);
+  isUuid(v[1]);
 
 /**
  * The audit trail. Records are written after the change they describe has committed: a failure to record is
@@ -31,6 +32,7 @@ export class AuditService {
   private readonly log = new Logger('Audit');
 
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repo: AuditRepository,
     private readonly databases: DatabasesRepository,
   ) {}
@@ -44,15 +46,14 @@ export class AuditService {
     }
   }
 
-  async list(databaseId: string, pageToken: unknown, limit: number) {
-    const page = await collectPage<AuditEventRow, [string, string]>({
-      limit,
-      after: decodePageToken(pageToken, isAuditKey),
+  async list(databaseId: string, page: PageRequest) {
+    const { rows, ...next } = await paginate(page, this.config, {
+      isKey: isAuditKey,
       fetch: (before, take) => this.repo.list(databaseId, before, take),
-      keyOf: (r) => [r.createdAt.toISOString(), r.id],
+      keyOf: (r: AuditEventRow): [string, string] => [r.createdAt.toISOString(), r.id],
     });
     return {
-      events: page.rows.map((r) => ({
+      events: rows.map((r) => ({
         id: r.id,
         actor: r.actor,
         action: r.action,
@@ -61,7 +62,7 @@ export class AuditService {
         request_id: r.requestId,
         created_at: r.createdAt.toISOString(),
       })),
-      ...(page.nextAfter ? { page_token: encodePageToken(page.nextAfter) } : {}),
+      ...next,
     };
   }
 }

@@ -4,7 +4,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
 import { assertName } from '../../common/ids';
-import { collectPage, decodePageToken, encodePageToken, isString } from '../../common/pagination';
+import { isString, paginate } from '../../common/pagination';
+import { isUuid, PageRequest } from '../../common/validation/fields';
 import { Role } from '../auth/api-keys.repository';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { AuditService } from '../audit/audit.service';
@@ -52,17 +53,13 @@ export class DatabasesService {
     return present(row);
   }
 
-  async list(pageToken: unknown, limit: number) {
-    const page = await collectPage<DatabaseRow, string>({
-      limit,
-      after: decodePageToken(pageToken, isString),
+  async list(page: PageRequest) {
+    const { rows, ...next } = await paginate(page, this.config, {
+      isKey: isString,
       fetch: (after, take) => this.repo.list(after, take),
-      keyOf: (d) => d.name,
+      keyOf: (d: DatabaseRow) => d.name,
     });
-    return {
-      databases: page.rows.map(present),
-      ...(page.nextAfter !== undefined ? { page_token: encodePageToken(page.nextAfter) } : {}),
-    };
+    return { databases: rows.map(present), ...next };
   }
 
   async get(name: string) {
@@ -127,14 +124,14 @@ export class DatabasesService {
   /** Revokes a key: it stops working at once here, and within AUTH_CACHE_TTL_MS on other replicas. */
   async revokeKey(name: string, id: string) {
     const db = await this.require(name);
-    if (!/^[0-9a-f-]{36}$/i.test(id) || !(await this.keys.revoke(db.id, id))) {
+    if (!isUuid(id) || !(await this.keys.revoke(db.id, id))) {
       throw Errors.notFound(`active API key '${id}' not found in database '${name}'`);
     }
   }
 
-  async auditTrail(name: string, pageToken: unknown, limit: number) {
+  async auditTrail(name: string, page: PageRequest) {
     const db = await this.require(name);
-    return this.audit.list(db.id, pageToken, limit);
+    return this.audit.list(db.id, page);
   }
 
   /**

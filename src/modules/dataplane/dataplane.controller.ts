@@ -1,8 +1,9 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { Errors } from '../../common/errors';
-import { parseBody } from '../../common/request-schemas';
 import { ObjectId } from '../../common/route-params';
+import { ValidBody, ValidQuery } from '../../common/validation/zod-validation.pipe';
 import { Audited } from '../audit/audited.decorator';
 import { CatalogAccessGuard } from '../auth/catalog-access.guard';
 import { DatabaseThrottlerGuard } from '../throttling/database-throttler.guard';
@@ -13,20 +14,19 @@ import {
   AddColumnsBody,
   AlterColumnsBody,
   CountRowsBody,
+  CountRowsQuery,
   CreateIndexBody,
+  CreateTableQuery,
   DeleteBody,
   DropColumnsBody,
   ExplainBody,
-  flag,
-  mergeKeys,
-  optionalString,
+  InsertQuery,
+  MergeInsertQuery,
   QueryBody,
   UpdateBody,
   VersionBody,
 } from './dataplane.schemas';
-import { CreateMode, DataplaneService, Dialect } from './dataplane.service';
-
-type Q = Record<string, unknown>;
+import { DataplaneService, Dialect } from './dataplane.service';
 
 /**
  * The raw request body of an Arrow route: never parsed or buffered by the framework (see app.ts). If the service
@@ -59,32 +59,6 @@ export function dialectOf(req: FastifyRequest): Dialect {
   return req.headers['x-lancedb-database'] !== undefined || /^LanceDB-\w+-Client\//.test(ua) ? 'remote' : 'spec';
 }
 
-function createMode(raw: unknown): CreateMode {
-  const v = optionalString(raw);
-  if (v === undefined) return 'create';
-  const norm = v.toLowerCase().replace(/_/g, '');
-  if (norm === 'create' || norm === 'existok' || norm === 'overwrite') return norm;
-  throw Errors.invalidInput(`unsupported mode '${v}'; expected create, exist_ok or overwrite`);
-}
-
-function insertMode(raw: unknown): 'append' | 'overwrite' {
-  const v = (optionalString(raw) ?? 'append').toLowerCase();
-  if (v === 'append' || v === 'overwrite') return v;
-  throw Errors.invalidInput(`unsupported mode '${v}'; expected append or overwrite`);
-}
-
-function jsonMap(raw: unknown, name: string): Record<string, string> | undefined {
-  const v = optionalString(raw);
-  if (v === undefined) return undefined;
-  try {
-    const o = JSON.parse(v);
-    if (o && typeof o === 'object' && !Array.isArray(o) && Object.values(o).every((x) => typeof x === 'string')) return o;
-  } catch {
-    /* below */
-  }
-  throw Errors.invalidInput(`${name} must be a JSON object of strings`);
-}
-
 function timeoutMs(req: FastifyRequest): number | undefined {
   const raw = req.headers['x-request-timeout-ms'];
   const n = Number(Array.isArray(raw) ? raw[0] : raw);
@@ -104,33 +78,32 @@ export class DataplaneController {
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.create', (_b, r) => ({ version: r?.version ?? null }))
-  create(@Tenant() t: TenantContext, @ObjectId() id: string[], @Query() q: Q, @Req() req: FastifyRequest) {
-    const props = jsonMap(q.properties, 'properties');
-    return this.data.create(t, id, createMode(q.mode), arrowBody(req), dialectOf(req), props);
+  create(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(CreateTableQuery) q: z.output<typeof CreateTableQuery>, @Req() req: FastifyRequest) {
+    return this.data.create(t, id, q.mode, arrowBody(req), dialectOf(req), q.properties);
   }
 
   @Post('table/:id/insert')
   @HttpCode(200)
   @RequiresRole('write')
-  insert(@Tenant() t: TenantContext, @ObjectId() id: string[], @Query() q: Q, @Req() req: FastifyRequest) {
-    return this.data.insert(t, id, insertMode(q.mode), arrowBody(req));
+  insert(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(InsertQuery) q: z.output<typeof InsertQuery>, @Req() req: FastifyRequest) {
+    return this.data.insert(t, id, q.mode, arrowBody(req));
   }
 
   @Post('table/:id/merge_insert')
   @HttpCode(200)
   @RequiresRole('write')
-  mergeInsert(@Tenant() t: TenantContext, @ObjectId() id: string[], @Query() q: Q, @Req() req: FastifyRequest) {
+  mergeInsert(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(MergeInsertQuery) q: z.output<typeof MergeInsertQuery>, @Req() req: FastifyRequest) {
     return this.data.mergeInsert(
       t,
       id,
       {
-        on: mergeKeys(q.on),
-        whenMatchedUpdateAll: flag(q.when_matched_update_all, 'when_matched_update_all', false),
-        whenMatchedUpdateAllFilt: optionalString(q.when_matched_update_all_filt),
-        whenNotMatchedInsertAll: flag(q.when_not_matched_insert_all, 'when_not_matched_insert_all', false),
-        whenNotMatchedBySourceDelete: flag(q.when_not_matched_by_source_delete, 'when_not_matched_by_source_delete', false),
-        whenNotMatchedBySourceDeleteFilt: optionalString(q.when_not_matched_by_source_delete_filt),
-        useIndex: flag(q.use_index, 'use_index', true),
+        on: q.on,
+        whenMatchedUpdateAll: q.when_matched_update_all,
+        whenMatchedUpdateAllFilt: q.when_matched_update_all_filt,
+        whenNotMatchedInsertAll: q.when_not_matched_insert_all,
+        whenNotMatchedBySourceDelete: q.when_not_matched_by_source_delete,
+        whenNotMatchedBySourceDeleteFilt: q.when_not_matched_by_source_delete_filt,
+        useIndex: q.use_index,
         timeoutMs: timeoutMs(req),
       },
       arrowBody(req),
@@ -140,17 +113,25 @@ export class DataplaneController {
   /** A bare JSON integer (both dialects); POST reads `predicate`/`version` from the body, GET from the query. */
   @Post('table/:id/count_rows')
   @HttpCode(200)
-  async countRowsPost(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
-    const body = parseBody(CountRowsBody, raw);
+  async countRowsPost(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidBody(CountRowsBody) body: z.output<typeof CountRowsBody>,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const r = await this.data.countRows(t, id, body.predicate ?? body.filter, body.version);
     reply.header('x-lancedb-version', String(r.version)).type('application/json');
     return JSON.stringify(r.count);
   }
 
   @Get('table/:id/count_rows')
-  async countRowsGet(@Tenant() t: TenantContext, @ObjectId() id: string[], @Query() q: Q, @Res({ passthrough: true }) reply: FastifyReply) {
-    const v = optionalString(q.version);
-    const r = await this.data.countRows(t, id, optionalString(q.predicate), v === undefined ? undefined : Number(v));
+  async countRowsGet(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidQuery(CountRowsQuery) q: z.output<typeof CountRowsQuery>,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const r = await this.data.countRows(t, id, q.predicate, q.version);
     reply.header('x-lancedb-version', String(r.version)).type('application/json');
     return JSON.stringify(r.count);
   }
@@ -158,8 +139,14 @@ export class DataplaneController {
   /** Answers an Arrow IPC file. */
   @Post('table/:id/query')
   @HttpCode(200)
-  async query(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    const r = await this.data.query(t, id, parseBody(QueryBody, raw), timeoutMs(req));
+  async query(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidBody(QueryBody) body: z.output<typeof QueryBody>,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const r = await this.data.query(t, id, body, timeoutMs(req));
     reply.header('x-lancedb-version', String(r.version)).type(ARROW_FILE_TYPE);
     return r.body;
   }
@@ -167,9 +154,13 @@ export class DataplaneController {
   /** A JSON string literal. */
   @Post('table/:id/explain_plan')
   @HttpCode(200)
-  async explainPlan(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
-    const body = parseBody(ExplainBody, raw);
-    const plan = await this.data.explainPlan(t, id, parseBody(QueryBody, body.query ?? {}), body.verbose ?? false);
+  async explainPlan(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidBody(ExplainBody) body: z.output<typeof ExplainBody>,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const plan = await this.data.explainPlan(t, id, body.query, body.verbose ?? false);
     reply.type('application/json');
     return JSON.stringify(plan);
   }
@@ -178,8 +169,7 @@ export class DataplaneController {
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.update', (_b, r) => ({ version: r?.version ?? null }))
-  update(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    const body = parseBody(UpdateBody, raw);
+  update(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(UpdateBody) body: z.output<typeof UpdateBody>) {
     return this.data.update(t, id, body.updates, body.predicate);
   }
 
@@ -187,28 +177,33 @@ export class DataplaneController {
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.delete', (b, r) => ({ predicate: b?.predicate ?? null, version: r?.version ?? null }))
-  delete(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    return this.data.delete(t, id, parseBody(DeleteBody, raw).predicate);
+  delete(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DeleteBody) body: z.output<typeof DeleteBody>) {
+    return this.data.delete(t, id, body.predicate);
   }
 
   @Post('table/:id/create_index')
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.create_index', (b) => ({ column: b?.column ?? null, index_type: b?.index_type ?? null }))
-  createIndex(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    return this.data.createIndex(t, id, parseBody(CreateIndexBody, raw));
+  createIndex(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(CreateIndexBody) body: z.output<typeof CreateIndexBody>) {
+    return this.data.createIndex(t, id, body);
   }
 
   @Post('table/:id/index/list')
   @HttpCode(200)
-  listIndices(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    return this.data.listIndices(t, id, parseBody(VersionBody, raw).version);
+  listIndices(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(VersionBody) body: z.output<typeof VersionBody>) {
+    return this.data.listIndices(t, id, body.version);
   }
 
   @Post('table/:id/index/:name/stats')
   @HttpCode(200)
-  indexStats(@Tenant() t: TenantContext, @ObjectId() id: string[], @Param('name') name: string, @Body() raw: unknown) {
-    return this.data.indexStats(t, id, name, parseBody(VersionBody, raw).version);
+  indexStats(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @Param('name') name: string,
+    @ValidBody(VersionBody) body: z.output<typeof VersionBody>,
+  ) {
+    return this.data.indexStats(t, id, name, body.version);
   }
 
   @Post('table/:id/index/:name/drop')
@@ -229,31 +224,31 @@ export class DataplaneController {
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.restore', (b) => ({ version: b?.version ?? null }))
-  restore(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    return this.data.restore(t, id, parseBody(VersionBody, raw).version);
+  restore(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(VersionBody) body: z.output<typeof VersionBody>) {
+    return this.data.restore(t, id, body.version);
   }
 
   @Post('table/:id/add_columns')
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.add_columns')
-  addColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    return this.data.addColumns(t, id, parseBody(AddColumnsBody, raw).new_columns);
+  addColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(AddColumnsBody) body: z.output<typeof AddColumnsBody>) {
+    return this.data.addColumns(t, id, body.new_columns);
   }
 
   @Post('table/:id/alter_columns')
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.alter_columns')
-  alterColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    return this.data.alterColumns(t, id, parseBody(AlterColumnsBody, raw).alterations);
+  alterColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(AlterColumnsBody) body: z.output<typeof AlterColumnsBody>) {
+    return this.data.alterColumns(t, id, body.alterations);
   }
 
   @Post('table/:id/drop_columns')
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.drop_columns', (b) => ({ columns: b?.columns ?? null }))
-  dropColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    return this.data.dropColumns(t, id, parseBody(DropColumnsBody, raw).columns);
+  dropColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DropColumnsBody) body: z.output<typeof DropColumnsBody>) {
+    return this.data.dropColumns(t, id, body.columns);
   }
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Errors } from '../../common/errors';
+import { flag, mode, queryInt, queryJsonStringMap, queryList, queryParam, queryText } from '../../common/validation/fields';
 
 /**
  * Request bodies of the data plane, in both dialects: the official remote client's (bare `vector` / `columns`,
@@ -133,25 +133,32 @@ export const AlterColumnsBody = z
 
 export const DropColumnsBody = z.object({ ...base, columns: z.array(z.string()).min(1, 'columns must not be empty') }).loose();
 
-export const ExplainBody = z.object({ ...base, verbose: optBool, query: z.record(z.string(), z.unknown()).nullish() }).loose();
+export const ExplainBody = z
+  .object({ ...base, verbose: optBool, query: QueryBody.nullish().transform((q) => q ?? QueryBody.parse({})) })
+  .loose();
 
-/** Query-string flags (`true`/`false`), as the remote client sends them. */
-export function flag(raw: unknown, name: string, def: boolean): boolean {
-  const v = Array.isArray(raw) ? raw[raw.length - 1] : raw;
-  if (v === undefined || v === null || v === '') return def;
-  if (v === true || v === 'true' || v === 'True' || v === '1') return true;
-  if (v === false || v === 'false' || v === 'False' || v === '0') return false;
-  throw Errors.invalidInput(`${name} must be true or false, got '${String(v)}'`);
-}
+// ---------------------------------------------------------------------------------------------- query strings
 
-/** `on` may repeat (`on=a&on=b`); absent or empty is a 400. */
-export function mergeKeys(raw: unknown): string[] {
-  const list = (Array.isArray(raw) ? raw : [raw]).filter((v): v is string => typeof v === 'string' && v.length > 0);
-  if (list.length === 0) throw Errors.invalidInput("merge_insert requires the 'on' query parameter");
-  return list;
-}
+export const CreateTableQuery = z.object({
+  mode: queryParam(mode(['create', 'exist_ok', 'overwrite'], 'create')),
+  properties: queryJsonStringMap().describe('Table properties as one JSON-encoded object of strings.'),
+});
 
-export function optionalString(raw: unknown): string | undefined {
-  const v = Array.isArray(raw) ? raw[raw.length - 1] : raw;
-  return typeof v === 'string' && v !== '' ? v : undefined;
-}
+export const InsertQuery = z.object({ mode: queryParam(mode(['append', 'overwrite'], 'append')) });
+
+export const MergeInsertQuery = z.object({
+  on: queryList("merge_insert requires the 'on' query parameter").describe(
+    'Key column(s) to match on; repeat (`on=a&on=b`) for a composite key.',
+  ),
+  when_matched_update_all: flag(false).describe('Update matched rows.'),
+  when_matched_update_all_filt: queryText().describe('Update matched rows that satisfy this SQL condition.'),
+  when_not_matched_insert_all: flag(false).describe('Insert rows without a match.'),
+  when_not_matched_by_source_delete: flag(false).describe('Delete target rows the source does not have.'),
+  when_not_matched_by_source_delete_filt: queryText().describe('Delete such rows that satisfy this SQL condition.'),
+  use_index: flag(true).describe('Use an index on the key columns (default true).'),
+});
+
+export const CountRowsQuery = z.object({
+  predicate: queryText().describe('SQL filter: count only matching rows.'),
+  version: queryInt().describe('Table version to count.'),
+});

@@ -1,9 +1,10 @@
-import { Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { APP_CONFIG, AppConfig } from '../../config/config';
+import { z } from 'zod';
 import { assertName } from '../../common/ids';
-import { parseBool, resolveLimit } from '../../common/pagination';
+import { ListTablesQuery } from '../../common/request-schemas';
 import { Delimiter } from '../../common/route-params';
+import { ValidQuery } from '../../common/validation/zod-validation.pipe';
 import { Audited } from '../audit/audited.decorator';
 import { CatalogAccessGuard } from '../auth/catalog-access.guard';
 import { DatabaseThrottlerGuard } from '../throttling/database-throttler.guard';
@@ -18,21 +19,14 @@ import { DataplaneService } from './dataplane.service';
 @UseGuards(CatalogAccessGuard, DatabaseThrottlerGuard)
 export class EnterpriseController {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tables: TablesService,
     private readonly data: DataplaneService,
   ) {}
 
   /** Like §4.6: every table of the database as full identifiers, keyset-paginated. */
   @Get()
-  list(@Tenant() t: TenantContext, @Delimiter() delimiter: string, @Query() q: Record<string, unknown>) {
-    return this.tables.listAll(
-      t,
-      delimiter,
-      q.page_token,
-      resolveLimit(q.limit, this.config.listDefaultLimit, this.config.listMaxLimit),
-      parseBool(q.include_declared, 'include_declared', true),
-    );
+  list(@Tenant() t: TenantContext, @Delimiter() delimiter: string, @ValidQuery(ListTablesQuery) q: z.output<typeof ListTablesQuery>) {
+    return this.tables.listAll(t, delimiter, q, q.include_declared);
   }
 
   /** 201 with the new table; 409 when the name exists; 400 for a bad body; 413 above the limit. */

@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
 import { ApiError, ErrorCode, Errors } from '../../common/errors';
 import { encodePath } from '../../common/ids';
-import { collectPage, decodePageToken, encodePageToken, isString } from '../../common/pagination';
+import { isString, paginate } from '../../common/pagination';
+import type { PageRequest } from '../../common/validation/fields';
 import { scopeOf, TenantContext } from '../tenancy/tenant-context';
 import { TransactionsService } from '../transactions/transactions.service';
 import { NamespacesRepository } from './namespaces.repository';
@@ -21,6 +23,7 @@ export function presentProperties(row: { properties: Record<string, string>; cre
 @Injectable()
 export class NamespacesService {
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repo: NamespacesRepository,
     private readonly transactions: TransactionsService,
     private readonly uow: UnitOfWork,
@@ -77,20 +80,16 @@ export class NamespacesService {
     return { properties: presentProperties(row) };
   }
 
-  async list(t: TenantContext, id: string[], pageToken: unknown, limit: number) {
+  async list(t: TenantContext, id: string[], page: PageRequest) {
     await this.assertExists(t, id);
     const scope = scopeOf(t);
     const parentPath = encodePath(id);
-    const page = await collectPage<string, string>({
-      limit,
-      after: decodePageToken(pageToken, isString),
+    const { rows, ...next } = await paginate(page, this.config, {
+      isKey: isString,
       fetch: (after, take) => this.repo.listChildren(scope, parentPath, after, take),
-      keyOf: (name) => name,
+      keyOf: (name: string) => name,
     });
-    return {
-      namespaces: page.rows,
-      ...(page.nextAfter !== undefined ? { page_token: encodePageToken(page.nextAfter) } : {}),
-    };
+    return { namespaces: rows, ...next };
   }
 
   /**

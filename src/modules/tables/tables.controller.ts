@@ -1,16 +1,18 @@
-import { Body, Controller, Get, HttpCode, Inject, Post, Query, UseGuards } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { parseBool, resolveLimit } from '../../common/pagination';
+import { Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { z } from 'zod';
 import {
   DeclareTableBody,
   DescribeTableBody,
+  DescribeTableQuery,
   IdOnlyBody,
-  parseBody,
+  ListTablesQuery,
   RegisterTableBody,
   RenameTableBody,
   StatsBody,
+  StatsQuery,
 } from '../../common/request-schemas';
 import { Delimiter, ObjectId } from '../../common/route-params';
+import { ValidBody, ValidQuery } from '../../common/validation/zod-validation.pipe';
 import { Audited } from '../audit/audited.decorator';
 import { CatalogAccessGuard } from '../auth/catalog-access.guard';
 import { DatabaseThrottlerGuard } from '../throttling/database-throttler.guard';
@@ -21,37 +23,28 @@ import { TablesService } from './tables.service';
 @Controller('v1')
 @UseGuards(CatalogAccessGuard, DatabaseThrottlerGuard)
 export class TablesController {
-  constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly tables: TablesService,
-  ) {}
+  constructor(private readonly tables: TablesService) {}
 
   /** docs/rest-contract.md §4.6: all tables of the database, recursively, keyset-paginated. */
   @Get('table')
-  listAll(@Tenant() t: TenantContext, @Delimiter() delimiter: string, @Query() q: Record<string, unknown>) {
-    return this.tables.listAll(
-      t,
-      delimiter,
-      q.page_token,
-      resolveLimit(q.limit, this.config.listDefaultLimit, this.config.listMaxLimit),
-      parseBool(q.include_declared, 'include_declared', true),
-    );
+  listAll(@Tenant() t: TenantContext, @Delimiter() delimiter: string, @ValidQuery(ListTablesQuery) q: z.output<typeof ListTablesQuery>) {
+    return this.tables.listAll(t, delimiter, q, q.include_declared);
   }
 
   @Post('table/:id/declare')
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.declare')
-  declare(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    return this.tables.declare(t, id, parseBody(DeclareTableBody, raw));
+  declare(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DeclareTableBody) body: z.output<typeof DeclareTableBody>) {
+    return this.tables.declare(t, id, body);
   }
 
   @Post('table/:id/register')
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.register', (b) => ({ location: b.location }))
-  register(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    return this.tables.register(t, id, parseBody(RegisterTableBody, raw));
+  register(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(RegisterTableBody) body: z.output<typeof RegisterTableBody>) {
+    return this.tables.register(t, id, body);
   }
 
   @Post('table/:id/describe')
@@ -59,15 +52,14 @@ export class TablesController {
   describe(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],
-    @Body() raw: unknown,
-    @Query() q: Record<string, unknown>,
+    @ValidBody(DescribeTableBody) body: z.output<typeof DescribeTableBody>,
+    @ValidQuery(DescribeTableQuery) q: z.output<typeof DescribeTableQuery>,
   ) {
-    const body = parseBody(DescribeTableBody, raw);
     // A query parameter overrides the body field of the same name.
     return this.tables.describe(t, id, {
-      withTableUri: parseBool(q.with_table_uri, 'with_table_uri', body.with_table_uri ?? false),
-      loadDetailedMetadata: parseBool(q.load_detailed_metadata, 'load_detailed_metadata', body.load_detailed_metadata ?? false),
-      checkDeclared: parseBool(q.check_declared, 'check_declared', body.check_declared ?? false),
+      withTableUri: q.with_table_uri ?? body.with_table_uri ?? false,
+      loadDetailedMetadata: q.load_detailed_metadata ?? body.load_detailed_metadata ?? false,
+      checkDeclared: q.check_declared ?? body.check_declared ?? false,
       branch: body.branch ?? undefined,
       version: body.version ?? undefined,
     });
@@ -75,8 +67,7 @@ export class TablesController {
 
   @Post('table/:id/exists')
   @HttpCode(200)
-  async exists(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown): Promise<void> {
-    parseBody(IdOnlyBody, raw);
+  async exists(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(IdOnlyBody) _body: unknown): Promise<void> {
     await this.tables.get(t, id);
   }
 
@@ -92,8 +83,7 @@ export class TablesController {
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.deregister')
-  deregister(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    parseBody(IdOnlyBody, raw);
+  deregister(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(IdOnlyBody) _body: unknown) {
     return this.tables.deregister(t, id);
   }
 
@@ -101,32 +91,29 @@ export class TablesController {
   @HttpCode(200)
   @RequiresRole('write')
   @Audited('table.rename', (b) => ({ new_table_name: b.new_table_name, new_namespace_id: b.new_namespace_id ?? null }))
-  rename(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown) {
-    const body = parseBody(RenameTableBody, raw);
+  rename(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(RenameTableBody) body: z.output<typeof RenameTableBody>) {
     return this.tables.rename(t, id, body.new_table_name, body.new_namespace_id ?? body.new_namespace);
   }
 
   @Get('namespace/:id/table/list')
-  listInNamespace(@Tenant() t: TenantContext, @ObjectId() id: string[], @Query() q: Record<string, unknown>) {
-    return this.tables.listInNamespace(
-      t,
-      id,
-      q.page_token,
-      resolveLimit(q.limit, this.config.listDefaultLimit, this.config.listMaxLimit),
-      parseBool(q.include_declared, 'include_declared', true),
-    );
+  listInNamespace(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(ListTablesQuery) q: z.output<typeof ListTablesQuery>) {
+    return this.tables.listInNamespace(t, id, q, q.include_declared);
   }
 
   /** The spec says POST; the reference adapter serves GET: both are accepted. */
   @Post('table/:id/stats')
   @HttpCode(200)
-  statsPost(@Tenant() t: TenantContext, @ObjectId() id: string[], @Body() raw: unknown, @Query() q: Record<string, unknown>) {
-    const body = parseBody(StatsBody, raw);
-    return this.tables.stats(t, id, body.branch ?? (typeof q.branch === 'string' ? q.branch : undefined));
+  statsPost(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidBody(StatsBody) body: z.output<typeof StatsBody>,
+    @ValidQuery(StatsQuery) q: z.output<typeof StatsQuery>,
+  ) {
+    return this.tables.stats(t, id, body.branch ?? q.branch);
   }
 
   @Get('table/:id/stats')
-  statsGet(@Tenant() t: TenantContext, @ObjectId() id: string[], @Query() q: Record<string, unknown>) {
-    return this.tables.stats(t, id, typeof q.branch === 'string' ? q.branch : undefined);
+  statsGet(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(StatsQuery) q: z.output<typeof StatsQuery>) {
+    return this.tables.stats(t, id, q.branch);
   }
 }

@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
 import { assertName, decodePath, encodePath } from '../../common/ids';
-import { collectPage, decodePageToken, encodePageToken, isString, isStringPair } from '../../common/pagination';
+import { isString, isStringPair, paginate } from '../../common/pagination';
+import type { PageRequest } from '../../common/validation/fields';
 import { NamespacesRepository } from '../namespaces/namespaces.repository';
 import { NamespacesService } from '../namespaces/namespaces.service';
 import { PendingLocationsRepository } from '../reclaim/pending-locations.repository';
@@ -34,6 +36,7 @@ export interface DescribeOptions {
 @Injectable()
 export class TablesService {
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repo: TablesRepository,
     private readonly namespacesRepo: NamespacesRepository,
     private readonly namespaces: NamespacesService,
@@ -261,37 +264,29 @@ export class TablesService {
   }
 
   /** Tables directly in one namespace, by name. */
-  async listInNamespace(t: TenantContext, ns: string[], pageToken: unknown, limit: number, includeDeclared: boolean) {
+  async listInNamespace(t: TenantContext, ns: string[], page: PageRequest, includeDeclared: boolean) {
     await this.namespaces.assertExists(t, ns);
     const scope = scopeOf(t);
     const nsPath = encodePath(ns);
-    const page = await collectPage<TableListRow, string>({
-      limit,
-      after: decodePageToken(pageToken, isString),
+    const { rows, ...next } = await paginate(page, this.config, {
+      isKey: isString,
       fetch: (after, take) => this.repo.listInNamespace(scope, nsPath, after, take),
-      keyOf: (r) => r.name,
+      keyOf: (r: TableListRow) => r.name,
       keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
     });
-    return {
-      tables: page.rows.map((r) => r.name),
-      ...(page.nextAfter !== undefined ? { page_token: encodePageToken(page.nextAfter) } : {}),
-    };
+    return { tables: rows.map((r) => r.name), ...next };
   }
 
   /** docs/rest-contract.md §4.6: every table of the database, recursively, as full identifiers joined by `delimiter`. */
-  async listAll(t: TenantContext, delimiter: string, pageToken: unknown, limit: number, includeDeclared: boolean) {
+  async listAll(t: TenantContext, delimiter: string, page: PageRequest, includeDeclared: boolean) {
     const scope = scopeOf(t);
-    const page = await collectPage<TableListRow, [string, string]>({
-      limit,
-      after: decodePageToken(pageToken, isStringPair),
+    const { rows, ...next } = await paginate(page, this.config, {
+      isKey: isStringPair,
       fetch: (after, take) => this.repo.listAll(scope, after, take),
-      keyOf: (r) => [r.namespacePath, r.name],
+      keyOf: (r: TableListRow): [string, string] => [r.namespacePath, r.name],
       keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
     });
-    return {
-      tables: page.rows.map((r) => [...decodePath(r.namespacePath), r.name].join(delimiter)),
-      ...(page.nextAfter !== undefined ? { page_token: encodePageToken(page.nextAfter) } : {}),
-    };
+    return { tables: rows.map((r) => [...decodePath(r.namespacePath), r.name].join(delimiter)), ...next };
   }
 
   private async insert(

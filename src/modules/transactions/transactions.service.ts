@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
+import { isUuid } from '../../common/validation/fields';
 import { ReplicaIdentity } from '../reclaim/pending-locations.service';
 import { TableStorage } from '../../storage/table-storage.service';
 import { TransactionRow, TransactionsRepository } from './transactions.repository';
@@ -49,7 +50,7 @@ export class TransactionsService implements OnApplicationShutdown {
   }
 
   async describe(databaseId: string, id: string): Promise<{ status: string; properties: Record<string, string> }> {
-    const row = /^[0-9a-f-]{36}$/i.test(id) ? await this.repo.find(databaseId, id) : null;
+    const row = isUuid(id) ? await this.repo.find(databaseId, id) : null;
     if (!row) throw Errors.transactionNotFound(`transaction '${id}'`);
     return {
       status: row.status,
