@@ -456,6 +456,7 @@ describe(`OpenAPI document [${kind}]`, () => {
       if (o.path.startsWith('/v1/')) assert.equal(names, 'ApiKeyAuth,BearerAuth', `${o.method} ${o.path}`);
       else if (/^\/admin\/v1\/databases(\/\{name\})?$/.test(o.path)) assert.equal(names, 'OperatorKeyAuth', `${o.method} ${o.path}`);
       else if (o.path.startsWith('/admin/')) assert.equal(names, 'ApiKeyAuth,BearerAuth,OperatorKeyAuth', `${o.method} ${o.path}`);
+      else if (o.path === '/metrics') assert.deepEqual(o.op.security, [{ MetricsKeyAuth: [] }, {}], 'the metrics key, or none when unset');
       else assert.deepEqual(o.op.security, [], `${o.method} ${o.path} is public`);
     }
   });

@@ -1,11 +1,14 @@
-import { Controller, Delete, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { z } from 'zod';
 import { CreateDatabaseBody, CreateKeyBody, UpdateDatabaseBody } from '../../common/request-schemas';
+import { AuditTrailResponse, Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from '../../common/response-schemas';
 import { PageQuery } from '../../common/validation/fields';
 import { ValidBody, ValidQuery } from '../../common/validation/zod-validation.pipe';
 import { Audited } from '../audit/audited.decorator';
-import { AdminKeyGuard, DatabaseAdminGuard } from '../auth/admin-key.guard';
+import { Operation, OPERATOR_ERRORS } from '../openapi/operation.decorator';
 import { DatabasesService } from './databases.service';
+
+const NAME = { name: { description: 'Database name.' } };
 
 /**
  * The operator API. Databases: the operator key (ADMIN_API_KEY) only. A database's keys and audit trail: the
@@ -16,64 +19,136 @@ export class DatabasesController {
   constructor(private readonly databases: DatabasesService) {}
 
   @Post()
-  @HttpCode(201)
-  @UseGuards(AdminKeyGuard)
+  @Operation({
+    operationId: 'CreateDatabase',
+    summary: 'Create a database (tenant)',
+    tag: 'Operator',
+    access: 'operator',
+    responses: { 201: { description: 'Created', schema: Database } },
+    errors: [400, 401, 403, 409, 503, '5XX'],
+  })
   @Audited('database.create')
   create(@ValidBody(CreateDatabaseBody) body: z.output<typeof CreateDatabaseBody>) {
     return this.databases.create(body.name, body.properties, body.rate_limit ?? null);
   }
 
   @Patch(':name')
-  @UseGuards(AdminKeyGuard)
+  @Operation({
+    operationId: 'UpdateDatabase',
+    summary: 'Change a database\'s properties or rate limit',
+    description: 'A changed rate limit applies on every replica within AUTH_CACHE_TTL_MS.',
+    tag: 'Operator',
+    access: 'operator',
+    pathParams: NAME,
+    responses: { 200: { description: 'The database', schema: Database } },
+    errors: OPERATOR_ERRORS,
+  })
   @Audited('database.update', (b) => ({ ...(b.rate_limit !== undefined ? { rate_limit: b.rate_limit } : {}), ...(b.properties ? { properties: Object.keys(b.properties) } : {}) }))
   update(@Param('name') name: string, @ValidBody(UpdateDatabaseBody) body: z.output<typeof UpdateDatabaseBody>) {
     return this.databases.update(name, { properties: body.properties, rateLimit: body.rate_limit });
   }
 
   @Get()
-  @UseGuards(AdminKeyGuard)
+  @Operation({
+    operationId: 'ListDatabases',
+    summary: 'List databases',
+    tag: 'Operator',
+    access: 'operator',
+    responses: { 200: { description: 'Databases, by name', schema: ListDatabasesResponse } },
+    errors: [400, 401, 403, 503, '5XX'],
+  })
   list(@ValidQuery(PageQuery) q: z.output<typeof PageQuery>) {
     return this.databases.list(q);
   }
 
   @Get(':name')
-  @UseGuards(AdminKeyGuard)
+  @Operation({
+    operationId: 'DescribeDatabase',
+    summary: 'Describe a database',
+    tag: 'Operator',
+    access: 'operator',
+    pathParams: NAME,
+    responses: { 200: { description: 'The database', schema: Database } },
+    errors: OPERATOR_ERRORS,
+  })
   get(@Param('name') name: string) {
     return this.databases.get(name);
   }
 
   @Delete(':name')
-  @HttpCode(204)
-  @UseGuards(AdminKeyGuard)
+  @Operation({
+    operationId: 'DeleteDatabase',
+    summary: 'Delete a database',
+    description: 'Removes its catalog, API keys and storage folder.',
+    tag: 'Operator',
+    access: 'operator',
+    pathParams: NAME,
+    responses: { 204: { description: 'Deleted (no body)' } },
+    errors: OPERATOR_ERRORS,
+  })
   @Audited('database.delete')
   async remove(@Param('name') name: string): Promise<void> {
     await this.databases.delete(name);
   }
 
   @Post(':name/api-keys')
-  @HttpCode(201)
-  @UseGuards(DatabaseAdminGuard)
+  @Operation({
+    operationId: 'CreateApiKey',
+    summary: 'Issue an API key',
+    description: 'The secret (`api_key`) is shown only in this answer.',
+    tag: 'Operator',
+    access: 'database-admin',
+    pathParams: NAME,
+    responses: { 201: { description: 'Issued', schema: IssuedApiKey } },
+    errors: OPERATOR_ERRORS,
+  })
   @Audited('api_key.issue', (_body, key: { id: string; role: string }) => ({ key_id: key.id, role: key.role }))
   issueKey(@Param('name') name: string, @ValidBody(CreateKeyBody) body: z.output<typeof CreateKeyBody>) {
     return this.databases.issueKey(name, body.role, body.description, body.expires_at ? new Date(body.expires_at) : undefined);
   }
 
   @Get(':name/api-keys')
-  @UseGuards(DatabaseAdminGuard)
+  @Operation({
+    operationId: 'ListApiKeys',
+    summary: 'List a database\'s API keys',
+    description: 'Revoked keys stay listed, with `revoked_at`. Never the secrets.',
+    tag: 'Operator',
+    access: 'database-admin',
+    pathParams: NAME,
+    responses: { 200: { description: 'The keys', schema: ListApiKeysResponse } },
+    errors: OPERATOR_ERRORS,
+  })
   listKeys(@Param('name') name: string) {
     return this.databases.listKeys(name);
   }
 
   @Delete(':name/api-keys/:id')
-  @HttpCode(204)
-  @UseGuards(DatabaseAdminGuard)
+  @Operation({
+    operationId: 'RevokeApiKey',
+    summary: 'Revoke an API key',
+    description: 'Refused at once on this replica, within AUTH_CACHE_TTL_MS on every other.',
+    tag: 'Operator',
+    access: 'database-admin',
+    pathParams: { ...NAME, id: { description: 'Key id (as issued / listed).' } },
+    responses: { 204: { description: 'Revoked (no body)' } },
+    errors: OPERATOR_ERRORS,
+  })
   @Audited('api_key.revoke')
   async revokeKey(@Param('name') name: string, @Param('id') id: string): Promise<void> {
     await this.databases.revokeKey(name, id);
   }
 
   @Get(':name/audit')
-  @UseGuards(DatabaseAdminGuard)
+  @Operation({
+    operationId: 'ListAuditEvents',
+    summary: 'Audit trail of a database',
+    description: 'Who created, dropped or renamed what, and when; newest first.',
+    tag: 'Operator',
+    access: 'database-admin',
+    pathParams: NAME,
+    responses: { 200: { description: 'Events', schema: AuditTrailResponse } },
+    errors: OPERATOR_ERRORS,
+  })
   audit(@Param('name') name: string, @ValidQuery(PageQuery) q: z.output<typeof PageQuery>) {
     return this.databases.auditTrail(name, q);
   }

@@ -1,13 +1,34 @@
-import { Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, createParamDecorator, ExecutionContext, Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../common/errors';
+import {
+  CountTableRowsResponse,
+  CreateTableResponse,
+  DeleteFromTableResponse,
+  DescribeTableIndexStatsResponse,
+  EmptyResponse,
+  ExplainTableQueryPlanResponse,
+  InsertIntoTableResponse,
+  ListTableIndicesResponse,
+  ListTableVersionsResponse,
+  MergeInsertIntoTableResponse,
+  UpdateTableResponse,
+  VersionResponse,
+} from '../../common/response-schemas';
 import { ObjectId } from '../../common/route-params';
+import { recordRequestPart } from '../../common/validation/request-parts';
 import { ValidBody, ValidQuery } from '../../common/validation/zod-validation.pipe';
 import { Audited } from '../audit/audited.decorator';
-import { CatalogAccessGuard } from '../auth/catalog-access.guard';
-import { DatabaseThrottlerGuard } from '../throttling/database-throttler.guard';
-import { RequiresRole } from '../auth/requires-role.decorator';
+import {
+  ARROW_ERRORS,
+  ARROW_FILE,
+  CATALOG_ERRORS,
+  Operation,
+  TIMEOUT_HEADER,
+  VERSION_HEADER,
+  WITH_CONFLICT,
+} from '../openapi/operation.decorator';
 import { Tenant, TenantContext } from '../tenancy/tenant-context';
 import { ARROW_FILE_TYPE } from './dataplane.constants';
 import {
@@ -53,6 +74,16 @@ export function arrowBody(req: FastifyRequest): AsyncIterable<Buffer> {
   };
 }
 
+const arrowStream = createParamDecorator((_: unknown, ctx: ExecutionContext) => arrowBody(ctx.switchToHttp().getRequest<FastifyRequest>()));
+
+/** The handler parameter is the request body as a stream of Arrow IPC bytes; `what` (what it holds) is documented. */
+export const ArrowStream =
+  (what: string): ParameterDecorator =>
+  (target, key, index) => {
+    recordRequestPart(target, key, { arrowStream: what });
+    arrowStream()(target, key, index);
+  };
+
 /** The official remote client announces itself with `x-lancedb-database` (host override) or its user agent. */
 export function dialectOf(req: FastifyRequest): Dialect {
   const ua = String(req.headers['user-agent'] ?? '');
@@ -70,29 +101,70 @@ function timeoutMs(req: FastifyRequest): number | undefined {
  * Lance Namespace spec's (wrapped shapes); routes are the same, bodies are told apart by shape.
  */
 @Controller('v1')
-@UseGuards(CatalogAccessGuard, DatabaseThrottlerGuard)
 export class DataplaneController {
   constructor(private readonly data: DataplaneService) {}
 
   @Post('table/:id/create')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'CreateTable',
+    summary: 'Create a table with the given name',
+    description:
+      'Creates (or, by `mode`, keeps or overwrites) a table from an Arrow IPC stream. A new table is streamed into ' +
+      'storage and registered when complete; a declared table gets its first version at its declared location.',
+    tag: 'Table data',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'The table', schema: CreateTableResponse } },
+    errors: ARROW_ERRORS,
+  })
   @Audited('table.create', (_b, r) => ({ version: r?.version ?? null }))
-  create(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(CreateTableQuery) q: z.output<typeof CreateTableQuery>, @Req() req: FastifyRequest) {
-    return this.data.create(t, id, q.mode, arrowBody(req), dialectOf(req), q.properties);
+  create(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidQuery(CreateTableQuery) q: z.output<typeof CreateTableQuery>,
+    @ArrowStream('The rows, as an Arrow IPC stream (the content type is not required).') rows: AsyncIterable<Buffer>,
+    @Req() req: FastifyRequest,
+  ) {
+    return this.data.create(t, id, q.mode, rows, dialectOf(req), q.properties);
   }
 
   @Post('table/:id/insert')
-  @HttpCode(200)
-  @RequiresRole('write')
-  insert(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(InsertQuery) q: z.output<typeof InsertQuery>, @Req() req: FastifyRequest) {
-    return this.data.insert(t, id, q.mode, arrowBody(req));
+  @Operation({
+    operationId: 'InsertIntoTable',
+    summary: 'Insert records into a table',
+    tag: 'Table data',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'Inserted', schema: InsertIntoTableResponse } },
+    errors: ARROW_ERRORS,
+  })
+  insert(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidQuery(InsertQuery) q: z.output<typeof InsertQuery>,
+    @ArrowStream('The rows, as an Arrow IPC stream.') rows: AsyncIterable<Buffer>,
+  ) {
+    return this.data.insert(t, id, q.mode, rows);
   }
 
   @Post('table/:id/merge_insert')
-  @HttpCode(200)
-  @RequiresRole('write')
-  mergeInsert(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(MergeInsertQuery) q: z.output<typeof MergeInsertQuery>, @Req() req: FastifyRequest) {
+  @Operation({
+    operationId: 'MergeInsertIntoTable',
+    summary: 'Merge insert (upsert) records into a table',
+    tag: 'Table data',
+    access: 'catalog',
+    role: 'write',
+    headers: [TIMEOUT_HEADER],
+    responses: { 200: { description: 'Merged', schema: MergeInsertIntoTableResponse } },
+    errors: ARROW_ERRORS,
+  })
+  mergeInsert(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidQuery(MergeInsertQuery) q: z.output<typeof MergeInsertQuery>,
+    @ArrowStream('The source rows, as an Arrow IPC stream.') rows: AsyncIterable<Buffer>,
+    @Req() req: FastifyRequest,
+  ) {
     return this.data.mergeInsert(
       t,
       id,
@@ -106,13 +178,22 @@ export class DataplaneController {
         useIndex: q.use_index,
         timeoutMs: timeoutMs(req),
       },
-      arrowBody(req),
+      rows,
     );
   }
 
   /** A bare JSON integer (both dialects); POST reads `predicate`/`version` from the body, GET from the query. */
   @Post('table/:id/count_rows')
-  @HttpCode(200)
+  @Operation({
+    operationId: 'CountTableRows',
+    summary: 'Count rows in a table',
+    tag: 'Table data',
+    access: 'catalog',
+    responses: {
+      200: { description: 'The row count (a bare JSON number)', schema: CountTableRowsResponse, encoded: true, headers: VERSION_HEADER },
+    },
+    errors: CATALOG_ERRORS,
+  })
   async countRowsPost(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],
@@ -125,6 +206,17 @@ export class DataplaneController {
   }
 
   @Get('table/:id/count_rows')
+  @Operation({
+    operationId: 'CountTableRowsWithGet',
+    summary: 'Count rows in a table (GET)',
+    description: 'CountTableRows as the official client sends it (GET, no body).',
+    tag: 'Table data',
+    access: 'catalog',
+    responses: {
+      200: { description: 'The row count (a bare JSON number)', schema: CountTableRowsResponse, encoded: true, headers: VERSION_HEADER },
+    },
+    errors: CATALOG_ERRORS,
+  })
   async countRowsGet(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],
@@ -138,7 +230,24 @@ export class DataplaneController {
 
   /** Answers an Arrow IPC file. */
   @Post('table/:id/query')
-  @HttpCode(200)
+  @Operation({
+    operationId: 'QueryTable',
+    summary: 'Query a table',
+    description:
+      'Vector, full-text or plain queries, in the spec\'s shapes or the official remote client\'s (bare `vector` and ' +
+      '`columns`). Answers an Arrow IPC file.',
+    tag: 'Table data',
+    access: 'catalog',
+    headers: [TIMEOUT_HEADER],
+    responses: {
+      200: {
+        description: 'The result rows',
+        raw: { contentType: ARROW_FILE, schema: { type: 'string', format: 'binary' } },
+        headers: VERSION_HEADER,
+      },
+    },
+    errors: CATALOG_ERRORS,
+  })
   async query(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],
@@ -153,7 +262,14 @@ export class DataplaneController {
 
   /** A JSON string literal. */
   @Post('table/:id/explain_plan')
-  @HttpCode(200)
+  @Operation({
+    operationId: 'ExplainTableQueryPlan',
+    summary: 'Get query execution plan explanation',
+    tag: 'Table data',
+    access: 'catalog',
+    responses: { 200: { description: 'The plan', schema: ExplainTableQueryPlanResponse, encoded: true } },
+    errors: CATALOG_ERRORS,
+  })
   async explainPlan(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],
@@ -166,37 +282,74 @@ export class DataplaneController {
   }
 
   @Post('table/:id/update')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'UpdateTable',
+    summary: 'Update rows in a table',
+    tag: 'Table data',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'Updated', schema: UpdateTableResponse } },
+    errors: WITH_CONFLICT,
+  })
   @Audited('table.update', (_b, r) => ({ version: r?.version ?? null }))
   update(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(UpdateBody) body: z.output<typeof UpdateBody>) {
     return this.data.update(t, id, body.updates, body.predicate);
   }
 
   @Post('table/:id/delete')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'DeleteFromTable',
+    summary: 'Delete rows from a table',
+    tag: 'Table data',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'Deleted', schema: DeleteFromTableResponse } },
+    errors: WITH_CONFLICT,
+  })
   @Audited('table.delete', (b, r) => ({ predicate: b?.predicate ?? null, version: r?.version ?? null }))
   delete(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DeleteBody) body: z.output<typeof DeleteBody>) {
     return this.data.delete(t, id, body.predicate);
   }
 
   @Post('table/:id/create_index')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'CreateTableIndex',
+    summary: 'Create an index on a table',
+    description: 'Builds the index before answering.',
+    tag: 'Index',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'Created (an empty object)', schema: EmptyResponse } },
+    errors: WITH_CONFLICT,
+  })
   @Audited('table.create_index', (b) => ({ column: b?.column ?? null, index_type: b?.index_type ?? null }))
   createIndex(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(CreateIndexBody) body: z.output<typeof CreateIndexBody>) {
     return this.data.createIndex(t, id, body);
   }
 
   @Post('table/:id/index/list')
-  @HttpCode(200)
+  @Operation({
+    operationId: 'ListTableIndices',
+    summary: 'List indexes on a table',
+    tag: 'Index',
+    access: 'catalog',
+    responses: { 200: { description: 'The indexes', schema: ListTableIndicesResponse } },
+    errors: CATALOG_ERRORS,
+  })
   listIndices(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(VersionBody) body: z.output<typeof VersionBody>) {
     return this.data.listIndices(t, id, body.version);
   }
 
   @Post('table/:id/index/:name/stats')
-  @HttpCode(200)
+  @Operation({
+    operationId: 'DescribeTableIndexStats',
+    summary: 'Get table index statistics',
+    tag: 'Index',
+    access: 'catalog',
+    pathParams: { name: { rename: 'index_name', description: 'Name of the index.' } },
+    responses: { 200: { description: 'Index statistics', schema: DescribeTableIndexStatsResponse } },
+    errors: CATALOG_ERRORS,
+  })
   indexStats(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],
@@ -207,46 +360,91 @@ export class DataplaneController {
   }
 
   @Post('table/:id/index/:name/drop')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'DropTableIndex',
+    summary: 'Drop a specific index',
+    tag: 'Index',
+    access: 'catalog',
+    role: 'write',
+    pathParams: { name: { rename: 'index_name', description: 'Name of the index.' } },
+    responses: { 200: { description: 'Dropped (an empty object)', schema: EmptyResponse } },
+    errors: CATALOG_ERRORS,
+  })
   @Audited('table.drop_index')
   dropIndex(@Tenant() t: TenantContext, @ObjectId() id: string[], @Param('name') name: string) {
     return this.data.dropIndex(t, id, name);
   }
 
   @Post('table/:id/version/list')
-  @HttpCode(200)
+  @Operation({
+    operationId: 'ListTableVersions',
+    summary: 'List all versions of a table',
+    description: 'A request body is ignored.',
+    tag: 'Table data',
+    access: 'catalog',
+    responses: { 200: { description: 'The versions', schema: ListTableVersionsResponse } },
+    errors: CATALOG_ERRORS,
+  })
   listVersions(@Tenant() t: TenantContext, @ObjectId() id: string[]) {
     return this.data.listVersions(t, id);
   }
 
   @Post('table/:id/restore')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'RestoreTable',
+    summary: 'Restore table to a specific version',
+    description: 'Writes a new version equal to `version`.',
+    tag: 'Table data',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'Restored', schema: VersionResponse } },
+    errors: WITH_CONFLICT,
+  })
   @Audited('table.restore', (b) => ({ version: b?.version ?? null }))
   restore(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(VersionBody) body: z.output<typeof VersionBody>) {
     return this.data.restore(t, id, body.version);
   }
 
   @Post('table/:id/add_columns')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'AlterTableAddColumns',
+    summary: 'Add new columns to table schema',
+    tag: 'Table data',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'Added', schema: VersionResponse } },
+    errors: WITH_CONFLICT,
+  })
   @Audited('table.add_columns')
   addColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(AddColumnsBody) body: z.output<typeof AddColumnsBody>) {
     return this.data.addColumns(t, id, body.new_columns);
   }
 
   @Post('table/:id/alter_columns')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'AlterTableAlterColumns',
+    summary: 'Modify existing columns',
+    tag: 'Table data',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'Altered', schema: VersionResponse } },
+    errors: WITH_CONFLICT,
+  })
   @Audited('table.alter_columns')
   alterColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(AlterColumnsBody) body: z.output<typeof AlterColumnsBody>) {
     return this.data.alterColumns(t, id, body.alterations);
   }
 
   @Post('table/:id/drop_columns')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'AlterTableDropColumns',
+    summary: 'Remove columns from table schema',
+    tag: 'Table data',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'Dropped', schema: VersionResponse } },
+    errors: WITH_CONFLICT,
+  })
   @Audited('table.drop_columns', (b) => ({ columns: b?.columns ?? null }))
   dropColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DropColumnsBody) body: z.output<typeof DropColumnsBody>) {
     return this.data.dropColumns(t, id, body.columns);

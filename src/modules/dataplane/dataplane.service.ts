@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { ApiError, ErrorCode, Errors } from '../../common/errors';
+import type { CreateTableResponse } from '../../common/response-schemas';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import type { PendingWork } from '../reclaim/pending-locations.service';
 import { TableRow } from '../tables/tables.repository';
@@ -34,6 +35,8 @@ export interface MergeOptions {
 }
 
 /** Index type names as the remote client and the spec spell them (the engine reports e.g. `IvfHnswSq`). */
+export function canonicalIndexType(t: string): string;
+export function canonicalIndexType(t: string | undefined): string | undefined;
 export function canonicalIndexType(t: string | undefined): string | undefined {
   if (!t) return t;
   const special: Record<string, string> = { BTree: 'BTREE', Inverted: 'FTS', FTS: 'FTS', Fts: 'FTS', LabelList: 'LABEL_LIST' };
@@ -79,7 +82,7 @@ export class DataplaneService {
     body: Body,
     dialect: Dialect,
     properties: Record<string, string> = {},
-  ): Promise<Record<string, unknown>> {
+  ): Promise<CreateTableResponse> {
     const existing = await this.tables.lookup(t, id);
     if (existing && (await this.tables.hasData(existing))) {
       if (mode === 'create') throw dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));

@@ -1,17 +1,27 @@
-import { Controller, Get, Header, UseGuards } from '@nestjs/common';
-import { MetricsKeyGuard } from './metrics-key.guard';
+import { Controller, Get, Header } from '@nestjs/common';
+import { Operation } from '../openapi/operation.decorator';
 import { MetricsService } from './metrics.service';
 
 /**
  * Prometheus scrape endpoint: never throttled, like the health routes; behind METRICS_API_KEY when it is set
- * (MetricsKeyGuard).
+ * (MetricsKeyGuard, put on the route by its `metrics` access).
  */
 @Controller()
 export class MetricsController {
   constructor(private readonly metrics: MetricsService) {}
 
   @Get('metrics')
-  @UseGuards(MetricsKeyGuard)
+  @Operation({
+    operationId: 'GetMetrics',
+    summary: 'Prometheus metrics',
+    description:
+      'Prometheus text exposition format. Never throttled. Series carry a `database` label only with ' +
+      'METRICS_DATABASE_LABELS=true.',
+    tag: 'Observability',
+    access: 'metrics',
+    responses: { 200: { description: 'Metrics', raw: { contentType: 'text/plain; version=0.0.4', schema: { type: 'string' } } } },
+    errors: [401],
+  })
   @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
   scrape(): Promise<string> {
     return this.metrics.registry.metrics();

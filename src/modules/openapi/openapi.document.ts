@@ -1,28 +1,59 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { z } from 'zod';
+import { ErrorResponse } from '../../common/response-schemas';
+import { RequestParts, requestPartsOf } from '../../common/validation/request-parts';
 import type { AppConfig } from '../../config/config';
 import { LANCE_SPEC_OPERATIONS } from './lance-spec-operations';
-import {
-  Access,
-  DATABASE_HEADERS,
-  DELIMITER,
-  ErrorStatus,
-  ID_DESCRIPTION,
-  JsonSchema,
-  OperationDoc,
-  OPERATIONS,
-  ParamDoc,
-  REQUEST_ID_HEADER,
-  SchemaSource,
-} from './operations';
-import { ErrorResponse } from './schemas';
+import { Access, ErrorStatus, JsonSchema, OperationDoc, operationOf, ParamDoc } from './operation.decorator';
 
 /** Where the document and its browsable page are served (outside BASE_PATH). */
 export const OPENAPI_JSON_PATH = '/openapi.json';
 export const DOCS_PATH = '/docs';
+
+const ID_DESCRIPTION =
+  'Object identifier: the parts of its path joined by `delimiter` (default `$`), percent-encoded ' +
+  '(`["sales", "orders"]` → `sales%24orders`). The delimiter alone (`%24`) is the root namespace. Parts may use ' +
+  'letters, digits, `_`, `-` and `.`.';
+
+const DELIMITER: ParamDoc = {
+  name: 'delimiter',
+  in: 'query',
+  description:
+    'Separator of the parts of `{id}` (and of the identifiers ListAllTables answers). Optional; default `$`. ' +
+    'May be longer than one character (`::`).',
+  schema: { type: 'string', default: '$' },
+};
+
+/** The database headers of every REST-contract route (tenancy: see the README). */
+const DATABASE_HEADERS: ParamDoc[] = [
+  {
+    name: 'x-service-database',
+    in: 'header',
+    description:
+      'The database (tenant) addressed. `x-lancedb-database` (what the official clients send) is accepted too. ' +
+      'Needed unless the host name selects the database (TENANT_HOST_SUFFIX); a header and a host that disagree → 400.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'x-service-database-prefix',
+    in: 'header',
+    description:
+      'Selects a separate catalog inside the database, with its own namespace tree and storage folder ' +
+      '(alias `x-lancedb-database-prefix`, sent by the official client for `db://acme/team1`).',
+    schema: { type: 'string' },
+  },
+];
+
+const REQUEST_ID_HEADER: ParamDoc = {
+  name: 'x-request-id',
+  in: 'header',
+  description: 'Request id (`[A-Za-z0-9._:-]{1,128}`); echoed in the response header and in error bodies\' `instance`. Generated when absent.',
+  schema: { type: 'string' },
+};
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 type Method = (typeof METHODS)[number];
@@ -51,12 +82,19 @@ export const SECURITY_SCHEMES = {
     name: 'x-api-key',
     description: 'The operator key (ADMIN_API_KEY), sent as `x-api-key`. The operator API is off when it is unset.',
   },
+  MetricsKeyAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'METRICS_API_KEY, as `Authorization: Bearer <key>` (or as `x-api-key`). Without METRICS_API_KEY, /metrics is open.',
+  },
 } as const;
 
 const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
   catalog: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
   operator: [{ OperatorKeyAuth: [] }],
   'database-admin': [{ OperatorKeyAuth: [] }, { ApiKeyAuth: [] }, { BearerAuth: [] }],
+  // `{}`: no credential, when METRICS_API_KEY is unset.
+  metrics: [{ MetricsKeyAuth: [] }, {}],
   public: [],
 };
 
@@ -68,10 +106,12 @@ const ACCESS_TEXT: Record<Access, (role?: string) => string> = {
   operator: () => 'Operator key only (`x-api-key: <ADMIN_API_KEY>`); any other valid credential → 403.',
   'database-admin': () =>
     'The operator key, or an `admin` credential of that database (admin API key, or a token with scope `admin`).',
+  metrics: () =>
+    'When METRICS_API_KEY is set, the key as `Authorization: Bearer <key>` or `x-api-key` (else 401); otherwise no credential.',
   public: () => 'No credential.',
 };
 
-/** The §7 error answers, one per status, all with the ErrorResponse body. */
+/** The error answers (docs/rest-contract.md §7), one per status, all with the ErrorResponse body. */
 const ERROR_RESPONSES: Record<string, { status: ErrorStatus; description: string; headers?: Record<string, unknown> }> = {
   BadRequest: { status: 400, description: 'Malformed request or invalid input (code 13; 20 for schema validation).' },
   Unauthorized: {
@@ -100,7 +140,7 @@ const TAGS = [
   { name: 'Table data', description: 'Lance Namespace REST: data operations, served by the gateway' },
   { name: 'Index', description: 'Lance Namespace REST: indexes' },
   { name: 'Transaction', description: 'Lance Namespace REST: long-running operations' },
-  { name: 'Enterprise', description: 'Routes of the extended edition (mission §4.7)' },
+  { name: 'Enterprise', description: 'Routes of the extended edition (docs/rest-contract.md §4.7)' },
   { name: 'Operator', description: 'Databases (tenants), API keys and the audit trail' },
   { name: 'Health', description: 'Liveness and readiness' },
   { name: 'Observability', description: 'Metrics' },
@@ -131,10 +171,11 @@ const DOCUMENTATION_OPERATIONS: Record<string, OperationDoc> = {
 class SchemaComponents {
   readonly schemas: Record<string, JsonSchema> = {};
 
-  /** A `$ref` to a named component, or the inline schema; undefined when the source has no schema (yet). */
-  convert(source: SchemaSource, io: 'input' | 'output', name?: string): JsonSchema | undefined {
-    const schema = source instanceof z.ZodType ? source : source();
-    if (!schema) return undefined;
+  /**
+   * The inline schema, or a `$ref` to a named component: the schema's own `id` (`.meta`) names it, else `name`
+   * when given.
+   */
+  convert(schema: z.ZodType, io: 'input' | 'output', name?: string): JsonSchema {
     let json: JsonSchema;
     try {
       json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
@@ -161,7 +202,7 @@ class SchemaComponents {
     };
     for (const [def, body] of Object.entries(defs)) this.schemas[rename(def)] = rewrite(body) as JsonSchema;
     const result = rewrite(json) as JsonSchema;
-    if (!name) return result;
+    if (!name || typeof result.$ref === 'string') return result;
     this.schemas[name] = result;
     return { $ref: `#/components/schemas/${name}` };
   }
@@ -196,11 +237,31 @@ function pathParamsOf(docPath: string): string[] {
   return [...docPath.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
 }
 
-/** The operation object of a described route; `docPath` gets the renamed path parameters. */
+/** The query parameters of a route, one per property of its query schema. */
+function queryParameters(schema: z.ZodObject, components: SchemaComponents): ParamDoc[] {
+  const json = components.convert(schema, 'input');
+  const required = new Set((json.required as string[] | undefined) ?? []);
+  return Object.entries((json.properties ?? {}) as Record<string, JsonSchema>).map(([name, prop]) => {
+    const { description, ...rest } = prop;
+    // A query string has no null: `null` in a type list is the body rules' tolerance, not a query value.
+    if (Array.isArray(rest.type)) {
+      const types = (rest.type as string[]).filter((t) => t !== 'null');
+      rest.type = types.length === 1 ? types[0] : types;
+    }
+    const param: ParamDoc = { name, in: 'query', description: String(description ?? ''), required: required.has(name), schema: rest };
+    if (rest.type === 'array') Object.assign(param, { style: 'form', explode: true });
+    return param;
+  });
+}
+
+/**
+ * The operation object of a route described by @Operation, with what its handler reads (`parts`); `docPath` gets
+ * the renamed path parameters.
+ */
 function describedOperation(
   doc: OperationDoc,
+  parts: RequestParts,
   scannedPath: string,
-  rest: boolean,
   components: SchemaComponents,
 ): { docPath: string; operation: Operation } {
   let docPath = scannedPath;
@@ -209,11 +270,11 @@ function describedOperation(
     const d = doc.pathParams?.[p];
     const name = d?.rename ?? p;
     if (d?.rename) docPath = docPath.replace(`{${p}}`, `{${name}}`);
-    const description = d?.description ?? (p === 'id' && rest ? ID_DESCRIPTION : `\`${p}\``);
+    const description = d?.description ?? (p === 'id' && parts.objectId ? ID_DESCRIPTION : `\`${p}\``);
     parameters.push(paramObject({ name, in: 'path', required: true, description, schema: { type: 'string' } }));
   }
-  if (rest && pathParamsOf(scannedPath).includes('id') && !doc.pathParams?.id) parameters.push(paramObject(DELIMITER));
-  for (const q of doc.query ?? []) parameters.push(paramObject(q));
+  if (parts.objectId || parts.delimiter) parameters.push(paramObject(DELIMITER));
+  if (parts.query) for (const q of queryParameters(parts.query, components)) parameters.push(paramObject(q));
   for (const h of doc.headers ?? []) parameters.push(paramObject(h));
   if (doc.access === 'catalog') for (const h of DATABASE_HEADERS) parameters.push(paramObject(h));
   parameters.push(paramObject(REQUEST_ID_HEADER));
@@ -225,17 +286,20 @@ function describedOperation(
     tags: [doc.tag],
     parameters,
   };
-  if (doc.body?.kind === 'json') {
-    const schema = components.convert(doc.body.schema, 'input', doc.body.name);
+  if (parts.body) {
+    // A body is required when reading an absent one (as `{}`) would fail.
+    const required = !parts.body.safeParse({}).success;
     operation.requestBody = {
-      required: doc.body.required ?? false,
-      description: doc.body.description ?? (doc.body.required ? undefined : 'Optional: an absent, empty or `null` body reads as `{}`. Unknown fields are ignored; `null` fields count as absent.'),
-      content: { 'application/json': { schema: schema ?? { type: 'object' } } },
+      required,
+      description: required
+        ? undefined
+        : 'Optional: an absent, empty or `null` body reads as `{}`. Unknown fields are ignored; `null` fields count as absent.',
+      content: { 'application/json': { schema: components.convert(parts.body, 'input', `${doc.operationId}Request`) } },
     };
-  } else if (doc.body?.kind === 'arrow-stream') {
+  } else if (parts.arrowStream) {
     operation.requestBody = {
       required: true,
-      description: doc.body.description,
+      description: parts.arrowStream,
       content: { 'application/vnd.apache.arrow.stream': { schema: { type: 'string', format: 'binary' } } },
     };
   }
@@ -243,12 +307,8 @@ function describedOperation(
   for (const [status, r] of Object.entries(doc.responses)) {
     const out: Record<string, unknown> = { description: r.description };
     if (r.headers) out.headers = r.headers;
-    if (r.schema) {
-      const schema = components.convert(r.schema, 'output', r.name);
-      if (schema) out.content = { 'application/json': { schema } };
-    } else if (r.raw) {
-      out.content = { [r.raw.contentType]: { schema: r.raw.schema } };
-    }
+    if (r.schema) out.content = { 'application/json': { schema: components.convert(r.schema, 'output') } };
+    else if (r.raw) out.content = { [r.raw.contentType]: { schema: r.raw.schema } };
     responses[status] = out;
   }
   operation.responses = { ...responses, ...errorResponses(doc.errors) };
@@ -258,7 +318,7 @@ function describedOperation(
 }
 
 /**
- * A route operations.ts does not describe (e.g. a data-plane route added since): documented from what the scan
+ * A route without @Operation (e.g. one added without it): documented from what the scan
  * found, named after the Lance spec operation at the same method and path when there is one, with the parameters,
  * credentials and error answers its place implies.
  */
@@ -277,7 +337,7 @@ function scannedOperation(method: Method, scannedPath: string, key: string, rest
   const op: Operation = {
     operationId: spec?.[0] ?? scanned.operationId,
     summary: spec?.[1] ?? `${method.toUpperCase()} ${scannedPath}`,
-    description: 'Not described in detail yet (src/modules/openapi/operations.ts).' + (rest ? `\n\n${ACCESS_TEXT.catalog()}` : ''),
+    description: 'Not described in detail yet (no @Operation on its handler).' + (rest ? `\n\n${ACCESS_TEXT.catalog()}` : ''),
     tags: scanned.tags ?? [],
     parameters,
     responses: { ...success, ...errorResponses(rest || admin ? [400, 401, 403, 404, 503, '5XX'] : []) },
@@ -285,6 +345,22 @@ function scannedOperation(method: Method, scannedPath: string, key: string, rest
   if (rest) op.security = SECURITY.catalog;
   else if (admin) op.security = SECURITY['database-admin'];
   return op;
+}
+
+/** The controllers' handlers, by the operationId the scan gives their routes (`<Controller>_<method>`). */
+function handlersByOperationId(app: INestApplication): Map<string, object> {
+  const out = new Map<string, object>();
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const { metatype } of module.controllers.values()) {
+      const proto = (metatype as { prototype?: Record<string, unknown> } | null)?.prototype;
+      if (!metatype || !proto) continue;
+      for (const key of Object.getOwnPropertyNames(proto)) {
+        const handler = proto[key];
+        if (key !== 'constructor' && typeof handler === 'function') out.set(`${metatype.name}_${key}`, handler);
+      }
+    }
+  }
+  return out;
 }
 
 function packageVersion(): string {
@@ -302,7 +378,8 @@ function packageVersion(): string {
 /**
  * The OpenAPI 3.1 document of every route the gateway serves: the controllers' routes as Nest registered them
  * (scanned by SwaggerModule.createDocument, so new routes appear by themselves, under BASE_PATH where it applies),
- * described by operations.ts, plus the documentation routes themselves.
+ * each described by its handler's @Operation and the schemas its parameters validate with, plus the documentation
+ * routes themselves.
  */
 export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
   const base = new DocumentBuilder()
@@ -319,6 +396,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .setLicense('Apache 2.0', 'https://www.apache.org/licenses/LICENSE-2.0.html')
     .build();
   const scanned = SwaggerModule.createDocument(app, base);
+  const handlers = handlersByOperationId(app);
   const components = new SchemaComponents();
   const paths: Record<string, Record<string, Operation>> = {};
   const usedIds = new Set<string>();
@@ -336,9 +414,10 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
       const rel = config.basePath && scannedPath.startsWith(`${config.basePath}/`) ? scannedPath.slice(config.basePath.length) : scannedPath;
       const rest = rel.startsWith('/v1/') || rel === '/v1';
       const key = `${method.toUpperCase()} ${rest ? rel : scannedPath}`;
-      const doc = OPERATIONS[key];
-      if (doc) {
-        const d = describedOperation(doc, scannedPath, rest, components);
+      const handler = handlers.get(String(op.operationId));
+      const doc = handler && operationOf(handler);
+      if (handler && doc) {
+        const d = describedOperation(doc, requestPartsOf(handler), scannedPath, components);
         add(d.docPath, method, d.operation);
       } else {
         add(scannedPath, method, scannedOperation(method, scannedPath, key, rest, op));
@@ -347,11 +426,11 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
   }
   for (const [key, doc] of Object.entries(DOCUMENTATION_OPERATIONS)) {
     const [method, p] = key.split(' ');
-    const d = describedOperation(doc, p, false, components);
+    const d = describedOperation(doc, {}, p, components);
     add(d.docPath, method.toLowerCase() as Method, d.operation);
   }
 
-  components.convert(ErrorResponse, 'output', 'ErrorResponse');
+  components.convert(ErrorResponse, 'output'); // named by its id
   const responses: Record<string, unknown> = {};
   for (const [name, r] of Object.entries(ERROR_RESPONSES)) {
     responses[name] = {

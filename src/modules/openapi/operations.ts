@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import * as rq from '../../common/request-schemas';
 import * as dataplaneSchemas from '../dataplane/dataplane.schemas';
-import * as S from './schemas';
+import * as S from '../../common/response-schemas';
 
 /**
  * What the OpenAPI document says about each route, keyed by `METHOD path` as Nest registers it (`{param}` for
@@ -613,7 +613,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Create a database (tenant)',
     tag: 'Operator',
     access: 'operator',
-    body: { kind: 'json', schema: S.CreateDatabaseRequest, name: 'CreateDatabaseRequest', required: true },
+    body: { kind: 'json', schema: rq.CreateDatabaseBody, name: 'CreateDatabaseRequest', required: true },
     responses: { 201: { description: 'Created', schema: S.Database, name: 'Database' } },
     errors: [400, 401, 403, 409, 503, '5XX'],
   },
@@ -642,7 +642,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Operator',
     access: 'operator',
     pathParams: { name: { description: 'Database name.' } },
-    body: { kind: 'json', schema: S.UpdateDatabaseRequest, name: 'UpdateDatabaseRequest', required: true },
+    body: { kind: 'json', schema: rq.UpdateDatabaseBody, name: 'UpdateDatabaseRequest', required: true },
     responses: ok('The database', S.Database, 'Database'),
     errors: OPERATOR_ERRORS,
   },
@@ -663,7 +663,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Operator',
     access: 'database-admin',
     pathParams: { name: { description: 'Database name.' } },
-    body: { kind: 'json', schema: S.CreateApiKeyRequest, name: 'CreateApiKeyRequest', required: true },
+    body: { kind: 'json', schema: rq.CreateKeyBody, name: 'CreateApiKeyRequest', required: true },
     responses: { 201: { description: 'Issued', schema: S.IssuedApiKey, name: 'IssuedApiKey' } },
     errors: OPERATOR_ERRORS,
   },

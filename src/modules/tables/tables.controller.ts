@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Controller, Get, Post } from '@nestjs/common';
 import { z } from 'zod';
 import {
   DeclareTableBody,
@@ -11,44 +11,88 @@ import {
   StatsBody,
   StatsQuery,
 } from '../../common/request-schemas';
+import {
+  DeclareTableResponse,
+  DeregisterTableResponse,
+  DescribeTableResponse,
+  DropTableResponse,
+  GetTableStatsResponse,
+  ListTablesResponse,
+  RegisterTableResponse,
+  RenameTableResponse,
+} from '../../common/response-schemas';
 import { Delimiter, ObjectId } from '../../common/route-params';
 import { ValidBody, ValidQuery } from '../../common/validation/zod-validation.pipe';
 import { Audited } from '../audit/audited.decorator';
-import { CatalogAccessGuard } from '../auth/catalog-access.guard';
-import { DatabaseThrottlerGuard } from '../throttling/database-throttler.guard';
-import { RequiresRole } from '../auth/requires-role.decorator';
+import { CATALOG_ERRORS, Operation, WITH_CONFLICT } from '../openapi/operation.decorator';
 import { Tenant, TenantContext } from '../tenancy/tenant-context';
 import { TablesService } from './tables.service';
 
 @Controller('v1')
-@UseGuards(CatalogAccessGuard, DatabaseThrottlerGuard)
 export class TablesController {
   constructor(private readonly tables: TablesService) {}
 
   /** docs/rest-contract.md §4.6: all tables of the database, recursively, keyset-paginated. */
   @Get('table')
+  @Operation({
+    operationId: 'ListAllTables',
+    summary: 'List all tables',
+    description: 'Every table of the database, in every namespace, as full identifiers joined by `delimiter`; keyset-paginated.',
+    tag: 'Table',
+    access: 'catalog',
+    responses: { 200: { description: 'Table identifiers', schema: ListTablesResponse } },
+    errors: CATALOG_ERRORS,
+  })
   listAll(@Tenant() t: TenantContext, @Delimiter() delimiter: string, @ValidQuery(ListTablesQuery) q: z.output<typeof ListTablesQuery>) {
     return this.tables.listAll(t, delimiter, q, q.include_declared);
   }
 
   @Post('table/:id/declare')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'DeclareTable',
+    summary: 'Declare a table',
+    description:
+      'Creates the catalog entry and an empty folder the client writes the Lance data to (`location`). The server ' +
+      'chooses the location: a different `location` in the body → 400.',
+    tag: 'Table',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'The declared table', schema: DeclareTableResponse } },
+    errors: WITH_CONFLICT,
+  })
   @Audited('table.declare')
   declare(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DeclareTableBody) body: z.output<typeof DeclareTableBody>) {
     return this.tables.declare(t, id, body);
   }
 
   @Post('table/:id/register')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'RegisterTable',
+    summary: 'Register a table to a namespace',
+    description:
+      'Registers existing Lance data under a name. `location` is relative to the database\'s folder (no `..`, no ' +
+      'absolute paths or URIs). `mode` `Create` (409 if the name exists) or `Overwrite`.',
+    tag: 'Table',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'The registered table', schema: RegisterTableResponse } },
+    errors: WITH_CONFLICT,
+  })
   @Audited('table.register', (b) => ({ location: b.location }))
   register(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(RegisterTableBody) body: z.output<typeof RegisterTableBody>) {
     return this.tables.register(t, id, body);
   }
 
   @Post('table/:id/describe')
-  @HttpCode(200)
+  @Operation({
+    operationId: 'DescribeTable',
+    summary: 'Describe information of a table',
+    description: 'A query parameter overrides the body field of the same name.',
+    tag: 'Table',
+    access: 'catalog',
+    responses: { 200: { description: 'The table', schema: DescribeTableResponse } },
+    errors: CATALOG_ERRORS,
+  })
   describe(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],
@@ -66,43 +110,92 @@ export class TablesController {
   }
 
   @Post('table/:id/exists')
-  @HttpCode(200)
+  @Operation({
+    operationId: 'TableExists',
+    summary: 'Check if a table exists',
+    description: '200 with no body when it exists (declared tables too), 404 (code 4, or 1 for a missing namespace) when not.',
+    tag: 'Table',
+    access: 'catalog',
+    responses: { 200: { description: 'It exists (no body)' } },
+    errors: CATALOG_ERRORS,
+  })
   async exists(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(IdOnlyBody) _body: unknown): Promise<void> {
     await this.tables.get(t, id);
   }
 
   @Post('table/:id/drop')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'DropTable',
+    summary: 'Drop a table',
+    description: 'Removes the table and deletes its data. A request body is ignored.',
+    tag: 'Table',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'The dropped table', schema: DropTableResponse } },
+    errors: CATALOG_ERRORS,
+  })
   @Audited('table.drop')
   drop(@Tenant() t: TenantContext, @ObjectId() id: string[]) {
     return this.tables.drop(t, id); // the spec defines no body; the official client sends one anyway: ignored
   }
 
   @Post('table/:id/deregister')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'DeregisterTable',
+    summary: 'Deregister a table',
+    description: 'Removes the table from the catalog and keeps its data (it can be registered again).',
+    tag: 'Table',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'The deregistered table', schema: DeregisterTableResponse } },
+    errors: CATALOG_ERRORS,
+  })
   @Audited('table.deregister')
   deregister(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(IdOnlyBody) _body: unknown) {
     return this.tables.deregister(t, id);
   }
 
   @Post('table/:id/rename')
-  @HttpCode(200)
-  @RequiresRole('write')
+  @Operation({
+    operationId: 'RenameTable',
+    summary: 'Rename a table',
+    description: 'Renames in the catalog (across namespaces too with `new_namespace_id`); the data stays in place.',
+    tag: 'Table',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'Renamed (an empty object)', schema: RenameTableResponse } },
+    errors: WITH_CONFLICT,
+  })
   @Audited('table.rename', (b) => ({ new_table_name: b.new_table_name, new_namespace_id: b.new_namespace_id ?? null }))
   rename(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(RenameTableBody) body: z.output<typeof RenameTableBody>) {
     return this.tables.rename(t, id, body.new_table_name, body.new_namespace_id ?? body.new_namespace);
   }
 
   @Get('namespace/:id/table/list')
+  @Operation({
+    operationId: 'ListTables',
+    summary: 'List tables in a namespace',
+    description: 'Tables directly in namespace `{id}`, by name, sorted and paginated.',
+    tag: 'Table',
+    access: 'catalog',
+    responses: { 200: { description: 'Table names', schema: ListTablesResponse } },
+    errors: CATALOG_ERRORS,
+  })
   listInNamespace(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(ListTablesQuery) q: z.output<typeof ListTablesQuery>) {
     return this.tables.listInNamespace(t, id, q, q.include_declared);
   }
 
   /** The spec says POST; the reference adapter serves GET: both are accepted. */
   @Post('table/:id/stats')
-  @HttpCode(200)
+  @Operation({
+    operationId: 'GetTableStats',
+    summary: 'Get table statistics',
+    description: 'Read from the table\'s data. `branch` from the body, or else from the query.',
+    tag: 'Table',
+    access: 'catalog',
+    responses: { 200: { description: 'Statistics', schema: GetTableStatsResponse } },
+    errors: CATALOG_ERRORS,
+  })
   statsPost(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],
@@ -113,6 +206,15 @@ export class TablesController {
   }
 
   @Get('table/:id/stats')
+  @Operation({
+    operationId: 'GetTableStatsWithGet',
+    summary: 'Get table statistics (GET)',
+    description: 'GetTableStats as the reference adapter serves it (GET, no body).',
+    tag: 'Table',
+    access: 'catalog',
+    responses: { 200: { description: 'Statistics', schema: GetTableStatsResponse } },
+    errors: CATALOG_ERRORS,
+  })
   statsGet(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(StatsQuery) q: z.output<typeof StatsQuery>) {
     return this.tables.stats(t, id, q.branch);
   }

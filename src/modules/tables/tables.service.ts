@@ -3,6 +3,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
 import { assertName, decodePath, encodePath } from '../../common/ids';
 import { isString, isStringPair, paginate } from '../../common/pagination';
+import type { DescribeTableResponse } from '../../common/response-schemas';
 import type { PageRequest } from '../../common/validation/fields';
 import { NamespacesRepository } from '../namespaces/namespaces.repository';
 import { NamespacesService } from '../namespaces/namespaces.service';
@@ -190,11 +191,11 @@ export class TablesService {
     return { location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
   }
 
-  async describe(t: TenantContext, id: string[], opts: DescribeOptions) {
+  async describe(t: TenantContext, id: string[], opts: DescribeOptions): Promise<DescribeTableResponse> {
     const row = await this.get(t, id);
     const { ns, name } = splitTableId(id);
     const abs = this.storage.absolute(row.location);
-    const out: Record<string, unknown> = {
+    const out: DescribeTableResponse = {
       table: name,
       namespace: ns,
       location: abs,

@@ -1,19 +1,27 @@
-import { Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Controller, Param, Post } from '@nestjs/common';
 import { IdOnlyBody } from '../../common/request-schemas';
+import { DescribeTransactionResponse } from '../../common/response-schemas';
 import { ValidBody } from '../../common/validation/zod-validation.pipe';
-import { CatalogAccessGuard } from '../auth/catalog-access.guard';
-import { DatabaseThrottlerGuard } from '../throttling/database-throttler.guard';
+import { CATALOG_ERRORS, Operation } from '../openapi/operation.decorator';
 import { Tenant, TenantContext } from '../tenancy/tenant-context';
 import { TransactionsService } from './transactions.service';
 
 @Controller('v1/transaction')
-@UseGuards(CatalogAccessGuard, DatabaseThrottlerGuard)
 export class TransactionsController {
   constructor(private readonly transactions: TransactionsService) {}
 
   /** `{id}` is the transaction id as returned by a long-running operation (not split by the delimiter). */
   @Post(':id/describe')
-  @HttpCode(200)
+  @Operation({
+    operationId: 'DescribeTransaction',
+    summary: 'Describe information about a transaction',
+    description: 'Status of a long-running operation (a cascade drop) by the `transaction_id` it answered.',
+    tag: 'Transaction',
+    access: 'catalog',
+    pathParams: { id: { description: 'The transaction id, as answered (not split by `delimiter`).' } },
+    responses: { 200: { description: 'The transaction', schema: DescribeTransactionResponse } },
+    errors: CATALOG_ERRORS,
+  })
   describe(@Tenant() t: TenantContext, @Param('id') id: string, @ValidBody(IdOnlyBody) _body: unknown) {
     return this.transactions.describe(t.database.id, id);
   }

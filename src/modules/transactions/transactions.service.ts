@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
+import type { DescribeTransactionResponse } from '../../common/response-schemas';
 import { isUuid } from '../../common/validation/fields';
 import { ReplicaIdentity } from '../reclaim/pending-locations.service';
 import { TableStorage } from '../../storage/table-storage.service';
@@ -49,7 +50,7 @@ export class TransactionsService implements OnApplicationShutdown {
     return Promise.race([work.then(() => true), budget]);
   }
 
-  async describe(databaseId: string, id: string): Promise<{ status: string; properties: Record<string, string> }> {
+  async describe(databaseId: string, id: string): Promise<DescribeTransactionResponse> {
     const row = isUuid(id) ? await this.repo.find(databaseId, id) : null;
     if (!row) throw Errors.transactionNotFound(`transaction '${id}'`);
     return {

@@ -1,20 +1,19 @@
 import { z } from 'zod';
-import { PropertiesSchema } from '../../common/request-schemas';
+import { PropertiesSchema } from './request-schemas';
 
 /**
- * Schemas the OpenAPI document needs and the code does not export: the JSON answers of the services (written to
- * match what they return; keep them in step when a service changes its answer), the §7 error body, and the operator
- * API's request bodies (mirrors of the private schemas in databases.controller.ts). Converted to JSON Schema with
- * zod 4's `z.toJSONSchema` by openapi.document.ts. Schemas given an `id` with `.meta` become named components.
+ * The JSON answers of the gateway, written once: the services return the types inferred from these schemas (so an
+ * answer that drifts from its schema does not compile), @Operation names them per route, and the OpenAPI document
+ * shows them (zod 4's `z.toJSONSchema`). Schemas with an `id` (`.meta`) become named components of the document.
  */
 
 const props = PropertiesSchema.describe('string-to-string properties');
 
-// ---------------------------------------------------------------------------------------------- errors (mission §7)
+// ---------------------------------------------------------------------------------------------- errors (docs/rest-contract.md §7)
 
 export const ErrorResponse = z
   .object({
-    type: z.string().describe('problem type, e.g. `/errors/not-found-error` (mission §7)'),
+    type: z.string().describe('problem type, e.g. `/errors/not-found-error` (docs/rest-contract.md §7)'),
     title: z.string().describe('short, fixed summary of the problem type'),
     status: z.number().int().describe('the HTTP status, repeated'),
     detail: z.string().describe('what went wrong, for humans'),
@@ -32,34 +31,41 @@ export const ErrorResponse = z
       ),
     error: z.string().describe('the same message as `detail` (the Lance Namespace ErrorResponse field)'),
   })
-  .describe('Error body of every 4xx/5xx answer: the problem-details fields of mission §7 plus the spec\'s `code` and `error`');
+  .describe('Error body of every 4xx/5xx answer: the problem-details fields of docs/rest-contract.md §7 plus the spec\'s `code` and `error`')
+  .meta({ id: 'ErrorResponse' });
+export type ErrorResponse = z.infer<typeof ErrorResponse>;
 
 // ---------------------------------------------------------------------------------------------- namespaces
 
 export const CreateNamespaceResponse = z.object({
   properties: props.describe('the stored properties, with `created_at` (RFC 3339) added by the gateway unless given'),
-});
+}).meta({ id: 'CreateNamespaceResponse' });
+export type CreateNamespaceResponse = z.infer<typeof CreateNamespaceResponse>;
 export const ListNamespacesResponse = z.object({
   namespaces: z.array(z.string()).describe('names of the direct children (last segment only), sorted'),
   page_token: z.string().optional().describe('present when there are more results: pass it back as `page_token`'),
-});
+}).meta({ id: 'ListNamespacesResponse' });
+export type ListNamespacesResponse = z.infer<typeof ListNamespacesResponse>;
 export const DescribeNamespaceResponse = z.object({
   properties: props.describe('the stored properties, with `created_at` (RFC 3339); `{}` for the root namespace'),
-});
+}).meta({ id: 'DescribeNamespaceResponse' });
+export type DescribeNamespaceResponse = z.infer<typeof DescribeNamespaceResponse>;
 export const DropNamespaceResponse = z.object({
   properties: props,
   transaction_id: z
     .array(z.string())
     .optional()
     .describe('present when a cascade drop continues in the background: poll it with DescribeTransaction'),
-});
+}).meta({ id: 'DropNamespaceResponse' });
+export type DropNamespaceResponse = z.infer<typeof DropNamespaceResponse>;
 
 // ---------------------------------------------------------------------------------------------- tables
 
 export const ListTablesResponse = z.object({
   tables: z.array(z.string()),
   page_token: z.string().optional().describe('present when there are more results: pass it back as `page_token`'),
-});
+}).meta({ id: 'ListTablesResponse' });
+export type ListTablesResponse = z.infer<typeof ListTablesResponse>;
 
 const JsonArrowField: z.ZodType = z
   .object({
@@ -83,6 +89,7 @@ const JsonArrowDataType: z.ZodType = z
 export const JsonArrowSchema = z
   .object({ fields: z.array(JsonArrowField), metadata: z.record(z.string(), z.string()).optional() })
   .meta({ id: 'JsonArrowSchema' });
+export type JsonArrowSchema = z.infer<typeof JsonArrowSchema>;
 
 export const DescribeTableResponse = z.object({
   table: z.string(),
@@ -93,15 +100,21 @@ export const DescribeTableResponse = z.object({
   is_only_declared: z.boolean().optional().describe('with `check_declared` or `load_detailed_metadata`'),
   version: z.number().int().optional().describe('latest (or requested) version, when the table has data'),
   schema: JsonArrowSchema.optional().describe('Arrow schema, when the table has data'),
-});
+}).meta({ id: 'DescribeTableResponse' });
+export type DescribeTableResponse = z.infer<typeof DescribeTableResponse>;
 export const DeclareTableResponse = z.object({
   location: z.string().describe('absolute location the client writes the table data to'),
   properties: props,
-});
-export const RegisterTableResponse = z.object({ location: z.string(), properties: props });
-export const DropTableResponse = z.object({ id: z.array(z.string()), location: z.string(), properties: props });
-export const DeregisterTableResponse = DropTableResponse;
-export const RenameTableResponse = z.object({});
+}).meta({ id: 'DeclareTableResponse' });
+export type DeclareTableResponse = z.infer<typeof DeclareTableResponse>;
+export const RegisterTableResponse = z.object({ location: z.string(), properties: props }).meta({ id: 'RegisterTableResponse' });
+export type RegisterTableResponse = z.infer<typeof RegisterTableResponse>;
+export const DropTableResponse = z.object({ id: z.array(z.string()), location: z.string(), properties: props }).meta({ id: 'DropTableResponse' });
+export type DropTableResponse = z.infer<typeof DropTableResponse>;
+export const DeregisterTableResponse = DropTableResponse.meta({ id: 'DeregisterTableResponse' });
+export type DeregisterTableResponse = z.infer<typeof DeregisterTableResponse>;
+export const RenameTableResponse = z.object({}).meta({ id: 'RenameTableResponse' });
+export type RenameTableResponse = z.infer<typeof RenameTableResponse>;
 export const GetTableStatsResponse = z.object({
   total_bytes: z.number().int(),
   num_rows: z.number().int(),
@@ -119,7 +132,8 @@ export const GetTableStatsResponse = z.object({
       p99: z.number().int(),
     }),
   }),
-});
+}).meta({ id: 'GetTableStatsResponse' });
+export type GetTableStatsResponse = z.infer<typeof GetTableStatsResponse>;
 export const DescribeTransactionResponse = z.object({
   status: z.enum(['Queued', 'Running', 'Succeeded', 'Failed', 'Canceled']),
   properties: z
@@ -131,7 +145,8 @@ export const DescribeTransactionResponse = z.object({
       error: z.string().optional(),
     })
     .describe('details of the long-running operation'),
-});
+}).meta({ id: 'DescribeTransactionResponse' });
+export type DescribeTransactionResponse = z.infer<typeof DescribeTransactionResponse>;
 
 // ---------------------------------------------------------------------------------------------- data plane
 
@@ -141,31 +156,40 @@ export const CreateTableResponse = z.object({
   properties: props,
   name: z.string().optional().describe('new tables only'),
   num_rows: z.number().int().optional().describe('new tables only: rows written'),
-});
+}).meta({ id: 'CreateTableResponse' });
+export type CreateTableResponse = z.infer<typeof CreateTableResponse>;
 export const EnterpriseCreateTableResponse = z.object({
   name: z.string(),
   location: z.string(),
   version: z.number().int(),
   num_rows: z.number().int(),
   properties: props,
-});
-export const InsertIntoTableResponse = z.object({ version: z.number().int(), num_inserted_rows: z.number().int() });
+}).meta({ id: 'EnterpriseCreateTableResponse' });
+export type EnterpriseCreateTableResponse = z.infer<typeof EnterpriseCreateTableResponse>;
+export const InsertIntoTableResponse = z.object({ version: z.number().int(), num_inserted_rows: z.number().int() }).meta({ id: 'InsertIntoTableResponse' });
+export type InsertIntoTableResponse = z.infer<typeof InsertIntoTableResponse>;
 export const MergeInsertIntoTableResponse = z.object({
   version: z.number().int(),
   num_inserted_rows: z.number().int(),
   num_updated_rows: z.number().int(),
   num_deleted_rows: z.number().int(),
   num_attempts: z.number().int().optional(),
-});
+}).meta({ id: 'MergeInsertIntoTableResponse' });
+export type MergeInsertIntoTableResponse = z.infer<typeof MergeInsertIntoTableResponse>;
 export const CountTableRowsResponse = z.number().int().min(0).describe('the row count as a bare JSON number');
+export type CountTableRowsResponse = z.infer<typeof CountTableRowsResponse>;
 export const ExplainTableQueryPlanResponse = z.string().describe('the plan, as a JSON string literal');
+export type ExplainTableQueryPlanResponse = z.infer<typeof ExplainTableQueryPlanResponse>;
 export const UpdateTableResponse = z.object({
   updated_rows: z.number().int(),
   rows_updated: z.number().int().describe('same as `updated_rows` (the official remote client reads this name)'),
   version: z.number().int(),
-});
-export const DeleteFromTableResponse = z.object({ num_deleted_rows: z.number().int(), version: z.number().int() });
-export const EmptyResponse = z.object({});
+}).meta({ id: 'UpdateTableResponse' });
+export type UpdateTableResponse = z.infer<typeof UpdateTableResponse>;
+export const DeleteFromTableResponse = z.object({ num_deleted_rows: z.number().int(), version: z.number().int() }).meta({ id: 'DeleteFromTableResponse' });
+export type DeleteFromTableResponse = z.infer<typeof DeleteFromTableResponse>;
+export const EmptyResponse = z.object({}).meta({ id: 'EmptyResponse' });
+export type EmptyResponse = z.infer<typeof EmptyResponse>;
 export const ListTableIndicesResponse = z.object({
   indexes: z.array(
     z.object({
@@ -182,20 +206,24 @@ export const ListTableIndicesResponse = z.object({
       index_version: z.number().int().optional(),
     }),
   ),
-});
+}).meta({ id: 'ListTableIndicesResponse' });
+export type ListTableIndicesResponse = z.infer<typeof ListTableIndicesResponse>;
 export const DescribeTableIndexStatsResponse = z.object({
   num_indexed_rows: z.number().int(),
   num_unindexed_rows: z.number().int(),
   index_type: z.string(),
   distance_type: z.string().optional(),
   num_indices: z.number().int().optional(),
-});
+}).meta({ id: 'DescribeTableIndexStatsResponse' });
+export type DescribeTableIndexStatsResponse = z.infer<typeof DescribeTableIndexStatsResponse>;
 export const ListTableVersionsResponse = z.object({
   versions: z.array(
     z.object({ version: z.number().int(), timestamp: z.string(), metadata: z.record(z.string(), z.string()) }),
   ),
-});
-export const VersionResponse = z.object({ version: z.number().int().describe('the table version after the change') });
+}).meta({ id: 'ListTableVersionsResponse' });
+export type ListTableVersionsResponse = z.infer<typeof ListTableVersionsResponse>;
+export const VersionResponse = z.object({ version: z.number().int().describe('the table version after the change') }).meta({ id: 'VersionResponse' });
+export type VersionResponse = z.infer<typeof VersionResponse>;
 
 // ---------------------------------------------------------------------------------------------- operator API
 
@@ -206,32 +234,16 @@ const RateLimit = z
   })
   .describe('at most `limit` requests per `window_ms` for the whole database');
 
-/** Mirrors CreateDatabaseBody in databases.controller.ts. */
-export const CreateDatabaseRequest = z.object({
-  name: z.string().describe('letters, digits, `_`, `-` and `.`'),
-  properties: props.optional(),
-  rate_limit: RateLimit.nullable().optional().describe('null or absent: the gateway defaults'),
-});
-/** Mirrors UpdateDatabaseBody in databases.controller.ts (at least one field). */
-export const UpdateDatabaseRequest = z.object({
-  properties: props.optional(),
-  rate_limit: RateLimit.nullable().optional().describe('null: back to the gateway defaults'),
-});
-/** Mirrors CreateKeyBody in databases.controller.ts. */
-export const CreateApiKeyRequest = z.object({
-  role: z.enum(['read', 'write', 'admin']),
-  description: z.string().max(500).optional(),
-  expires_at: z.iso.datetime({ offset: true }).optional(),
-});
-
 export const Database = z.object({
   id: z.string(),
   name: z.string(),
   properties: props,
   rate_limit: RateLimit.nullable().describe('the database\'s own limit; null when the gateway defaults apply'),
   created_at: z.string(),
-});
-export const ListDatabasesResponse = z.object({ databases: z.array(Database), page_token: z.string().optional() });
+}).meta({ id: 'Database' });
+export type Database = z.infer<typeof Database>;
+export const ListDatabasesResponse = z.object({ databases: z.array(Database), page_token: z.string().optional() }).meta({ id: 'ListDatabasesResponse' });
+export type ListDatabasesResponse = z.infer<typeof ListDatabasesResponse>;
 export const IssuedApiKey = z.object({
   id: z.string(),
   api_key: z.string().describe('the secret: shown only in this answer'),
@@ -239,7 +251,8 @@ export const IssuedApiKey = z.object({
   description: z.string().nullable(),
   created_at: z.string(),
   expires_at: z.string().nullable(),
-});
+}).meta({ id: 'IssuedApiKey' });
+export type IssuedApiKey = z.infer<typeof IssuedApiKey>;
 export const ListApiKeysResponse = z.object({
   api_keys: z.array(
     z.object({
@@ -251,7 +264,8 @@ export const ListApiKeysResponse = z.object({
       revoked_at: z.string().nullable(),
     }),
   ),
-});
+}).meta({ id: 'ListApiKeysResponse' });
+export type ListApiKeysResponse = z.infer<typeof ListApiKeysResponse>;
 export const AuditTrailResponse = z.object({
   events: z.array(
     z.object({
@@ -265,13 +279,16 @@ export const AuditTrailResponse = z.object({
     }),
   ),
   page_token: z.string().optional(),
-});
+}).meta({ id: 'AuditTrailResponse' });
+export type AuditTrailResponse = z.infer<typeof AuditTrailResponse>;
 
 // ---------------------------------------------------------------------------------------------- health
 
-export const LivenessResponse = z.object({ status: z.literal('ok') });
+export const LivenessResponse = z.object({ status: z.literal('ok') }).meta({ id: 'LivenessResponse' });
+export type LivenessResponse = z.infer<typeof LivenessResponse>;
 export const ReadinessResponse = z.object({
   status: z.literal('ready'),
   catalog: z.literal('up'),
   redis: z.enum(['ready', 'down', 'none']).describe('state of the Redis connection: `ready`, `down`, or `none` without REDIS_URL (does not affect readiness)'),
-});
+}).meta({ id: 'ReadinessResponse' });
+export type ReadinessResponse = z.infer<typeof ReadinessResponse>;
