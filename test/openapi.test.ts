@@ -711,7 +711,7 @@ describe(`OpenAPI document with BASE_PATH [${kind}]`, () => {
   });
 });
 
-/** A route the table in operations.ts does not know is still documented, after the spec when it is a spec operation. */
+/** A route without @Operation is still documented, after the spec when it is a spec operation. */
 describe('OpenAPI document of routes not described yet', () => {
   @Controller('v1')
   class LaterController {

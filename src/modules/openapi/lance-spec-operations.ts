@@ -1,7 +1,7 @@
 /**
  * Every operation of the Lance Namespace REST spec (test/fixtures/lance-namespace-spec.yaml, release 0.11.1),
- * by method and path: its operationId and summary. openapi.document.ts names a route the gateway serves but
- * operations.ts does not describe (yet) after the spec operation at the same method and path.
+ * by method and path: its operationId and summary. openapi.document.ts names a route the gateway serves without
+ * @Operation on its handler after the spec operation at the same method and path.
  */
 export const LANCE_SPEC_OPERATIONS: Record<string, [operationId: string, summary: string]> = {
   'POST /v1/namespace/{id}/create': ['CreateNamespace', "Create a new namespace"],
