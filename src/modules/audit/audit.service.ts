@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { paginate } from '../../common/pagination';
+import type { AuditTrailResponse } from '../../common/response-schemas';
 import { isUuid, PageRequest } from '../../common/validation/fields';
 import { DatabasesRepository } from '../databases/databases.repository';
 import { AuditEventRow, AuditRepository } from './audit.repository';
@@ -46,7 +47,7 @@ export class AuditService {
     }
   }
 
-  async list(databaseId: string, page: PageRequest) {
+  async list(databaseId: string, page: PageRequest): Promise<AuditTrailResponse> {
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isAuditKey,
       fetch: (before, take) => this.repo.list(databaseId, before, take),

@@ -5,6 +5,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
 import { assertName } from '../../common/ids';
 import { isString, paginate } from '../../common/pagination';
+import type { AuditTrailResponse, Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from '../../common/response-schemas';
 import { isUuid, PageRequest } from '../../common/validation/fields';
 import { Role } from '../auth/api-keys.repository';
 import { ApiKeysService } from '../auth/api-keys.service';
@@ -15,7 +16,7 @@ import { TenancyService } from '../tenancy/tenancy.service';
 import { TableStorage } from '../../storage/table-storage.service';
 import { DatabaseRow, DatabasesRepository, RateLimitInput } from './databases.repository';
 
-const present = (d: DatabaseRow) => ({
+const present = (d: DatabaseRow): Database => ({
   id: d.id,
   name: d.name,
   properties: d.properties,
@@ -40,7 +41,7 @@ export class DatabasesService {
     private readonly pendingRepo: PendingLocationsRepository,
   ) {}
 
-  async create(name: string, properties: Record<string, string> = {}, rateLimit: RateLimitInput = null) {
+  async create(name: string, properties: Record<string, string> = {}, rateLimit: RateLimitInput = null): Promise<Database> {
     assertName(name, 'database name');
     // A database name is also its storage folder's name: one made only of periods would be '.'/'..'.
     if (/^\.+$/.test(name)) throw Errors.invalidInput(`invalid database name '${name}': it must not consist only of periods`);
@@ -53,7 +54,7 @@ export class DatabasesService {
     return present(row);
   }
 
-  async list(page: PageRequest) {
+  async list(page: PageRequest): Promise<ListDatabasesResponse> {
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isString,
       fetch: (after, take) => this.repo.list(after, take),
@@ -62,7 +63,7 @@ export class DatabasesService {
     return { databases: rows.map(present), ...next };
   }
 
-  async get(name: string) {
+  async get(name: string): Promise<Database> {
     return present(await this.require(name));
   }
 
@@ -70,7 +71,7 @@ export class DatabasesService {
    * Changes a database's properties and/or rate limit. Every replica applies a new limit within
    * AUTH_CACHE_TTL_MS (the limit travels with the cached credential and database lookups).
    */
-  async update(name: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput }) {
+  async update(name: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput }): Promise<Database> {
     const db = await this.require(name);
     const row = await this.repo.update(db.id, change);
     this.keys.forget();
@@ -92,7 +93,7 @@ export class DatabasesService {
     await this.pending.cleanUp(this.pending.watch(v));
   }
 
-  async issueKey(name: string, role: Role, description?: string, expiresAt?: Date) {
+  async issueKey(name: string, role: Role, description?: string, expiresAt?: Date): Promise<IssuedApiKey> {
     if (expiresAt && expiresAt.getTime() <= Date.now()) throw Errors.invalidInput('expires_at must be in the future');
     const db = await this.require(name);
     const { key, secret } = await this.keys.issue(db.id, role, description, expiresAt);
@@ -106,7 +107,7 @@ export class DatabasesService {
     };
   }
 
-  async listKeys(name: string) {
+  async listKeys(name: string): Promise<ListApiKeysResponse> {
     const db = await this.require(name);
     const keys = await this.keys.list(db.id);
     return {
@@ -129,7 +130,7 @@ export class DatabasesService {
     }
   }
 
-  async auditTrail(name: string, page: PageRequest) {
+  async auditTrail(name: string, page: PageRequest): Promise<AuditTrailResponse> {
     const db = await this.require(name);
     return this.audit.list(db.id, page);
   }

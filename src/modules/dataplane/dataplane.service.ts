@@ -3,7 +3,19 @@ import { Inject, Injectable } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { ApiError, ErrorCode, Errors } from '../../common/errors';
-import type { CreateTableResponse } from '../../common/response-schemas';
+import type {
+  CreateTableResponse,
+  DeleteFromTableResponse,
+  DescribeTableIndexStatsResponse,
+  EmptyResponse,
+  EnterpriseCreateTableResponse,
+  InsertIntoTableResponse,
+  ListTableIndicesResponse,
+  ListTableVersionsResponse,
+  MergeInsertIntoTableResponse,
+  UpdateTableResponse,
+  VersionResponse,
+} from '../../common/response-schemas';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import type { PendingWork } from '../reclaim/pending-locations.service';
 import { TableRow } from '../tables/tables.repository';
@@ -117,7 +129,7 @@ export class DataplaneService {
    * folder is recorded as pending (in the lookup's statement) before anything is written, and the record is handed
    * to the table row when it is registered: a crash in between leaves a record the reclaimer finishes.
    */
-  async createStreamed(t: TenantContext, id: string[], body: Body, dialect: Dialect, properties: Record<string, string> = {}) {
+  async createStreamed(t: TenantContext, id: string[], body: Body, dialect: Dialect, properties: Record<string, string> = {}): Promise<EnterpriseCreateTableResponse> {
     const location = this.tables.newLocation(t);
     // Refuse a taken name before reading the body; registering at the end settles races between creators.
     const { existing, work } = await this.tables.reserveNew(t, id, location);
@@ -152,7 +164,7 @@ export class DataplaneService {
     }
   }
 
-  async insert(t: TenantContext, id: string[], mode: 'append' | 'overwrite', body: Body) {
+  async insert(t: TenantContext, id: string[], mode: 'append' | 'overwrite', body: Body): Promise<InsertIntoTableResponse> {
     const { row, work } = await this.tables.getForWrite(t, id);
     const data = await this.bodyFor(work, body);
     return this.inPlace(work, async () => {
@@ -169,7 +181,7 @@ export class DataplaneService {
     });
   }
 
-  async mergeInsert(t: TenantContext, id: string[], opts: MergeOptions, body: Body) {
+  async mergeInsert(t: TenantContext, id: string[], opts: MergeOptions, body: Body): Promise<MergeInsertIntoTableResponse> {
     const { row, work } = await this.tables.getForWrite(t, id);
     const data = await this.bodyFor(work, body);
     return this.inPlace(work, () => this.merge(row, opts, data));
@@ -291,7 +303,7 @@ export class DataplaneService {
 
   // ---------------------------------------------------------------- mutations
 
-  async update(t: TenantContext, id: string[], updates: string[][], predicate?: string) {
+  async update(t: TenantContext, id: string[], updates: string[][], predicate?: string): Promise<UpdateTableResponse> {
     const seen = new Set<string>();
     const pairs = updates.map((u, i): [string, string] => {
       if (u.length !== 2) throw Errors.invalidInput(`updates[${i}] must be a [column, expression] pair, got ${u.length} elements`);
@@ -307,7 +319,7 @@ export class DataplaneService {
     });
   }
 
-  async delete(t: TenantContext, id: string[], predicate: string) {
+  async delete(t: TenantContext, id: string[], predicate: string): Promise<DeleteFromTableResponse> {
     if (!predicate.trim()) throw Errors.invalidInput('delete requires a non-empty predicate');
     const row = await this.written(t, id);
     return this.engine.withNative(row.location, async (n) => {
@@ -318,7 +330,7 @@ export class DataplaneService {
 
   // ---------------------------------------------------------------- indices
 
-  async createIndex(t: TenantContext, id: string[], req: CreateIndexRequest) {
+  async createIndex(t: TenantContext, id: string[], req: CreateIndexRequest): Promise<EmptyResponse> {
     const type = req.index_type.trim().toUpperCase();
     const dt = distanceOf(req.metric_type ?? req.distance_type);
     const vec = {
@@ -385,7 +397,7 @@ export class DataplaneService {
     return {};
   }
 
-  async listIndices(t: TenantContext, id: string[], version?: number) {
+  async listIndices(t: TenantContext, id: string[], version?: number): Promise<ListTableIndicesResponse> {
     const row = await this.written(t, id);
     return this.engine.withTable(
       row.location,
@@ -408,7 +420,7 @@ export class DataplaneService {
     );
   }
 
-  async indexStats(t: TenantContext, id: string[], name: string, version?: number) {
+  async indexStats(t: TenantContext, id: string[], name: string, version?: number): Promise<DescribeTableIndexStatsResponse> {
     const row = await this.written(t, id);
     return this.engine.withTable(
       row.location,
@@ -427,7 +439,7 @@ export class DataplaneService {
     );
   }
 
-  async dropIndex(t: TenantContext, id: string[], name: string) {
+  async dropIndex(t: TenantContext, id: string[], name: string): Promise<EmptyResponse> {
     const row = await this.written(t, id);
     await this.engine.withTable(row.location, async (table) => {
       if (!(await table.listIndices()).some((i) => i.name === name)) throw Errors.indexNotFound(`index '${name}' not found`);
@@ -438,7 +450,7 @@ export class DataplaneService {
 
   // ---------------------------------------------------------------- versions and schema evolution
 
-  async listVersions(t: TenantContext, id: string[]) {
+  async listVersions(t: TenantContext, id: string[]): Promise<ListTableVersionsResponse> {
     const row = await this.written(t, id);
     return this.engine.withTable(row.location, async (table) => ({
       versions: (await table.listVersions()).map((v) => ({
@@ -449,7 +461,7 @@ export class DataplaneService {
     }));
   }
 
-  async restore(t: TenantContext, id: string[], version: number | undefined) {
+  async restore(t: TenantContext, id: string[], version: number | undefined): Promise<VersionResponse> {
     if (version === undefined) throw Errors.invalidInput('restore requires a version');
     const row = await this.written(t, id);
     return this.engine.withTable(
@@ -462,7 +474,7 @@ export class DataplaneService {
     );
   }
 
-  async addColumns(t: TenantContext, id: string[], columns: Array<{ name: string; expression: string }>) {
+  async addColumns(t: TenantContext, id: string[], columns: Array<{ name: string; expression: string }>): Promise<VersionResponse> {
     const row = await this.written(t, id);
     return this.engine.withTable(row.location, async (table) => {
       const r = await table.addColumns(columns.map((c) => ({ name: c.name, valueSql: c.expression })));
@@ -474,7 +486,7 @@ export class DataplaneService {
     t: TenantContext,
     id: string[],
     alterations: Array<{ path: string; rename?: string; nullable?: boolean; data_type?: { type: string } | null }>,
-  ) {
+  ): Promise<VersionResponse> {
     const mapped = alterations.map((a) => {
       if (a.rename === undefined && a.nullable === undefined && !a.data_type) {
         throw Errors.invalidInput(`alteration of '${a.path}' changes nothing`);
@@ -514,7 +526,7 @@ export class DataplaneService {
     return make();
   }
 
-  async dropColumns(t: TenantContext, id: string[], columns: string[]) {
+  async dropColumns(t: TenantContext, id: string[], columns: string[]): Promise<VersionResponse> {
     const row = await this.written(t, id);
     return this.engine.withTable(row.location, async (table) => ({ version: (await table.dropColumns(columns)).version }));
   }

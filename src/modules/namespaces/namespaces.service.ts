@@ -3,6 +3,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { ApiError, ErrorCode, Errors } from '../../common/errors';
 import { encodePath } from '../../common/ids';
 import { isString, paginate } from '../../common/pagination';
+import type { CreateNamespaceResponse, DescribeNamespaceResponse, DropNamespaceResponse, ListNamespacesResponse } from '../../common/response-schemas';
 import type { PageRequest } from '../../common/validation/fields';
 import { scopeOf, TenantContext } from '../tenancy/tenant-context';
 import { TransactionsService } from '../transactions/transactions.service';
@@ -29,7 +30,7 @@ export class NamespacesService {
     private readonly uow: UnitOfWork,
   ) {}
 
-  async create(t: TenantContext, id: string[], mode: CreateMode, properties: Record<string, string> = {}) {
+  async create(t: TenantContext, id: string[], mode: CreateMode, properties: Record<string, string> = {}): Promise<CreateNamespaceResponse> {
     if (id.length === 0) {
       if (mode === 'create') throw Errors.namespaceAlreadyExists('root namespace');
       return { properties: {} };
@@ -73,14 +74,14 @@ export class NamespacesService {
     if (!(await this.repo.find(scopeOf(t), encodePath(id)))) throw Errors.namespaceNotFound(display(id));
   }
 
-  async describe(t: TenantContext, id: string[]) {
+  async describe(t: TenantContext, id: string[]): Promise<DescribeNamespaceResponse> {
     if (id.length === 0) return { properties: {} };
     const row = await this.repo.find(scopeOf(t), encodePath(id));
     if (!row) throw Errors.namespaceNotFound(display(id));
     return { properties: presentProperties(row) };
   }
 
-  async list(t: TenantContext, id: string[], page: PageRequest) {
+  async list(t: TenantContext, id: string[], page: PageRequest): Promise<ListNamespacesResponse> {
     await this.assertExists(t, id);
     const scope = scopeOf(t);
     const parentPath = encodePath(id);
@@ -96,7 +97,7 @@ export class NamespacesService {
    * docs/rest-contract.md §4.3. Returns null for "nothing to drop, and that is fine" (mode Skip → 204).
    * Restrict refuses a namespace with any table or child (409, code NamespaceNotEmpty) and drops nothing.
    */
-  async drop(t: TenantContext, id: string[], mode: 'fail' | 'skip', behavior: 'restrict' | 'cascade') {
+  async drop(t: TenantContext, id: string[], mode: 'fail' | 'skip', behavior: 'restrict' | 'cascade'): Promise<DropNamespaceResponse | null> {
     if (id.length === 0) throw Errors.invalidInput('Root namespace cannot be dropped');
     const scope = scopeOf(t);
     const path = encodePath(id);

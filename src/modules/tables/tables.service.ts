@@ -3,7 +3,16 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
 import { assertName, decodePath, encodePath } from '../../common/ids';
 import { isString, isStringPair, paginate } from '../../common/pagination';
-import type { DescribeTableResponse } from '../../common/response-schemas';
+import type {
+  DeclareTableResponse,
+  DeregisterTableResponse,
+  DescribeTableResponse,
+  DropTableResponse,
+  GetTableStatsResponse,
+  ListTablesResponse,
+  RegisterTableResponse,
+  RenameTableResponse,
+} from '../../common/response-schemas';
 import type { PageRequest } from '../../common/validation/fields';
 import { NamespacesRepository } from '../namespaces/namespaces.repository';
 import { NamespacesService } from '../namespaces/namespaces.service';
@@ -142,7 +151,7 @@ export class TablesService {
    * Declares a table: the catalog entry and an empty folder the client writes Lance data into directly. The
    * folder is made first and removed again if the catalog insert fails, so nothing is left half-made.
    */
-  async declare(t: TenantContext, id: string[], body: { location?: string; properties?: Record<string, string> }) {
+  async declare(t: TenantContext, id: string[], body: { location?: string; properties?: Record<string, string> }): Promise<DeclareTableResponse> {
     const { ns, name } = splitTableId(id);
     const location = this.storage.newLocation(t.database.name, t.catalog);
     if (body.location !== undefined && body.location !== this.storage.absolute(location)) {
@@ -165,7 +174,7 @@ export class TablesService {
     t: TenantContext,
     id: string[],
     body: { location: string; mode: 'create' | 'overwrite'; properties?: Record<string, string> },
-  ) {
+  ): Promise<RegisterTableResponse> {
     const { ns, name } = splitTableId(id);
     const location = await this.storage.resolveRegistered(t.database.name, t.catalog, body.location);
     const scope = scopeOf(t);
@@ -222,7 +231,7 @@ export class TablesService {
    * Drops the table: the row goes and its folder is recorded for clean-up in one statement, then the folder is
    * deleted (by the reclaimer, should this process die first).
    */
-  async drop(t: TenantContext, id: string[]) {
+  async drop(t: TenantContext, id: string[]): Promise<DropTableResponse> {
     const { ns, name } = splitTableId(id);
     const v = this.pending.values(originOf(t), '', 'cleanup');
     const row = await this.repo.deleteRecordingCleanup(scopeOf(t), encodePath(ns), name, v);
@@ -235,13 +244,13 @@ export class TablesService {
   }
 
   /** Forgets the table but keeps its data (it can be registered again). */
-  async deregister(t: TenantContext, id: string[]) {
+  async deregister(t: TenantContext, id: string[]): Promise<DeregisterTableResponse> {
     const row = await this.removeRow(t, id);
     return { id, location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
   }
 
   /** Renames in the catalog only: the data stays in its folder (also across namespaces). */
-  async rename(t: TenantContext, id: string[], newName: string, newNamespace?: string[] | null) {
+  async rename(t: TenantContext, id: string[], newName: string, newNamespace?: string[] | null): Promise<RenameTableResponse> {
     assertName(newName, 'new_table_name');
     const { ns } = splitTableId(id);
     const targetNs = newNamespace ?? ns;
@@ -259,13 +268,13 @@ export class TablesService {
     return {};
   }
 
-  async stats(t: TenantContext, id: string[], branch?: string) {
+  async stats(t: TenantContext, id: string[], branch?: string): Promise<GetTableStatsResponse> {
     const row = await this.get(t, id);
     return this.engine.stats(row.location, branch ?? undefined);
   }
 
   /** Tables directly in one namespace, by name. */
-  async listInNamespace(t: TenantContext, ns: string[], page: PageRequest, includeDeclared: boolean) {
+  async listInNamespace(t: TenantContext, ns: string[], page: PageRequest, includeDeclared: boolean): Promise<ListTablesResponse> {
     await this.namespaces.assertExists(t, ns);
     const scope = scopeOf(t);
     const nsPath = encodePath(ns);
@@ -279,7 +288,7 @@ export class TablesService {
   }
 
   /** docs/rest-contract.md §4.6: every table of the database, recursively, as full identifiers joined by `delimiter`. */
-  async listAll(t: TenantContext, delimiter: string, page: PageRequest, includeDeclared: boolean) {
+  async listAll(t: TenantContext, delimiter: string, page: PageRequest, includeDeclared: boolean): Promise<ListTablesResponse> {
     const scope = scopeOf(t);
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isStringPair,
