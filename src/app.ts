@@ -9,6 +9,7 @@ import { AppModule } from './app.module';
 import { HttpExceptionFilter } from './common/http-exception.filter';
 import { Errors } from './common/errors';
 import { clientErrorHandler, frameworkErrorHandler, installHttpEdge, MAX_PARAM_LENGTH } from './common/http-edge';
+import { inputSanityHook } from './common/input-sanity';
 import { AppConfig } from './config/config';
 import { openCatalogDb } from './database/catalog-db';
 import { DatabasesService } from './modules/databases/databases.service';
@@ -93,6 +94,7 @@ export async function createGateway(
   // 405 for unmatched methods, and bodies left unread by an answer; before the routes are registered (app.init and
   // the documentation routes), whose paths it collects.
   installHttpEdge(fastify as unknown as FastifyInstance, { ignoreTrailingSlash: true });
+  fastify.addHook('preHandler', inputSanityHook); // NUL / unpaired surrogates anywhere in the input → 400
   app.useGlobalFilters(new HttpExceptionFilter());
   setupOpenApi(app, config); // GET /openapi.json and /docs
   await app.init();

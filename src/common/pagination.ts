@@ -1,5 +1,6 @@
 import { Errors } from './errors';
 import type { PageRequest } from './validation/fields';
+import { findUnsafeString } from './input-sanity';
 
 /**
  * Opaque page tokens and bounded limits for every list (docs/rest-contract.md §4.6). A token is the key of the last item of the
@@ -13,12 +14,16 @@ export function encodePageToken(key: unknown): string {
 export function decodePageToken<T>(token: unknown, isValid: (v: unknown) => v is T): T | undefined {
   if (token === undefined || token === null || token === '') return undefined;
   if (typeof token !== 'string') throw Errors.invalidInput('page_token must be a string');
+  let v: unknown;
   try {
-    const v: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (isValid(v)) return v;
+    v = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
   } catch {
-    /* fall through */
+    /* below */
   }
+  // A forged token's strings reach catalog queries as keys: refuse what Postgres cannot compare (NUL, lone surrogates).
+  const problem = findUnsafeString(v, 'page_token');
+  if (problem) throw Errors.invalidInput(problem);
+  if (isValid(v)) return v;
   throw Errors.invalidInput('page_token is not a token this server issued');
 }
 
