@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { dataExceptionMessage } from '../database/prisma-errors';
 import { ApiError, codeForStatus, ErrorCode, errorBody } from './errors';
 
 const log = new Logger('Errors');
@@ -37,7 +38,7 @@ interface Rendered {
 }
 
 /** Turns anything thrown while serving a request into the docs/rest-contract.md §7 status, code and message. */
-export function renderError(err: unknown): Rendered {
+export function renderError(err: unknown, requestId?: string): Rendered {
   if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message, headers: err.headers };
   if (err instanceof HttpException) {
     const status = err.getStatus();
@@ -55,16 +56,19 @@ export function renderError(err: unknown): Rendered {
     const message = frameworkMessage(fastifyStatus, (err as Error).message);
     return { status: fastifyStatus, code: codeForStatus(fastifyStatus), message, headers: {} };
   }
+  // Postgres class 22 (a value its types refuse, e.g. NUL in text): the caller's bad input, never a 500.
+  const dataError = dataExceptionMessage(err);
+  if (dataError) return { status: 400, code: ErrorCode.InvalidInput, message: dataError, headers: {} };
   if (isDatabaseUnavailable(err)) {
     log.warn(`catalog database unavailable: ${(err as Error)?.message}`);
     return { status: 503, code: ErrorCode.ServiceUnavailable, message: 'catalog database unavailable, retry later', headers: { 'Retry-After': '1' } };
   }
-  log.error((err as Error)?.stack ?? String(err));
+  log.error(`request ${requestId ?? '-'}: ${(err as Error)?.stack ?? String(err)}`);
   return { status: 500, code: ErrorCode.Internal, message: 'internal error', headers: {} };
 }
 
 export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const r = renderError(err);
+  const r = renderError(err, String(request.id));
   if (reply.sent) return;
   reply
     .status(r.status)
