@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
-import { ApiError, Errors } from '../common/errors';
+import { Errors } from '../common/errors';
+import { EngineErrorContext, translateEngineError } from './engine-errors';
 import { JsonSchema, jsonSchema } from './arrow-json-schema';
 import { TableStorage } from './table-storage.service';
 
@@ -127,13 +128,7 @@ export class LanceEngine {
     try {
       return await conn.openTable(name, undefined, branch ? ({ branch } as never) : {});
     } catch (err) {
-      const msg = err instanceof Error ? err.message : String(err);
-      // The engine's messages carry server paths: say only what the caller needs.
-      if (branch && /Ref is invalid/i.test(msg)) {
-        throw Errors.invalidInput(`invalid branch name '${branch}': ${/Ref is invalid: ([^\n]*?)(\s+Caused by|$)/.exec(msg)?.[1] ?? ''}`);
-      }
-      if (branch && /not found|does not exist|no such/i.test(msg)) throw Errors.branchNotFound(`branch '${branch}' not found`);
-      throw err;
+      throw this.translate(err, { branch });
     }
   }
 
@@ -211,47 +206,10 @@ export class LanceEngine {
   }
 
   /**
-   * Engine errors as API errors. The engine's messages can carry server paths: those are cut out. Invalid input
-   * (bad SQL, unknown columns, schema mismatches) is the caller's 400; commit conflicts a retryable 409.
+   * Engine errors as the errors to answer with, through the one table (engine-errors.ts); server paths are cut from
+   * messages. `context` names what the caller asked for (a branch), for messages that cannot.
    */
-  translate(err: unknown): unknown {
-    if (err instanceof ApiError) return err;
-    const raw = err instanceof Error ? err.message : String(err);
-    const msg = this.clean(raw);
-    if (/CommitConflict|Retryable commit conflict|TooMuchWriteContention|IncompatibleTransaction|concurrent/i.test(raw)) {
-      return Errors.concurrentModification(msg);
-    }
-    if (/Index .* already exists|index with name .* already exists|already exists/i.test(raw) && /index/i.test(raw)) {
-      return Errors.indexAlreadyExists(msg);
-    }
-    if (/Index .*not found|index not found|no index named/i.test(raw)) return Errors.indexNotFound(msg);
-    // A concurrent writer created the table first.
-    if (/Dataset already exists|Table '[^']*' already exists/i.test(raw)) return Errors.tableAlreadyExists(msg);
-    if (/already exists|Duplicate field/i.test(raw)) return Errors.invalidInput(msg);
-    if (/Version .* not found|version.*does not exist|Not found: .*_versions/i.test(raw)) return Errors.tableVersionNotFound(msg);
-    if (/Schema error|schema mismatch|Append with different schema|SchemaMismatch|does not match the schema|different schema/i.test(raw)) {
-      return Errors.schemaValidation(msg);
-    }
-    if (
-      /Invalid user input|InvalidInput|invalid input|Invalid argument|No field named|not found in schema|Column .* not found|column .* does not exist|Error during planning|SQL error|ParserError|Parser error|sql parser|Arrow error|Cast error|not supported|NotSupported|Unsupported|Query column|fts index|full text search|No vector column|dimension|Field path/i.test(
-        raw,
-      )
-    ) {
-      return Errors.invalidInput(msg);
-    }
-    return err;
-  }
-
-  private clean(msg: string): string {
-    const root = this.storage.absolute('.');
-    return msg
-      .split(root + path.sep)
-      .join('')
-      .split(root)
-      .join('')
-      .replace(/, \/[^\s,]*\.rs:\d+:\d+/g, '')
-      .replace(/\s+/g, ' ')
-      .trim()
-      .slice(0, 2000);
+  translate(err: unknown, context: EngineErrorContext = {}): unknown {
+    return translateEngineError(err, this.storage.absolute('.'), context);
   }
 }

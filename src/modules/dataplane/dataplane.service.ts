@@ -25,8 +25,9 @@ import { TenantContext } from '../tenancy/tenant-context';
 import { BufferedIpc, decodeSchema, IpcFileLayout, readWholeStream, splitStream, streamInChunks } from './arrow-ipc';
 import { CreateIndexRequest, QueryRequest } from './dataplane.schemas';
 import { LanceEngine } from '../../storage/lance-engine';
+import { assertEngineSql } from '../../storage/engine-sql';
 import { toEngineQuery } from './query-executor';
-import { distanceOf, planQuery } from './query-plan';
+import { columnsOf, distanceOf, planQuery } from './query-plan';
 
 type Body = AsyncIterable<Buffer | Uint8Array | string>;
 export type CreateMode = 'create' | 'existok' | 'overwrite';
@@ -54,6 +55,65 @@ export function canonicalIndexType(t: string | undefined): string | undefined {
   const special: Record<string, string> = { BTree: 'BTREE', Inverted: 'FTS', FTS: 'FTS', Fts: 'FTS', LabelList: 'LABEL_LIST' };
   if (special[t]) return special[t];
   return t.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+}
+
+/** The largest value the engine's index parameters hold (u32); larger ones wrap around inside the native code. */
+const U32_MAX = 2 ** 32 - 1;
+
+/**
+ * The stemming languages of Lance's FTS tokenizer, spelled as the engine wants them. The native `Index.fts`
+ * factory aborts the whole process (a panic outside any catch) on any other name, including a wrong case.
+ */
+export const FTS_LANGUAGES = [
+  'Arabic', 'Danish', 'Dutch', 'English', 'Finnish', 'French', 'German', 'Greek', 'Hungarian', 'Italian',
+  'Norwegian', 'Portuguese', 'Romanian', 'Russian', 'Spanish', 'Swedish', 'Tamil', 'Turkish',
+] as const;
+
+/** Built-in base tokenizers, and model-backed ones by a plain model name (never a path: the engine opens it as one). */
+const BASE_TOKENIZER = /^(?:simple|whitespace|raw|ngram|icu|(?:jieba|lindera)(?:\/[A-Za-z0-9_-]+)?)$/;
+
+/**
+ * Index parameters the engine cannot take, refused before it sees them (400, code 13): zero partitions or
+ * iterations panic inside the engine, values beyond u32 wrap around (2^32 partitions become 0), and an unknown FTS
+ * language aborts the process. Returns the FTS language in the engine's spelling.
+ */
+export function checkIndexParams(req: CreateIndexRequest): { language?: string } {
+  const ints: Array<[string, number | undefined]> = [
+    ['num_partitions', req.num_partitions],
+    ['num_sub_vectors', req.num_sub_vectors],
+    ['num_bits', req.num_bits],
+    ['sample_rate', req.sample_rate],
+    ['max_iterations', req.max_iterations],
+    ['m', req.m],
+    ['ef_construction', req.ef_construction],
+    ['max_token_length', req.max_token_length],
+    ['ngram_min_length', req.ngram_min_length],
+    ['ngram_max_length', req.ngram_max_length],
+  ];
+  for (const [name, v] of ints) {
+    if (v !== undefined && v > U32_MAX) throw Errors.invalidInput(`${name} must be at most ${U32_MAX}, got ${v}`);
+  }
+  for (const [name, v] of [['num_partitions', req.num_partitions], ['max_iterations', req.max_iterations], ['sample_rate', req.sample_rate]] as const) {
+    if (v === 0) throw Errors.invalidInput(`${name} must be at least 1`);
+  }
+  if (req.base_tokenizer !== undefined && !BASE_TOKENIZER.test(req.base_tokenizer)) {
+    throw Errors.invalidInput(
+      `unsupported base_tokenizer '${req.base_tokenizer}'; expected simple, whitespace, raw, ngram, icu, or jieba/<model> or lindera/<model>`,
+    );
+  }
+  if (req.language === undefined) return {};
+  const language = FTS_LANGUAGES.find((l) => l.toLowerCase() === req.language!.toLowerCase());
+  if (!language) throw Errors.invalidInput(`unsupported language '${req.language}'; expected one of ${FTS_LANGUAGES.join(', ')}`);
+  return { language };
+}
+
+const VECTOR_INDEX_TYPES = new Set(['IVF_PQ', 'VECTOR', 'IVF_FLAT', 'IVF_RQ', 'IVF_HNSW_SQ', 'IVF_HNSW_PQ']);
+
+/** The SQL a query carries: its filter and, when columns are given as aliases, each alias's expression. */
+function checkQuerySql(req: QueryRequest): void {
+  assertEngineSql(req.filter, 'filter');
+  const select = columnsOf(req.columns);
+  if (select && !Array.isArray(select)) for (const [alias, expr] of Object.entries(select)) assertEngineSql(expr, `columns.${alias}`);
 }
 
 /**
@@ -182,6 +242,8 @@ export class DataplaneService {
   }
 
   async mergeInsert(t: TenantContext, id: string[], opts: MergeOptions, body: Body): Promise<MergeInsertIntoTableResponse> {
+    assertEngineSql(opts.whenMatchedUpdateAllFilt, 'when_matched_update_all_filt');
+    assertEngineSql(opts.whenNotMatchedBySourceDeleteFilt, 'when_not_matched_by_source_delete_filt');
     const { row, work } = await this.tables.getForWrite(t, id);
     const data = await this.bodyFor(work, body);
     return this.inPlace(work, () => this.merge(row, opts, data));
@@ -250,6 +312,7 @@ export class DataplaneService {
   // ---------------------------------------------------------------- reads
 
   async countRows(t: TenantContext, id: string[], predicate?: string, version?: number): Promise<{ count: number; version: number }> {
+    assertEngineSql(predicate, 'predicate');
     const row = await this.tables.get(t, id);
     if (!(await this.tables.hasData(row))) return { count: 0, version: 0 };
     return this.engine.withTable(
@@ -266,6 +329,7 @@ export class DataplaneService {
    * truncated file, never a wrong one).
    */
   async query(t: TenantContext, id: string[], req: QueryRequest, timeoutMs?: number): Promise<{ body: Readable; version: number }> {
+    checkQuerySql(req);
     const row = await this.written(t, id);
     const h = await this.engine.open(row.location, req.version);
     try {
@@ -297,6 +361,7 @@ export class DataplaneService {
   }
 
   async explainPlan(t: TenantContext, id: string[], req: QueryRequest, verbose: boolean): Promise<string> {
+    checkQuerySql(req);
     const row = await this.written(t, id);
     return this.engine.withTable(row.location, async (table) => (await toEngineQuery(table, planQuery(req))).explainPlan(verbose), req.version);
   }
@@ -310,8 +375,10 @@ export class DataplaneService {
       if (!u[0]) throw Errors.invalidInput(`updates[${i}] has an empty column name`);
       if (seen.has(u[0])) throw Errors.invalidInput(`cannot update column '${u[0]}' more than once`);
       seen.add(u[0]);
+      assertEngineSql(u[1], `updates[${i}] expression`);
       return [u[0], u[1]];
     });
+    assertEngineSql(predicate, 'predicate');
     const row = await this.written(t, id);
     return this.engine.withNative(row.location, async (n) => {
       const r = await n.update(predicate?.trim() ? predicate : undefined, pairs);
@@ -321,6 +388,7 @@ export class DataplaneService {
 
   async delete(t: TenantContext, id: string[], predicate: string): Promise<DeleteFromTableResponse> {
     if (!predicate.trim()) throw Errors.invalidInput('delete requires a non-empty predicate');
+    assertEngineSql(predicate, 'predicate');
     const row = await this.written(t, id);
     return this.engine.withNative(row.location, async (n) => {
       const r = await n.delete(predicate);
@@ -332,6 +400,7 @@ export class DataplaneService {
 
   async createIndex(t: TenantContext, id: string[], req: CreateIndexRequest): Promise<EmptyResponse> {
     const type = req.index_type.trim().toUpperCase();
+    const { language } = checkIndexParams(req);
     const dt = distanceOf(req.metric_type ?? req.distance_type);
     const vec = {
       distanceType: dt === 'hamming' ? undefined : (dt as 'l2' | 'cosine' | 'dot' | undefined),
@@ -357,7 +426,7 @@ export class DataplaneService {
         config = lancedb.Index.fts({
           withPosition: req.with_position,
           baseTokenizer: req.base_tokenizer as any,
-          language: req.language,
+          language,
           maxTokenLength: req.max_token_length,
           lowercase: req.lower_case,
           stem: req.stem,
@@ -392,6 +461,13 @@ export class DataplaneService {
     await this.engine.withTable(row.location, async (table) => {
       const schema = await table.schema();
       if (!schema.fields.some((f) => f.name === req.column.split('.')[0])) throw Errors.columnNotFound(`column '${req.column}' not found`);
+      if (req.num_partitions !== undefined && VECTOR_INDEX_TYPES.has(type)) {
+        // KMeans cannot train more centroids than there are rows; say so before the engine spends any work on it.
+        const rows = await table.countRows();
+        if (req.num_partitions > rows) {
+          throw Errors.invalidInput(`num_partitions (${req.num_partitions}) must not exceed the number of rows (${rows})`);
+        }
+      }
       await table.createIndex(req.column, { config, ...(req.name ? { name: req.name } : {}), replace: req.replace ?? true });
     });
     return {};
@@ -475,6 +551,7 @@ export class DataplaneService {
   }
 
   async addColumns(t: TenantContext, id: string[], columns: Array<{ name: string; expression: string }>): Promise<VersionResponse> {
+    columns.forEach((c, i) => assertEngineSql(c.expression, `new_columns[${i}].expression`));
     const row = await this.written(t, id);
     return this.engine.withTable(row.location, async (table) => {
       const r = await table.addColumns(columns.map((c) => ({ name: c.name, valueSql: c.expression })));
