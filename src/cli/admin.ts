@@ -12,7 +12,7 @@ import { AppModule } from '../app.module';
 import { ApiError } from '../common/errors';
 import { ConfigError, loadConfig } from '../config/config';
 import { openCatalogDb } from '../database/catalog-db';
-import { AuditService } from '../modules/audit/audit.service';
+import { AuditContext, pendingAudit } from '../modules/audit/audit-context';
 import type { Role } from '../modules/auth/api-keys.repository';
 import { DatabasesService } from '../modules/databases/databases.service';
 import { createRootLogger } from '../modules/observability/logger';
@@ -74,10 +74,10 @@ async function main(argv: string[]): Promise<unknown> {
   const logger = createRootLogger({ ...config, logLevel: 'warn' }, { stream: pino.destination(2) });
   const app = await NestFactory.createApplicationContext(AppModule.register(config, catalog, logger), { logger: ['error'] });
   const databases = app.get(DatabasesService);
-  const audit = app.get(AuditService);
   const actor = `cli:${os.userInfo().username}`;
-  const record = (databaseName: string, act: string, target: string, details?: Record<string, unknown>) =>
-    audit.record({ databaseName, actor, action: act, target, details });
+  // The services record each change in its own transaction, as for the operator API; the CLI says who and what.
+  const audited = <T>(databaseName: string, act: string, target: string, fn: () => Promise<T>) =>
+    AuditContext.run(pendingAudit({ databaseName, actor, action: act, target }), fn);
   try {
     switch (group === 'audit' ? 'audit' : `${group} ${action ?? ''}`.trim()) {
       case 'databases create': {
@@ -89,9 +89,7 @@ async function main(argv: string[]): Promise<unknown> {
             return [p.slice(0, i), p.slice(i + 1)];
           }),
         );
-        const created = await databases.create(name, properties);
-        await record(name, 'database.create', name);
-        return created;
+        return await audited(name, 'database.create', name, () => databases.create(name, properties));
       }
       case 'databases list': {
         need(0);
@@ -108,8 +106,7 @@ async function main(argv: string[]): Promise<unknown> {
         return await databases.get(need(1)[0]);
       case 'databases delete': {
         const [name] = need(1);
-        await databases.delete(name);
-        await record(name, 'database.delete', name);
+        await audited(name, 'database.delete', name, () => databases.delete(name));
         return { deleted: name };
       }
       case 'keys issue': {
@@ -123,16 +120,13 @@ async function main(argv: string[]): Promise<unknown> {
           throw new UsageError('--expires-at must be an RFC 3339 date-time, e.g. 2027-01-01T00:00:00Z');
         }
         const expires = raw ? new Date(raw) : undefined;
-        const key = await databases.issueKey(name, values.role as Role, values.description, expires);
-        await record(name, 'api_key.issue', name, { key_id: key.id, role: key.role });
-        return key;
+        return await audited(name, 'api_key.issue', name, () => databases.issueKey(name, values.role as Role, values.description, expires));
       }
       case 'keys list':
         return await databases.listKeys(need(1)[0]);
       case 'keys revoke': {
         const [name, id] = need(2);
-        await databases.revokeKey(name, id);
-        await record(name, 'api_key.revoke', id);
+        await audited(name, 'api_key.revoke', id, () => databases.revokeKey(name, id));
         return { revoked: id };
       }
       case 'storage scan': {

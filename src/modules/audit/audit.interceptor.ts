@@ -1,8 +1,9 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { mergeMap, Observable } from 'rxjs';
 import { parseObjectId, resolveDelimiter } from '../../common/ids';
 import { TenantContext } from '../tenancy/tenant-context';
+import { AuditContext, AuditEntry, pendingAudit } from './audit-context';
 import { AuditService } from './audit.service';
 import { AUDITED, AuditSpec } from './audit.metadata';
 
@@ -16,12 +17,17 @@ interface AuditedRequest {
 }
 
 /**
- * After a route marked @Audited succeeds, records who did it to what: on REST-contract routes the tenant's
+ * Runs a route marked @Audited with the record it owes in AuditContext: on REST-contract routes the tenant's
  * principal and the object id (`$`-joined, prefixed by the catalog when there is one); on operator routes the actor
- * and the database (and key) named in the path.
+ * and the database (and key) named in the path or body. The route's service writes the record with the change it
+ * describes (AuditService.inTransaction / beforeCommit). Should a service have recorded nothing and not said that
+ * nothing changed, the record is written here after the fact, and a failure to write it fails the request: a
+ * change is never left unrecorded without anyone being told.
  */
 @Injectable()
 export class AuditInterceptor implements NestInterceptor {
+  private readonly log = new Logger('Audit');
+
   constructor(
     private readonly reflector: Reflector,
     private readonly audit: AuditService,
@@ -31,15 +37,27 @@ export class AuditInterceptor implements NestInterceptor {
     const spec = this.reflector.get<AuditSpec | undefined>(AUDITED, ctx.getHandler());
     if (!spec) return next.handle();
     const req = ctx.switchToHttp().getRequest<AuditedRequest>();
-    return next.handle().pipe(
-      mergeMap(async (result) => {
-        await this.audit.record({ ...this.subject(req, result), action: spec.action, details: spec.details?.(req.body ?? {}, result), requestId: String(req.id) });
-        return result;
-      }),
+    const body = req.body && typeof req.body === 'object' ? req.body : {};
+    const pending = pendingAudit({ ...this.subject(req, body), action: spec.action, details: spec.details?.(body), requestId: String(req.id) });
+    return new Observable((subscriber) =>
+      AuditContext.run(pending, () =>
+        next
+          .handle()
+          .pipe(
+            mergeMap(async (result) => {
+              if (pending.state === 'pending') {
+                this.log.warn(`${spec.action} was recorded after its change, not with it (its service wrote no audit record)`);
+                await this.audit.recordAfter(pending);
+              }
+              return result;
+            }),
+          )
+          .subscribe(subscriber),
+      ),
     );
   }
 
-  private subject(req: AuditedRequest, result: unknown) {
+  private subject(req: AuditedRequest, body: object): Omit<AuditEntry, 'action'> {
     if (req.tenant) {
       // `{id}` on the REST contract; the Enterprise routes name a root table as `:name`.
       const id =
@@ -53,7 +71,9 @@ export class AuditInterceptor implements NestInterceptor {
         target: req.tenant.catalog ? `${req.tenant.catalog}:${id}` : id,
       };
     }
-    const name = req.params.name ?? (result as { name?: string } | undefined)?.name ?? '';
+    // Operator routes: the database is in the path, or (when creating one) in the body.
+    const bodyName = (body as { name?: unknown }).name;
+    const name = req.params.name ?? (typeof bodyName === 'string' ? bodyName : '');
     return { databaseName: name, actor: req.actor ?? 'operator', target: req.params.id ?? name };
   }
 }

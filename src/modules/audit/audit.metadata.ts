@@ -3,6 +3,9 @@ export const AUDITED = 'lgw:audited';
 
 export interface AuditSpec {
   action: string;
-  /** Extra details from the request body and the handler's result (never secrets). */
-  details?: (body: any, result: any) => Record<string, unknown>;
+  /**
+   * Details from the request body (never secrets). What only the change itself knows (a new version, a key's id)
+   * the service adds when it writes the record.
+   */
+  details?: (body: any) => Record<string, unknown>;
 }

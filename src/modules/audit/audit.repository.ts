@@ -20,6 +20,7 @@ export class AuditRepository {
     return this.uow.db;
   }
 
+  /** Inserts one event (inside the unit of work open on this call path, if any); returns its id. */
   async insert(e: {
     databaseId: string | null;
     databaseName: string;
@@ -28,8 +29,18 @@ export class AuditRepository {
     target: string;
     details: Record<string, unknown>;
     requestId?: string;
-  }): Promise<void> {
-    await this.db.auditEvent.create({ data: { id: randomUUID(), ...e, details: e.details as object } });
+  }): Promise<string> {
+    const id = randomUUID();
+    await this.db.auditEvent.create({ data: { id, ...e, details: e.details as object } });
+    return id;
+  }
+
+  async setDetails(id: string, details: Record<string, unknown>): Promise<void> {
+    await this.db.auditEvent.update({ where: { id }, data: { details: details as object } });
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.auditEvent.deleteMany({ where: { id } });
   }
 
   /** Newest first, keyset-paginated on (created_at, id). */

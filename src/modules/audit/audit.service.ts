@@ -3,18 +3,21 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { paginate } from '../../common/pagination';
 import type { AuditTrailResponse } from '../../common/response-schemas';
 import { isUuid, PageRequest } from '../../common/validation/fields';
+import { UnitOfWork } from '../../database/unit-of-work';
 import { DatabasesRepository } from '../databases/databases.repository';
+import { AuditContext, AuditEntry, PendingAudit } from './audit-context';
 import { AuditEventRow, AuditRepository } from './audit.repository';
+import { sanitizeText, sanitizeValue } from './audit-sanitize';
 
-export interface AuditEntry {
-  databaseId?: string;
-  databaseName: string;
-  actor: string;
-  action: string;
-  target: string;
-  details?: Record<string, unknown>;
-  requestId?: string;
+export type { AuditEntry } from './audit-context';
+
+/** An audit record written before an engine commit: confirmed after it, withdrawn if the commit failed. */
+export interface AuditHandle {
+  committed(details?: Record<string, unknown>): Promise<void>;
+  failed(): Promise<void>;
 }
+
+const NO_AUDIT: AuditHandle = { committed: async () => undefined, failed: async () => undefined };
 
 /** An audit page token: [ISO timestamp, event uuid] of the last event of the previous page. */
 const isAuditKey = (v: unknown): v is [string, string] =>
@@ -25,8 +28,10 @@ const isAuditKey = (v: unknown): v is [string, string] =>
   isUuid(v[1]);
 
 /**
- * The audit trail. Records are written after the change they describe has committed: a failure to record is
- * logged, never turned into an error for a request whose change already happened.
+ * The audit trail. A record is never written after the fact and then lost: a catalog change records itself in its
+ * own transaction (the change and its record commit together or not at all), and a data change (in Lance, where
+ * Postgres has no say) records itself before the engine commits, so a failure to record fails the request before
+ * anything changed. The record owed by the current request comes from AuditContext (AuditInterceptor fills it in).
  */
 @Injectable()
 export class AuditService {
@@ -36,15 +41,84 @@ export class AuditService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repo: AuditRepository,
     private readonly databases: DatabasesRepository,
+    private readonly uow: UnitOfWork,
   ) {}
 
+  /**
+   * Writes the current request's record in the unit of work that makes the change it describes (call it inside
+   * `UnitOfWork.run`); a failure aborts that unit. Without an audited request in progress it does nothing.
+   */
+  async recordWithChange(extra: { details?: Record<string, unknown>; databaseId?: string } = {}): Promise<void> {
+    const p = AuditContext.pending();
+    if (!p) return;
+    if (!this.uow.inProgress) throw new Error(`audit record of ${p.entry.action} written outside the unit of work of its change`);
+    await this.repo.insert(this.row(p.entry, extra.details, extra.databaseId));
+    p.state = 'written';
+  }
+
+  /**
+   * Writes the current request's record before an engine commit, marked `outcome: pending`; throws (failing the
+   * request before anything changed) if it cannot. The handle confirms it after the commit or withdraws it when the
+   * commit failed; neither ever throws, as nothing after a commit may fail the request.
+   */
+  async beforeCommit(): Promise<AuditHandle> {
+    const p = AuditContext.pending();
+    if (!p) return NO_AUDIT;
+    // Written on its own, committed before the engine commits: inside a unit it would wait for that unit instead.
+    if (this.uow.inProgress) throw new Error(`audit record of ${p.entry.action} written before a commit, but inside a unit of work`);
+    const row = this.row(p.entry, { outcome: 'pending' });
+    const id = await this.repo.insert(row);
+    p.state = 'written';
+    return {
+      committed: async (details) => {
+        await this.repo.setDetails(id, { ...row.details, ...(sanitizeValue(details ?? {}) as object), outcome: 'committed' }).catch((err) =>
+          // The record exists (outcome: pending); only the confirmation is missing.
+          this.log.warn(`could not confirm audit record ${id} (${p.entry.action} of ${p.entry.target}): ${(err as Error).message}`),
+        );
+      },
+      failed: async () => {
+        await this.repo.delete(id).catch((err) =>
+          this.log.warn(`could not withdraw audit record ${id} of a failed ${p.entry.action}: ${(err as Error).message}`),
+        );
+      },
+    };
+  }
+
+  /**
+   * Records work done outside any request (the reclaimer, the storage scan), on its own and after the fact: storage
+   * removal cannot share a transaction with Postgres. A failure is thrown to the caller, not swallowed.
+   */
   async record(e: AuditEntry): Promise<void> {
-    try {
-      const databaseId = e.databaseId ?? (await this.databases.findByName(e.databaseName))?.id ?? null;
-      await this.repo.insert({ ...e, databaseId, details: e.details ?? {} });
-    } catch (err) {
-      this.log.error(`could not record ${e.action} of ${e.target} by ${e.actor}: ${(err as Error).message}`);
-    }
+    const databaseId = e.databaseId ?? (await this.databases.findByName(e.databaseName))?.id ?? null;
+    await this.repo.insert(this.row(e, {}, databaseId ?? undefined));
+  }
+
+  /** The current request succeeded without changing anything: it owes no record. */
+  nothingChanged(): void {
+    const p = AuditContext.pending();
+    if (p) p.state = 'nothing-changed';
+  }
+
+  /**
+   * Writes a record on its own, after the change (the route's service recorded nothing itself). Throws when it
+   * cannot: an unrecorded change is reported as a failed request rather than forgotten.
+   */
+  async recordAfter(p: PendingAudit, details?: Record<string, unknown>): Promise<void> {
+    const databaseId = p.entry.databaseId ?? (await this.databases.findByName(p.entry.databaseName))?.id ?? null;
+    await this.repo.insert(this.row(p.entry, details, databaseId ?? undefined));
+    p.state = 'written';
+  }
+
+  private row(e: AuditEntry, details: Record<string, unknown> = {}, databaseId?: string) {
+    return {
+      databaseId: databaseId ?? e.databaseId ?? null,
+      databaseName: sanitizeText(e.databaseName),
+      actor: sanitizeText(e.actor),
+      action: e.action,
+      target: sanitizeText(e.target),
+      details: sanitizeValue({ ...(e.details ?? {}), ...details }) as Record<string, unknown>,
+      requestId: e.requestId === undefined ? undefined : sanitizeText(e.requestId),
+    };
   }
 
   async list(databaseId: string, page: PageRequest): Promise<AuditTrailResponse> {

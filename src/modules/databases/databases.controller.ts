@@ -102,7 +102,7 @@ export class DatabasesController {
     responses: { 201: { description: 'Issued', schema: IssuedApiKey } },
     errors: OPERATOR_ERRORS,
   })
-  @Audited('api_key.issue', (_body, key: { id: string; role: string }) => ({ key_id: key.id, role: key.role }))
+  @Audited('api_key.issue')
   issueKey(@Param('name') name: string, @ValidBody(CreateKeyBody) body: z.output<typeof CreateKeyBody>) {
     return this.databases.issueKey(name, body.role, body.description, body.expires_at ? new Date(body.expires_at) : undefined);
   }

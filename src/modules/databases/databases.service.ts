@@ -9,6 +9,8 @@ import type { AuditTrailResponse, Database, IssuedApiKey, ListApiKeysResponse, L
 import { isUuid, PageRequest } from '../../common/validation/fields';
 import { Role } from '../auth/api-keys.repository';
 import { ApiKeysService } from '../auth/api-keys.service';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { AuditContext, pendingAudit } from '../audit/audit-context';
 import { AuditService } from '../audit/audit.service';
 import { PendingLocationsRepository } from '../reclaim/pending-locations.repository';
 import { PendingLocations } from '../reclaim/pending-locations.service';
@@ -39,6 +41,7 @@ export class DatabasesService {
     private readonly audit: AuditService,
     private readonly pending: PendingLocations,
     private readonly pendingRepo: PendingLocationsRepository,
+    private readonly uow: UnitOfWork,
   ) {}
 
   async create(name: string, properties: Record<string, string> = {}, rateLimit: RateLimitInput = null): Promise<Database> {
@@ -49,8 +52,12 @@ export class DatabasesService {
     if (await this.pendingRepo.cleanupPending(this.storage.databaseFolder(name, ''))) {
       throw Errors.conflict(`database '${name}' is still being deleted (its storage is being removed); try again shortly`);
     }
-    const row = await this.repo.insert(name, properties, rateLimit);
-    if (!row) throw Errors.conflict(`database '${name}' already exists`);
+    const row = await this.uow.run(async () => {
+      const inserted = await this.repo.insert(name, properties, rateLimit);
+      if (!inserted) throw Errors.conflict(`database '${name}' already exists`);
+      await this.audit.recordWithChange({ databaseId: inserted.id });
+      return inserted;
+    });
     return present(row);
   }
 
@@ -73,7 +80,11 @@ export class DatabasesService {
    */
   async update(name: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput }): Promise<Database> {
     const db = await this.require(name);
-    const row = await this.repo.update(db.id, change);
+    const row = await this.uow.run(async () => {
+      const updated = await this.repo.update(db.id, change);
+      await this.audit.recordWithChange({ databaseId: db.id });
+      return updated;
+    });
     this.keys.forget();
     this.tenancy.forget();
     return present(row);
@@ -87,7 +98,16 @@ export class DatabasesService {
   async delete(name: string, requestId?: string) {
     const db = await this.require(name);
     const v = this.pending.values({ databaseId: db.id, databaseName: db.name, requestId }, this.storage.databaseFolder(db.name, ''), 'cleanup');
-    if (!(await this.repo.deleteRecordingCleanup(db.id, v))) return; // deleted meanwhile by someone else
+    const deleted = await this.uow.run(async () => {
+      if (!(await this.repo.deleteRecordingCleanup(db.id, v))) return false;
+      // The record keeps the id of the database it describes (its trail is no longer listed once it is gone).
+      await this.audit.recordWithChange({ databaseId: db.id });
+      return true;
+    });
+    if (!deleted) {
+      this.audit.nothingChanged(); // deleted meanwhile by someone else
+      return;
+    }
     this.keys.forget();
     this.tenancy.forget();
     await this.pending.cleanUp(this.pending.watch(v));
@@ -96,7 +116,11 @@ export class DatabasesService {
   async issueKey(name: string, role: Role, description?: string, expiresAt?: Date): Promise<IssuedApiKey> {
     if (expiresAt && expiresAt.getTime() <= Date.now()) throw Errors.invalidInput('expires_at must be in the future');
     const db = await this.require(name);
-    const { key, secret } = await this.keys.issue(db.id, role, description, expiresAt);
+    const { key, secret } = await this.uow.run(async () => {
+      const issued = await this.keys.issue(db.id, role, description, expiresAt);
+      await this.audit.recordWithChange({ databaseId: db.id, details: { key_id: issued.key.id, role: issued.key.role } });
+      return issued;
+    });
     return {
       id: key.id,
       api_key: secret,
@@ -125,9 +149,12 @@ export class DatabasesService {
   /** Revokes a key: it stops working at once here, and within AUTH_CACHE_TTL_MS on other replicas. */
   async revokeKey(name: string, id: string) {
     const db = await this.require(name);
-    if (!isUuid(id) || !(await this.keys.revoke(db.id, id))) {
-      throw Errors.notFound(`active API key '${id}' not found in database '${name}'`);
-    }
+    if (!isUuid(id)) throw Errors.notFound(`active API key '${id}' not found in database '${name}'`);
+    await this.uow.run(async () => {
+      if (!(await this.keys.revoke(db.id, id))) throw Errors.notFound(`active API key '${id}' not found in database '${name}'`);
+      await this.audit.recordWithChange({ databaseId: db.id });
+    });
+    this.keys.forget(); // after the commit: no lookup in between may cache the key as still active
   }
 
   async auditTrail(name: string, page: PageRequest): Promise<AuditTrailResponse> {
@@ -142,10 +169,18 @@ export class DatabasesService {
   async bootstrap(): Promise<void> {
     const name = this.config.bootstrapDatabase;
     if (!name || (await this.repo.count()) > 0) return;
-    const row = await this.repo.insert(name, {});
-    if (!row) return; // another replica bootstrapped at the same moment
-    const { key, secret } = await this.keys.issue(row.id, 'write', 'created on first start');
-    await this.audit.record({ databaseId: row.id, databaseName: name, actor: 'bootstrap', action: 'database.create', target: name });
+    // The database, its first key and the record of both commit together.
+    const made = await AuditContext.run(pendingAudit({ databaseName: name, actor: 'bootstrap', action: 'database.create', target: name }), () =>
+      this.uow.run(async () => {
+        const row = await this.repo.insert(name, {});
+        if (!row) return null; // another replica bootstrapped at the same moment
+        const issued = await this.keys.issue(row.id, 'write', 'created on first start');
+        await this.audit.recordWithChange({ databaseId: row.id, details: { key_id: issued.key.id } });
+        return issued;
+      }),
+    );
+    if (!made) return;
+    const { key, secret } = made;
     const file = path.join(this.config.dataDir, 'initial-api-key.json');
     fs.mkdirSync(this.config.dataDir, { recursive: true });
     fs.writeFileSync(file, JSON.stringify({ database: name, api_key: secret, key_id: key.id, role: 'write' }, null, 2) + '\n', {

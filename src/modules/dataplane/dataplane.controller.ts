@@ -117,7 +117,7 @@ export class DataplaneController {
     responses: { 200: { description: 'The table', schema: CreateTableResponse } },
     errors: ARROW_ERRORS,
   })
-  @Audited('table.create', (_b, r) => ({ version: r?.version ?? null }))
+  @Audited('table.create')
   create(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],
@@ -138,6 +138,7 @@ export class DataplaneController {
     responses: { 200: { description: 'Inserted', schema: InsertIntoTableResponse } },
     errors: ARROW_ERRORS,
   })
+  @Audited('table.insert')
   insert(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],
@@ -158,6 +159,7 @@ export class DataplaneController {
     responses: { 200: { description: 'Merged', schema: MergeInsertIntoTableResponse } },
     errors: ARROW_ERRORS,
   })
+  @Audited('table.merge_insert')
   mergeInsert(
     @Tenant() t: TenantContext,
     @ObjectId() id: string[],
@@ -291,7 +293,7 @@ export class DataplaneController {
     responses: { 200: { description: 'Updated', schema: UpdateTableResponse } },
     errors: WITH_CONFLICT,
   })
-  @Audited('table.update', (_b, r) => ({ version: r?.version ?? null }))
+  @Audited('table.update', (b) => ({ predicate: b?.predicate ?? null }))
   update(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(UpdateBody) body: z.output<typeof UpdateBody>) {
     return this.data.update(t, id, body.updates, body.predicate);
   }
@@ -306,7 +308,7 @@ export class DataplaneController {
     responses: { 200: { description: 'Deleted', schema: DeleteFromTableResponse } },
     errors: WITH_CONFLICT,
   })
-  @Audited('table.delete', (b, r) => ({ predicate: b?.predicate ?? null, version: r?.version ?? null }))
+  @Audited('table.delete', (b) => ({ predicate: b?.predicate ?? null }))
   delete(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DeleteBody) body: z.output<typeof DeleteBody>) {
     return this.data.delete(t, id, body.predicate);
   }

@@ -25,6 +25,7 @@ import { TenantContext } from '../tenancy/tenant-context';
 import { BufferedIpc, decodeSchema, IpcFileLayout, readWholeStream, splitStream, streamInChunks } from './arrow-ipc';
 import { CreateIndexRequest, QueryRequest } from './dataplane.schemas';
 import { LanceEngine } from '../../storage/lance-engine';
+import { AuditService } from '../audit/audit.service';
 import { assertEngineSql } from '../../storage/engine-sql';
 import { toEngineQuery } from './query-executor';
 import { columnsOf, distanceOf, planQuery } from './query-plan';
@@ -130,8 +131,27 @@ export class DataplaneService {
     private readonly tables: TablesService,
     private readonly storage: TableStorage,
     private readonly engine: LanceEngine,
+    private readonly audit: AuditService,
   ) {
     this.limits = config.arrow;
+  }
+
+  /**
+   * One engine commit of an audited write, with its audit record written first (the change is in Lance, where no
+   * Postgres transaction can hold both): if the record cannot be written nothing is committed and the request
+   * fails; if the commit fails the record is withdrawn; after the commit it is confirmed with `details`.
+   */
+  private async commit<T>(fn: () => Promise<T>, details: (r: T) => Record<string, unknown>): Promise<T> {
+    const audit = await this.audit.beforeCommit();
+    let r: T;
+    try {
+      r = await fn();
+    } catch (err) {
+      await audit.failed();
+      throw err;
+    }
+    await audit.committed(details(r));
+    return r;
   }
 
   private async written(t: TenantContext, id: string[]): Promise<TableRow> {
@@ -159,10 +179,18 @@ export class DataplaneService {
     if (existing && (await this.tables.hasData(existing))) {
       if (mode === 'create') throw dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));
       const location = this.storage.absolute(existing.location);
-      if (mode === 'existok') return { location, properties: { ...existing.properties } };
+      if (mode === 'existok') {
+        this.audit.nothingChanged();
+        return { location, properties: { ...existing.properties } };
+      }
       const data = await readWholeStream(body, this.limits.bufferedBodyBytes);
       const work = await this.tables.beginInPlace(t, existing);
-      const version = await this.inPlace(work, () => this.engine.create(existing.location, data.file, 'overwrite'));
+      const version = await this.inPlace(work, () =>
+        this.commit(
+          () => this.engine.create(existing.location, data.file, 'overwrite'),
+          (v) => ({ version: v, mode: 'overwrite', num_rows: data.rows }),
+        ),
+      );
       return { location, version, properties: { ...existing.properties } };
     }
     if (existing) {
@@ -171,7 +199,9 @@ export class DataplaneService {
       const work = await this.tables.beginInPlace(t, existing);
       let version: number;
       try {
-        version = await this.inPlace(work, () => this.engine.create(existing.location, data.file, 'create'));
+        version = await this.inPlace(work, () =>
+          this.commit(() => this.engine.create(existing.location, data.file, 'create'), (v) => ({ version: v, num_rows: data.rows })),
+        );
       } catch (err) {
         if (dialect === 'remote' && err instanceof ApiError && err.code === ErrorCode.TableAlreadyExists) {
           throw Errors.tableAlreadyExistsRemote(display(id));
@@ -203,7 +233,8 @@ export class DataplaneService {
         else await this.engine.append(location, file);
       });
       const version = await this.engine.withNative(location, (n) => n.version());
-      await this.tables.registerWritten(t, id, work, properties);
+      // Registering is what makes the table exist: its audit record commits with the catalog row.
+      await this.tables.registerWritten(t, id, work, properties, { version, num_rows: result.rows });
       return {
         name: id[id.length - 1],
         location: this.storage.absolute(location),
@@ -229,14 +260,15 @@ export class DataplaneService {
     const data = await this.bodyFor(work, body);
     return this.inPlace(work, async () => {
       if (!(await this.tables.hasData(row))) {
-        const version = await this.engine.create(row.location, data.file, 'create');
+        const version = await this.commit(() => this.engine.create(row.location, data.file, 'create'), (v) => ({ version: v, num_rows: data.rows }));
         await this.markWrittenQuietly(row);
         return { version, num_inserted_rows: data.rows };
       }
       if (data.batches === 0 && mode === 'append') {
+        this.audit.nothingChanged();
         return { version: await this.engine.withNative(row.location, (n) => n.version()), num_inserted_rows: 0 };
       }
-      const version = await this.engine.append(row.location, data.file, mode);
+      const version = await this.commit(() => this.engine.append(row.location, data.file, mode), (v) => ({ version: v, mode, num_rows: data.rows }));
       return { version, num_inserted_rows: data.rows };
     });
   }
@@ -251,11 +283,18 @@ export class DataplaneService {
 
   private async merge(row: TableRow, opts: MergeOptions, data: BufferedIpc) {
     if (!(await this.tables.hasData(row))) {
-      const version = await this.engine.create(row.location, data.file, 'create');
+      const version = await this.commit(() => this.engine.create(row.location, data.file, 'create'), (v) => ({ version: v, on: opts.on, num_rows: data.rows }));
       await this.markWrittenQuietly(row);
       return { version, num_inserted_rows: data.rows, num_updated_rows: 0, num_deleted_rows: 0 };
     }
-    return this.engine.withNative(row.location, async (n) => {
+    const merged = (r: { version: number; num_inserted_rows: number; num_updated_rows: number; num_deleted_rows: number }) => ({
+      version: r.version,
+      on: opts.on,
+      num_inserted_rows: r.num_inserted_rows,
+      num_updated_rows: r.num_updated_rows,
+      num_deleted_rows: r.num_deleted_rows,
+    });
+    return this.commit(() => this.engine.withNative(row.location, async (n) => {
       let b = n.mergeInsert(opts.on);
       if (opts.whenMatchedUpdateAllFilt) b = b.whenMatchedUpdateAll(opts.whenMatchedUpdateAllFilt);
       else if (opts.whenMatchedUpdateAll) b = b.whenMatchedUpdateAll();
@@ -272,7 +311,7 @@ export class DataplaneService {
         num_deleted_rows: r.numDeletedRows,
         ...(typeof r.numAttempts === 'number' ? { num_attempts: r.numAttempts } : {}),
       };
-    });
+    }), merged);
   }
 
   /** Reads a buffered body for a recorded in-place write; a bad body ends the work (nothing was written). */
@@ -380,20 +419,28 @@ export class DataplaneService {
     });
     assertEngineSql(predicate, 'predicate');
     const row = await this.written(t, id);
-    return this.engine.withNative(row.location, async (n) => {
-      const r = await n.update(predicate?.trim() ? predicate : undefined, pairs);
-      return { rows_updated: r.rowsUpdated, updated_rows: r.rowsUpdated, version: r.version };
-    });
+    return this.commit(
+      () =>
+        this.engine.withNative(row.location, async (n) => {
+          const r = await n.update(predicate?.trim() ? predicate : undefined, pairs);
+          return { rows_updated: r.rowsUpdated, updated_rows: r.rowsUpdated, version: r.version };
+        }),
+      (r) => ({ version: r.version, rows_updated: r.rows_updated }),
+    );
   }
 
   async delete(t: TenantContext, id: string[], predicate: string): Promise<DeleteFromTableResponse> {
     if (!predicate.trim()) throw Errors.invalidInput('delete requires a non-empty predicate');
     assertEngineSql(predicate, 'predicate');
     const row = await this.written(t, id);
-    return this.engine.withNative(row.location, async (n) => {
-      const r = await n.delete(predicate);
-      return { num_deleted_rows: r.numDeletedRows, version: r.version };
-    });
+    return this.commit(
+      () =>
+        this.engine.withNative(row.location, async (n) => {
+          const r = await n.delete(predicate);
+          return { num_deleted_rows: r.numDeletedRows, version: r.version };
+        }),
+      (r) => ({ version: r.version, num_deleted_rows: r.num_deleted_rows }),
+    );
   }
 
   // ---------------------------------------------------------------- indices
@@ -468,7 +515,10 @@ export class DataplaneService {
           throw Errors.invalidInput(`num_partitions (${req.num_partitions}) must not exceed the number of rows (${rows})`);
         }
       }
-      await table.createIndex(req.column, { config, ...(req.name ? { name: req.name } : {}), replace: req.replace ?? true });
+      await this.commit(
+        () => table.createIndex(req.column, { config, ...(req.name ? { name: req.name } : {}), replace: req.replace ?? true }),
+        () => ({}),
+      );
     });
     return {};
   }
@@ -519,7 +569,7 @@ export class DataplaneService {
     const row = await this.written(t, id);
     await this.engine.withTable(row.location, async (table) => {
       if (!(await table.listIndices()).some((i) => i.name === name)) throw Errors.indexNotFound(`index '${name}' not found`);
-      await table.dropIndex(name);
+      await this.commit(() => table.dropIndex(name), () => ({ name }));
     });
     return {};
   }
@@ -542,10 +592,15 @@ export class DataplaneService {
     const row = await this.written(t, id);
     return this.engine.withTable(
       row.location,
-      async (table) => {
-        await table.restore();
-        return { version: await table.version() };
-      },
+      async (table) => ({
+        version: await this.commit(
+          async () => {
+            await table.restore();
+            return table.version();
+          },
+          (v) => ({ version: v }),
+        ),
+      }),
       version,
     );
   }
@@ -554,7 +609,10 @@ export class DataplaneService {
     columns.forEach((c, i) => assertEngineSql(c.expression, `new_columns[${i}].expression`));
     const row = await this.written(t, id);
     return this.engine.withTable(row.location, async (table) => {
-      const r = await table.addColumns(columns.map((c) => ({ name: c.name, valueSql: c.expression })));
+      const r = await this.commit(
+        () => table.addColumns(columns.map((c) => ({ name: c.name, valueSql: c.expression }))),
+        (x) => ({ version: x.version, columns: columns.map((c) => c.name) }),
+      );
       return { version: r.version };
     });
   }
@@ -576,7 +634,9 @@ export class DataplaneService {
       };
     });
     const row = await this.written(t, id);
-    return this.engine.withTable(row.location, async (table) => ({ version: (await table.alterColumns(mapped)).version }));
+    return this.engine.withTable(row.location, async (table) => ({
+      version: (await this.commit(() => table.alterColumns(mapped), (x) => ({ version: x.version, columns: mapped.map((a) => a.path) }))).version,
+    }));
   }
 
   private arrowType(name: string): arrow.DataType {
@@ -605,6 +665,8 @@ export class DataplaneService {
 
   async dropColumns(t: TenantContext, id: string[], columns: string[]): Promise<VersionResponse> {
     const row = await this.written(t, id);
-    return this.engine.withTable(row.location, async (table) => ({ version: (await table.dropColumns(columns)).version }));
+    return this.engine.withTable(row.location, async (table) => ({
+      version: (await this.commit(() => table.dropColumns(columns), (x) => ({ version: x.version }))).version,
+    }));
   }
 }

@@ -48,7 +48,7 @@ export class EnterpriseController {
     responses: { 201: { description: 'Created', schema: EnterpriseCreateTableResponse } },
     errors: ARROW_ERRORS,
   })
-  @Audited('table.create', (_b, r) => ({ version: r?.version ?? null }))
+  @Audited('table.create')
   create(
     @Tenant() t: TenantContext,
     @Param('name') name: string,

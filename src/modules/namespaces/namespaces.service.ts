@@ -5,6 +5,7 @@ import { encodePath } from '../../common/ids';
 import { isString, paginate } from '../../common/pagination';
 import type { CreateNamespaceResponse, DescribeNamespaceResponse, DropNamespaceResponse, ListNamespacesResponse } from '../../common/response-schemas';
 import type { PageRequest } from '../../common/validation/fields';
+import { AuditService } from '../audit/audit.service';
 import { scopeOf, TenantContext } from '../tenancy/tenant-context';
 import { TransactionsService } from '../transactions/transactions.service';
 import { NamespacesRepository } from './namespaces.repository';
@@ -28,11 +29,13 @@ export class NamespacesService {
     private readonly repo: NamespacesRepository,
     private readonly transactions: TransactionsService,
     private readonly uow: UnitOfWork,
+    private readonly audit: AuditService,
   ) {}
 
   async create(t: TenantContext, id: string[], mode: CreateMode, properties: Record<string, string> = {}): Promise<CreateNamespaceResponse> {
     if (id.length === 0) {
       if (mode === 'create') throw Errors.namespaceAlreadyExists('root namespace');
+      this.audit.nothingChanged();
       return { properties: {} };
     }
     const scope = scopeOf(t);
@@ -45,11 +48,15 @@ export class NamespacesService {
       }
       const ns = { path, parentPath, name: id[id.length - 1], properties };
       const inserted = await this.repo.insert(scope, ns);
-      if (inserted) return inserted;
+      if (inserted) {
+        await this.audit.recordWithChange();
+        return inserted;
+      }
       if (mode === 'create') throw Errors.namespaceAlreadyExists(display(id));
       if (mode === 'existok') {
         const existing = await this.repo.find(scope, path);
         if (!existing) throw Errors.concurrentModification(`namespace '${display(id)}' was modified concurrently`);
+        this.audit.nothingChanged();
         return existing;
       }
       // Overwrite: drop the existing namespace with everything in it, then create it afresh, atomically.
@@ -62,6 +69,7 @@ export class NamespacesService {
       }
       const again = await this.repo.insert(scope, ns);
       if (!again) throw Errors.concurrentModification(`namespace '${display(id)}' was modified concurrently`);
+      await this.audit.recordWithChange();
       return again;
     });
     if (cleanup) await this.transactions.runWithinBudget(cleanup.txId, cleanup.locations);
@@ -107,11 +115,15 @@ export class NamespacesService {
       if (o.kind === 'dropped' && o.locations.length > 0) {
         txId = await this.transactions.record(t.database.id, 'drop_namespace', o.locations);
       }
+      if (o.kind === 'dropped') await this.audit.recordWithChange();
       return o;
     });
     switch (outcome.kind) {
       case 'not-found':
-        if (mode === 'skip') return null;
+        if (mode === 'skip') {
+          this.audit.nothingChanged();
+          return null;
+        }
         // docs/rest-contract.md §4.3 rule 1: a missing namespace with mode Fail is a 400 (code: NamespaceNotFound).
         throw new ApiError(400, ErrorCode.NamespaceNotFound, display(id));
       case 'not-empty':

@@ -14,6 +14,7 @@ import type {
   RenameTableResponse,
 } from '../../common/response-schemas';
 import type { PageRequest } from '../../common/validation/fields';
+import { AuditService } from '../audit/audit.service';
 import { NamespacesRepository } from '../namespaces/namespaces.repository';
 import { NamespacesService } from '../namespaces/namespaces.service';
 import { PendingLocationsRepository } from '../reclaim/pending-locations.repository';
@@ -55,6 +56,7 @@ export class TablesService {
     private readonly engine: LanceEngine,
     private readonly pending: PendingLocations,
     private readonly pendingRepo: PendingLocationsRepository,
+    private readonly audit: AuditService,
   ) {}
 
   /** A table row, or 404: TableNotFound, or NamespaceNotFound when the namespace itself is missing. */
@@ -123,11 +125,17 @@ export class TablesService {
    * is handed to the new row in the same transaction. 409 (code 5) when the name was taken meanwhile, 503 when the
    * reclaimer took the location over (this writer's heartbeat had lapsed); the caller then removes what it wrote.
    */
-  async registerWritten(t: TenantContext, id: string[], work: PendingWork, properties: Record<string, string> = {}): Promise<TableRow> {
+  async registerWritten(
+    t: TenantContext,
+    id: string[],
+    work: PendingWork,
+    properties: Record<string, string> = {},
+    auditDetails: Record<string, unknown> = {},
+  ): Promise<TableRow> {
     const { ns, name } = splitTableId(id);
     work.assertHeld();
     const row = await this.uow.run(async () => {
-      const inserted = await this.insert(t, ns, name, work.location, properties, true);
+      const inserted = await this.insert(t, ns, name, work.location, properties, true, auditDetails);
       if (!(await this.pendingRepo.deleteOwned(work.id, this.pending.owner))) {
         throw Errors.serviceUnavailable('this write lost its storage location to the reclaimer before it was registered; retry');
       }
@@ -187,7 +195,10 @@ export class TablesService {
       const values = { namespacePath: encodePath(ns), name, location, properties: body.properties ?? {}, materialized: true };
       const inserted = await this.repo.insert(scope, values);
       if (inserted === 'location-taken') throw this.locationTaken(body.location);
-      if (inserted !== 'name-taken') return inserted;
+      if (inserted !== 'name-taken') {
+        await this.audit.recordWithChange();
+        return inserted;
+      }
       if (body.mode === 'create') throw Errors.tableAlreadyExists(display(id));
       // Overwrite replaces the catalog entry; the previously registered data stays where it is.
       const existing = await this.repo.find(scope, encodePath(ns), name);
@@ -195,6 +206,7 @@ export class TablesService {
       const again = await this.repo.insert(scope, values);
       if (again === 'location-taken') throw this.locationTaken(body.location);
       if (again === 'name-taken') throw Errors.concurrentModification(`table '${display(id)}' was modified concurrently`);
+      await this.audit.recordWithChange();
       return again;
     });
     return { location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
@@ -234,7 +246,11 @@ export class TablesService {
   async drop(t: TenantContext, id: string[]): Promise<DropTableResponse> {
     const { ns, name } = splitTableId(id);
     const v = this.pending.values(originOf(t), '', 'cleanup');
-    const row = await this.repo.deleteRecordingCleanup(scopeOf(t), encodePath(ns), name, v);
+    const row = await this.uow.run(async () => {
+      const removed = await this.repo.deleteRecordingCleanup(scopeOf(t), encodePath(ns), name, v);
+      if (removed) await this.audit.recordWithChange();
+      return removed;
+    });
     if (!row) {
       await this.namespaces.assertExists(t, ns);
       throw Errors.tableNotFound(display(id));
@@ -264,6 +280,7 @@ export class TablesService {
       const r = await this.repo.rename(row.id, encodePath(targetNs), newName);
       if (r === 'exists') throw Errors.tableAlreadyExists(`Destination table '${display([...targetNs, newName])}' already exists`);
       if (r === 'gone') throw Errors.tableNotFound(display(id));
+      await this.audit.recordWithChange();
     });
     return {};
   }
@@ -306,6 +323,7 @@ export class TablesService {
     location: string,
     properties: Record<string, string>,
     materialized: boolean,
+    auditDetails: Record<string, unknown> = {},
   ): Promise<TableRow> {
     const scope = scopeOf(t);
     return this.uow.run(async () => {
@@ -313,13 +331,18 @@ export class TablesService {
       const row = await this.repo.insert(scope, { namespacePath: encodePath(ns), name, location, properties, materialized });
       if (row === 'name-taken') throw Errors.tableAlreadyExists(display([...ns, name]));
       if (row === 'location-taken') throw this.locationTaken(location);
+      await this.audit.recordWithChange({ details: auditDetails });
       return row;
     });
   }
 
   private async removeRow(t: TenantContext, id: string[]): Promise<TableRow> {
     const { ns, name } = splitTableId(id);
-    const row = await this.repo.delete(scopeOf(t), encodePath(ns), name);
+    const row = await this.uow.run(async () => {
+      const removed = await this.repo.delete(scopeOf(t), encodePath(ns), name);
+      if (removed) await this.audit.recordWithChange();
+      return removed;
+    });
     if (row) return row;
     await this.namespaces.assertExists(t, ns);
     throw Errors.tableNotFound(display(id));

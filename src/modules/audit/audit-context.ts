@@ -1,0 +1,39 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** One audit record: who did what to which object, in which database, by which request. */
+export interface AuditEntry {
+  databaseId?: string | null;
+  databaseName: string;
+  actor: string;
+  action: string;
+  target: string;
+  details?: Record<string, unknown>;
+  requestId?: string;
+}
+
+/**
+ * The audit record a request owes, from the moment an @Audited route starts until the change it describes is
+ * recorded. The route declares what is audited (AuditInterceptor fills in who and what); the service that makes
+ * the change decides when: inside the catalog transaction that makes it, or just before the engine commits a data
+ * change. `state` says what became of it, so the interceptor can tell a recorded change from an unrecorded one.
+ */
+export interface PendingAudit {
+  entry: AuditEntry;
+  state: 'pending' | 'written' | 'nothing-changed';
+}
+
+const current = new AsyncLocalStorage<PendingAudit>();
+
+export const AuditContext = {
+  /** Runs `fn` (and everything it awaits) with `pending` as the audit record owed. */
+  run<T>(pending: PendingAudit, fn: () => T): T {
+    return current.run(pending, fn);
+  },
+  /** The record the current request owes, if it is an audited one and has not recorded it yet. */
+  pending(): PendingAudit | undefined {
+    const p = current.getStore();
+    return p?.state === 'pending' ? p : undefined;
+  },
+};
+
+export const pendingAudit = (entry: AuditEntry): PendingAudit => ({ entry, state: 'pending' });
