@@ -103,9 +103,8 @@ export class AuditService {
    * Writes a record on its own, after the change (the route's service recorded nothing itself). Throws when it
    * cannot: an unrecorded change is reported as a failed request rather than forgotten.
    */
-  async recordAfter(p: PendingAudit, details?: Record<string, unknown>): Promise<void> {
-    const databaseId = p.entry.databaseId ?? (await this.databases.findByName(p.entry.databaseName))?.id ?? null;
-    await this.repo.insert(this.row(p.entry, details, databaseId ?? undefined));
+  async recordAfter(p: PendingAudit): Promise<void> {
+    await this.record(p.entry);
     p.state = 'written';
   }
 

@@ -61,9 +61,10 @@ export class PendingWork {
     }
   }
 
-  done(): void {
-    if (!this.end()) return;
-    this.service.forget(this);
+  /** Resolves once the record is deleted (or its deletion failed, leaving it to the reclaimer); callers may not wait. */
+  done(): Promise<void> {
+    if (!this.end()) return Promise.resolve();
+    return this.service.forget(this);
   }
 
   handedOver(): void {
@@ -143,8 +144,9 @@ export class PendingLocations implements OnApplicationShutdown {
   async cleanUp(work: PendingWork): Promise<boolean> {
     return this.track(
       this.storage.remove(work.location).then(
-        () => {
-          work.done();
+        // The record goes before the answer: a name re-created right after must not find it still pending.
+        async () => {
+          await work.done();
           return true;
         },
         (err: unknown) => {
@@ -167,11 +169,14 @@ export class PendingLocations implements OnApplicationShutdown {
   }
 
   /** @internal Deletes a finished record; a failure only leaves it for the reclaimer, which finds nothing to do. */
-  forget(work: PendingWork): void {
-    void this.track(
-      this.repo.deleteOwned(work.id, this.replica.id).catch((err: unknown) => {
-        this.log.warn(`could not delete the pending record of ${work.location}: ${(err as Error).message}`);
-      }),
+  forget(work: PendingWork): Promise<void> {
+    return this.track(
+      this.repo.deleteOwned(work.id, this.replica.id).then(
+        () => undefined,
+        (err: unknown) => {
+          this.log.warn(`could not delete the pending record of ${work.location}: ${(err as Error).message}`);
+        },
+      ),
     );
   }
 
