@@ -47,7 +47,11 @@ import {
   UpdateBody,
   VersionBody,
 } from './dataplane.schemas';
-import { DataplaneService, Dialect } from './dataplane.service';
+import { Dialect } from './dataplane.types';
+import { TableIndicesService } from './table-indices.service';
+import { TableReadsService } from './table-reads.service';
+import { TableSchemaService } from './table-schema.service';
+import { TableWritesService } from './table-writes.service';
 
 /**
  * The raw request body of an Arrow route: never parsed or buffered by the framework (see app.ts). If the service
@@ -102,7 +106,12 @@ function timeoutMs(req: FastifyRequest): number | undefined {
  */
 @Controller('v1')
 export class DataplaneController {
-  constructor(private readonly data: DataplaneService) {}
+  constructor(
+    private readonly indices: TableIndicesService,
+    private readonly reads: TableReadsService,
+    private readonly schema: TableSchemaService,
+    private readonly writes: TableWritesService,
+  ) {}
 
   @Post('table/:id/create')
   @Operation({
@@ -125,7 +134,7 @@ export class DataplaneController {
     @ArrowStream('The rows, as an Arrow IPC stream (the content type is not required).') rows: AsyncIterable<Buffer>,
     @Req() req: FastifyRequest,
   ) {
-    return this.data.create(t, id, q.mode, rows, dialectOf(req), q.properties);
+    return this.writes.create(t, id, q.mode, rows, dialectOf(req), q.properties);
   }
 
   @Post('table/:id/insert')
@@ -145,7 +154,7 @@ export class DataplaneController {
     @ValidQuery(InsertQuery) q: z.output<typeof InsertQuery>,
     @ArrowStream('The rows, as an Arrow IPC stream.') rows: AsyncIterable<Buffer>,
   ) {
-    return this.data.insert(t, id, q.mode, rows);
+    return this.writes.insert(t, id, q.mode, rows);
   }
 
   @Post('table/:id/merge_insert')
@@ -167,7 +176,7 @@ export class DataplaneController {
     @ArrowStream('The source rows, as an Arrow IPC stream.') rows: AsyncIterable<Buffer>,
     @Req() req: FastifyRequest,
   ) {
-    return this.data.mergeInsert(
+    return this.writes.mergeInsert(
       t,
       id,
       {
@@ -202,7 +211,7 @@ export class DataplaneController {
     @ValidBody(CountRowsBody) body: z.output<typeof CountRowsBody>,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const r = await this.data.countRows(t, id, body.predicate ?? body.filter, body.version);
+    const r = await this.reads.countRows(t, id, body.predicate ?? body.filter, body.version);
     reply.header('x-lancedb-version', String(r.version)).type('application/json');
     return JSON.stringify(r.count);
   }
@@ -225,7 +234,7 @@ export class DataplaneController {
     @ValidQuery(CountRowsQuery) q: z.output<typeof CountRowsQuery>,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const r = await this.data.countRows(t, id, q.predicate, q.version);
+    const r = await this.reads.countRows(t, id, q.predicate, q.version);
     reply.header('x-lancedb-version', String(r.version)).type('application/json');
     return JSON.stringify(r.count);
   }
@@ -257,7 +266,7 @@ export class DataplaneController {
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const r = await this.data.query(t, id, body, timeoutMs(req));
+    const r = await this.reads.query(t, id, body, timeoutMs(req));
     reply.header('x-lancedb-version', String(r.version)).type(ARROW_FILE_TYPE);
     return r.body;
   }
@@ -278,7 +287,7 @@ export class DataplaneController {
     @ValidBody(ExplainBody) body: z.output<typeof ExplainBody>,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const plan = await this.data.explainPlan(t, id, body.query, body.verbose ?? false);
+    const plan = await this.reads.explainPlan(t, id, body.query, body.verbose ?? false);
     reply.type('application/json');
     return JSON.stringify(plan);
   }
@@ -295,7 +304,7 @@ export class DataplaneController {
   })
   @Audited('table.update', (b) => ({ predicate: b?.predicate ?? null }))
   update(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(UpdateBody) body: z.output<typeof UpdateBody>) {
-    return this.data.update(t, id, body.updates, body.predicate);
+    return this.writes.update(t, id, body.updates, body.predicate);
   }
 
   @Post('table/:id/delete')
@@ -310,7 +319,7 @@ export class DataplaneController {
   })
   @Audited('table.delete', (b) => ({ predicate: b?.predicate ?? null }))
   delete(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DeleteBody) body: z.output<typeof DeleteBody>) {
-    return this.data.delete(t, id, body.predicate);
+    return this.writes.delete(t, id, body.predicate);
   }
 
   @Post('table/:id/create_index')
@@ -326,7 +335,7 @@ export class DataplaneController {
   })
   @Audited('table.create_index', (b) => ({ column: b?.column ?? null, index_type: b?.index_type ?? null }))
   createIndex(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(CreateIndexBody) body: z.output<typeof CreateIndexBody>) {
-    return this.data.createIndex(t, id, body);
+    return this.indices.createIndex(t, id, body);
   }
 
   @Post('table/:id/index/list')
@@ -339,7 +348,7 @@ export class DataplaneController {
     errors: CATALOG_ERRORS,
   })
   listIndices(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(VersionBody) body: z.output<typeof VersionBody>) {
-    return this.data.listIndices(t, id, body.version);
+    return this.indices.listIndices(t, id, body.version);
   }
 
   @Post('table/:id/index/:name/stats')
@@ -358,7 +367,7 @@ export class DataplaneController {
     @Param('name') name: string,
     @ValidBody(VersionBody) body: z.output<typeof VersionBody>,
   ) {
-    return this.data.indexStats(t, id, name, body.version);
+    return this.indices.indexStats(t, id, name, body.version);
   }
 
   @Post('table/:id/index/:name/drop')
@@ -374,7 +383,7 @@ export class DataplaneController {
   })
   @Audited('table.drop_index')
   dropIndex(@Tenant() t: TenantContext, @ObjectId() id: string[], @Param('name') name: string) {
-    return this.data.dropIndex(t, id, name);
+    return this.indices.dropIndex(t, id, name);
   }
 
   @Post('table/:id/version/list')
@@ -388,7 +397,7 @@ export class DataplaneController {
     errors: CATALOG_ERRORS,
   })
   listVersions(@Tenant() t: TenantContext, @ObjectId() id: string[]) {
-    return this.data.listVersions(t, id);
+    return this.schema.listVersions(t, id);
   }
 
   @Post('table/:id/restore')
@@ -404,7 +413,7 @@ export class DataplaneController {
   })
   @Audited('table.restore', (b) => ({ version: b?.version ?? null }))
   restore(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(VersionBody) body: z.output<typeof VersionBody>) {
-    return this.data.restore(t, id, body.version);
+    return this.schema.restore(t, id, body.version);
   }
 
   @Post('table/:id/add_columns')
@@ -419,7 +428,7 @@ export class DataplaneController {
   })
   @Audited('table.add_columns')
   addColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(AddColumnsBody) body: z.output<typeof AddColumnsBody>) {
-    return this.data.addColumns(t, id, body.new_columns);
+    return this.schema.addColumns(t, id, body.new_columns);
   }
 
   @Post('table/:id/alter_columns')
@@ -434,7 +443,7 @@ export class DataplaneController {
   })
   @Audited('table.alter_columns')
   alterColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(AlterColumnsBody) body: z.output<typeof AlterColumnsBody>) {
-    return this.data.alterColumns(t, id, body.alterations);
+    return this.schema.alterColumns(t, id, body.alterations);
   }
 
   @Post('table/:id/drop_columns')
@@ -449,6 +458,6 @@ export class DataplaneController {
   })
   @Audited('table.drop_columns', (b) => ({ columns: b?.columns ?? null }))
   dropColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DropColumnsBody) body: z.output<typeof DropColumnsBody>) {
-    return this.data.dropColumns(t, id, body.columns);
+    return this.schema.dropColumns(t, id, body.columns);
   }
 }

@@ -5,7 +5,11 @@ import { AuthModule } from '../auth/auth.module';
 import { TablesModule } from '../tables/tables.module';
 import { ThrottlingModule } from '../throttling/throttling.module';
 import { DataplaneController } from './dataplane.controller';
-import { DataplaneService } from './dataplane.service';
+import { DataTables } from './data-tables.service';
+import { TableIndicesService } from './table-indices.service';
+import { TableReadsService } from './table-reads.service';
+import { TableSchemaService } from './table-schema.service';
+import { TableWritesService } from './table-writes.service';
 import { EnterpriseController } from './enterprise.controller';
 import { PhalanxVersionInterceptor } from './phalanx-version.interceptor';
 
@@ -13,6 +17,6 @@ import { PhalanxVersionInterceptor } from './phalanx-version.interceptor';
 @Module({
   imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule],
   controllers: [DataplaneController, EnterpriseController],
-  providers: [DataplaneService, { provide: APP_INTERCEPTOR, useClass: PhalanxVersionInterceptor }],
+  providers: [DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, { provide: APP_INTERCEPTOR, useClass: PhalanxVersionInterceptor }],
 })
 export class DataplaneModule {}

@@ -10,14 +10,14 @@ import { ARROW_ERRORS, CATALOG_ERRORS, Operation } from '../openapi/operation.de
 import { Tenant, TenantContext } from '../tenancy/tenant-context';
 import { TablesService } from '../tables/tables.service';
 import { ArrowStream } from './dataplane.controller';
-import { DataplaneService } from './dataplane.service';
+import { TableWritesService } from './table-writes.service';
 
 /** The extended edition's routes (docs/rest-contract.md §4.7): list tables, create a table from a streamed Arrow body. */
 @Controller('v1/tables')
 export class EnterpriseController {
   constructor(
     private readonly tables: TablesService,
-    private readonly data: DataplaneService,
+    private readonly writes: TableWritesService,
   ) {}
 
   /** Like §4.6: every table of the database as full identifiers, keyset-paginated. */
@@ -55,6 +55,6 @@ export class EnterpriseController {
     @ArrowStream('The rows, as an Arrow IPC stream.') rows: AsyncIterable<Buffer>,
   ) {
     assertName(name, 'table name');
-    return this.data.createStreamed(t, [name], rows, 'spec');
+    return this.writes.createStreamed(t, [name], rows, 'spec');
   }
 }
