@@ -43,7 +43,7 @@ import { SupervisedGateway } from './helpers/supervised-gateway';
  * TEST_CATALOGS replay the same run. FUZZ_HANG_MS is the per-request liveness bound.
  */
 const SEED = process.env.FUZZ_SEED ?? 'issue-9';
-const TOTAL = positiveInt(process.env.FUZZ_COUNT, 3000);
+const TOTAL = positiveInt(process.env.FUZZ_COUNT, 6000);
 const HANG_MS = positiveInt(process.env.FUZZ_HANG_MS, 30_000);
 const PER_CATALOG = Math.ceil(TOTAL / Math.max(1, CATALOG_KINDS.length));
 /** About a tenth of each run goes to malformed HTTP on raw sockets. */
@@ -105,6 +105,8 @@ interface Offender {
   answer: string;
   /** What grouping goes by (the error code or detail, without ids). */
   cause: string;
+  /** The request id of a 500 (to find its logged cause). */
+  instance?: string;
 }
 
 /** What an offender record says about the request. */
@@ -177,6 +179,8 @@ interface Keys {
 class RequestMaker {
   private readonly schemas: SchemaFuzzer;
   private readonly arrowBases = baseArrowStreams();
+  /** The operations, those with an Arrow body three times: untrusted binary input is where a crash hides. */
+  private readonly weightedOps: Operation[];
 
   constructor(
     private readonly ops: Operation[],
@@ -185,22 +189,27 @@ class RequestMaker {
     private readonly locations: string[],
   ) {
     this.schemas = new SchemaFuzzer(components);
+    this.weightedOps = ops.flatMap((op) => (op.body === 'arrow' ? [op, op, op] : [op]));
   }
 
   /** Request #index of the HTTP phase: a function of the seed and the index only. */
   make(index: number): FuzzRequest {
     const rng = new Prng(SEED, `http/${index}`);
-    const op = rng.pick(this.ops);
+    const op = rng.pick(this.weightedOps);
     const method = rng.weighted<() => string>([
       [78, () => op.method],
       [12, () => rng.pick(OTHER_METHODS)],
       [10, () => 'HEAD'],
     ])();
     const isAdmin = op.template.startsWith('/admin/');
+    // Arrow bodies are decoded only after authentication: most of them carry a credential that gets them there.
+    const toDecoder = op.body === 'arrow' && method === op.method && rng.chance(0.7);
 
-    const credential = isAdmin
-      ? rng.weighted<string>([[45, 'operator'], [20, 'admin'], [8, 'read'], [7, 'foreign'], [10, 'none'], [10, 'garbage']])
-      : rng.weighted<string>([[50, 'admin'], [15, 'read'], [10, 'foreign'], [5, 'operator'], [8, 'none'], [7, 'garbage'], [5, 'bearer']]);
+    const credential = toDecoder
+      ? 'admin'
+      : isAdmin
+        ? rng.weighted<string>([[45, 'operator'], [20, 'admin'], [8, 'read'], [7, 'foreign'], [10, 'none'], [10, 'garbage']])
+        : rng.weighted<string>([[50, 'admin'], [15, 'read'], [10, 'foreign'], [5, 'operator'], [8, 'none'], [7, 'garbage'], [5, 'bearer']]);
 
     // Path parameters.
     let idParts: string[] = [];
@@ -262,7 +271,7 @@ class RequestMaker {
     if (credential === 'bearer') headers.push(['authorization', rng.pick(['Bearer eyJhbGciOiJub25lIn0.eyJkYXRhYmFzZXMiOiIqIn0.', 'Bearer FUZZ', 'Basic Zm9vOmJhcg==', `Bearer ${'A'.repeat(9000)}`, 'Bearer'])]);
     if (!isAdmin || rng.chance(0.2)) {
       const db = rng.weighted<() => string | undefined>([
-        [75, () => FUZZED],
+        [toDecoder ? 1000 : 75, () => FUZZED],
         [7, () => NEIGHBOUR],
         [6, () => HONEST],
         [4, () => undefined],
@@ -548,20 +557,23 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
   /** Checks one answer against the promises above. */
   function judge(req: ReqInfo, r: RawResponse): void {
     statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-    if (r.status >= 500) record('5xx', req, r.status, snippet(r.body, 400), causeOf(r.body));
+    if (r.status >= 500) {
+      record('5xx', req, r.status, snippet(r.body, 400), causeOf(r.body));
+      offenders[offenders.length - 1].instance = r.headers['x-request-id'];
+    }
     const fault = problemBodyFault(r);
     if (fault) record('problem-body', req, r.status, `${fault}: ${snippet(r.body, 300)}`, `${fault.replace(/ \(.*?\)/g, '')}: ${causeOf(r.body)}`);
     if (req.method === 'HEAD' && (r.bytesAfterHead ?? 0) > 0) record('head-body', req, r.status, `${r.bytesAfterHead} body bytes after the head of a HEAD answer`);
   }
 
   /** After a request went unanswered: did the process die, or stop answering? Then it is started again. */
-  async function checkAlive(req: ReqInfo): Promise<void> {
+  async function checkAlive(req: ReqInfo): Promise<boolean> {
     let alive = gw.alive;
     if (alive) {
       const probe = await rawExchange('127.0.0.1', gw.portNumber, [`GET /healthz HTTP/1.1\r\nhost: ${hostPort()}\r\nconnection: close\r\n\r\n`], { timeoutMs: HANG_MS });
       alive = probe.responses[0]?.status === 200;
     }
-    if (alive) return;
+    if (alive) return true;
     // Wait for the exit to be reported (an abort takes a moment), or kill a process that no longer answers.
     for (let i = 0; i < 50 && gw.alive; i++) await new Promise((r) => setTimeout(r, 100));
     const unresponsive = gw.alive;
@@ -572,9 +584,11 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
       unresponsive ? 'unresponsive' : 'crash',
       req,
       undefined,
-      unresponsive ? '/healthz did not answer either: the process was killed and started again' : `process exited (code ${death?.code}, signal ${death?.signal}); last output:\n${death?.tail ?? ''}`,
+      (unresponsive ? '/healthz did not answer either: the process was killed and started again' : `process exited (code ${death?.code}, signal ${death?.signal}); last output:\n${death?.tail ?? ''}`) +
+        (req.body !== undefined && req.body.length <= 65536 ? `\n     the request body, base64 (a fixture for a targeted test): ${Buffer.from(req.body).toString('base64')}` : ''),
       unresponsive ? 'unresponsive' : `exit code ${death?.code} signal ${death?.signal}: ${/heap out of memory|FATAL ERROR[^\n]*|panicked[^\n]*/.exec(death?.tail ?? '')?.[0] ?? ''}`,
     );
+    return false;
   }
 
   async function exchange(req: FuzzRequest, chunked: boolean): Promise<void> {
@@ -582,15 +596,16 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
     const r = res.responses[0];
     if (r) judge(req, r);
     if (res.errorWhileWriting || (res.error && !r)) {
+      // A process that died is reported as such (with the request that killed it), not as a dropped connection.
+      if (!(await checkAlive(req))) return;
       const when = res.errorWhileWriting
         ? `while the request was being sent: the server closed without reading it${r ? ` (a ${r.status} had arrived, which most clients never read)` : ''}`
         : 'before any answer';
       record('dropped', req, r?.status, `socket ${res.error} ${when}`, `socket ${res.error} ${res.errorWhileWriting ? 'while sending' : 'before any answer'}`);
-      await checkAlive(req);
     } else if (!r) {
+      if (!(await checkAlive(req))) return;
       if (res.outcome === 'timeout') record('hang', req, undefined, `no answer within ${HANG_MS} ms`, 'no answer');
       else record('dropped', req, undefined, `connection closed without an answer (${res.received.length} bytes: ${snippet(res.received, 120)})`, 'closed without an answer');
-      await checkAlive(req);
     }
   }
 
@@ -776,6 +791,16 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
     }
 
     const rawSeconds = (Date.now() - started) / 1000 - httpSeconds;
+    // A 500 says only "internal error": the gateway's log says why (grouping then tells the causes apart).
+    await new Promise((r) => setTimeout(r, 200)); // the last log lines are still in the pipe
+    for (const o of offenders) {
+      if (o.kind !== '5xx' || !o.instance) continue;
+      const logged = gw.loggedError(o.instance);
+      if (logged) {
+        o.cause = `${o.cause}; logged: ${logged.replace(/\/\S+\/(node_modules|registry\/src)\/\S+/g, '…').slice(0, 160)}`;
+        o.answer = `${o.answer}\n     logged: ${logged.slice(0, 400)}`;
+      }
+    }
     const line = `fuzz [${kind}] seed=${JSON.stringify(SEED)}: ${sent} HTTP requests over ${templates} operations (${httpSeconds.toFixed(0)} s) + ${rawSent} raw-socket cases (${rawSeconds.toFixed(0)} s); ` +
       `statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}; ${offenders.length} offenders${stoppedEarly ? `; ${stoppedEarly}` : ''}`;
     console.log(line);
@@ -869,7 +894,7 @@ function causeOf(body: Buffer | string): string {
   let cause = text;
   try {
     const b = JSON.parse(text);
-    cause = typeof b?.code === 'string' ? `${b.code} (${b.message ?? b.error ?? ''})` : String(b?.detail ?? b?.message ?? text);
+    cause = typeof b?.code === 'string' ? b.code : String(b?.detail ?? b?.message ?? text);
   } catch {
     /* not JSON: the text itself */
   }

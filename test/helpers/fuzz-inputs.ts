@@ -154,6 +154,12 @@ export const WRONG_TYPES: readonly unknown[] = [
   { 'a\u0000': 'b' },
 ];
 
+/** One of WRONG_TYPES, as a fresh copy (the list's objects are shared; a body must never modify them). */
+export function wrongType(rng: Prng): unknown {
+  const v = rng.pick(WRONG_TYPES);
+  return v !== null && typeof v === 'object' ? JSON.parse(JSON.stringify(v)) : v;
+}
+
 /** Percent-encoding of a string's UTF-16 code units as UTF-8 — and lone surrogates as their 3-byte form (WTF-8). */
 export function wtf8(s: string): Buffer {
   const out: number[] = [];
@@ -423,7 +429,7 @@ export class SchemaFuzzer {
       case 'null':
         return null;
       default:
-        return rng.chance(0.5) ? {} : rng.pick(WRONG_TYPES);
+        return rng.chance(0.5) ? {} : wrongType(rng);
     }
   }
 
@@ -441,7 +447,8 @@ export class SchemaFuzzer {
       [3, 'big-number'],
       [2, 'encoding'],
     ]);
-    const value = this.generate(rng, schema, ctx);
+    // A copy: nothing generated may share objects with the pools above (a mutation would change later requests).
+    const value = JSON.parse(JSON.stringify(this.generate(rng, schema, ctx)) ?? 'null');
     const obj: Record<string, unknown> = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
     const json = (v: unknown) => Buffer.from(JSON.stringify(v) ?? 'null', 'utf8');
     switch (kind) {
@@ -451,9 +458,9 @@ export class SchemaFuzzer {
         const props = Object.keys(this.resolve(schema).properties ?? {});
         const keys = Object.keys(obj);
         const how = rng.pick(['wrong-type', 'drop-required', 'unknown-field', 'proto', 'long-string', 'many-keys']);
-        if (how === 'wrong-type' && (keys.length || props.length)) obj[rng.pick(keys.length ? keys : props)] = rng.pick(WRONG_TYPES);
+        if (how === 'wrong-type' && (keys.length || props.length)) obj[rng.pick(keys.length ? keys : props)] = wrongType(rng);
         else if (how === 'drop-required' && keys.length) delete obj[rng.pick(keys)];
-        else if (how === 'unknown-field') obj[rng.chance(0.5) ? 'fz_unknown' : hostile(rng)] = rng.pick(WRONG_TYPES);
+        else if (how === 'unknown-field') obj[rng.chance(0.5) ? 'fz_unknown' : hostile(rng)] = wrongType(rng);
         else if (how === 'proto') {
           const text = JSON.stringify(obj).replace(/^\{/, '{"__proto__":{"isAdmin":true,"role":"admin"},"constructor":{"prototype":{"polluted":"FUZZ"}},').replace(/,\}$/, '}');
           return { text: Buffer.from(text), note: 'mutated:proto' };
@@ -559,8 +566,8 @@ export function baseArrowStreams(): Buffer[] {
 export function arrowBody(rng: Prng, bases: Buffer[]): { body: Buffer; note: string } {
   const base = rng.pick(bases);
   const kind = rng.weighted<string>([
-    [30, 'valid'],
-    [35, 'flip'],
+    [25, 'valid'],
+    [45, 'flip'],
     [10, 'truncate'],
     [5, 'random'],
     [4, 'empty'],
@@ -574,12 +581,14 @@ export function arrowBody(rng: Prng, bases: Buffer[]): { body: Buffer; note: str
       return { body: base, note: 'arrow:valid' };
     case 'flip': {
       const b = Buffer.from(base);
-      const n = rng.int(1, 4);
+      const n = rng.pick([1, 2, 2, 3, 4]);
       const where: number[] = [];
-      // The schema message is the first ~300 bytes: flatbuffer offsets and lengths live there.
-      const span = rng.chance(0.6) ? Math.min(b.length, 320) : b.length;
+      // Mostly inside the schema message's metadata (after the 8-byte prefix): its flatbuffer offsets, vector
+      // lengths and field counts are what a decoder trusts.
+      const metaEnd = Math.min(b.length, 8 + b.readUInt32LE(4));
+      const [from, to] = rng.chance(0.7) ? [8, metaEnd - 1] : [0, b.length - 1];
       for (let i = 0; i < n; i++) {
-        const at = rng.int(0, span - 1);
+        const at = rng.int(from, to);
         b[at] = rng.pick([0x00, 0xff, 0x7f, 0x80, rng.int(0, 255), b[at] ^ (1 << rng.int(0, 7))]);
         where.push(at);
       }

@@ -18,6 +18,8 @@ export class SupervisedGateway {
   private child?: ChildProcess;
   private port = 0;
   private output: string[] = [];
+  /** Every line the processes wrote (bounded), to find the logged cause of a 500 by its request id. */
+  private readonly lines: string[] = [];
   /** Every unplanned exit, oldest first. */
   readonly deaths: Death[] = [];
   private stopping = false;
@@ -54,20 +56,52 @@ export class SupervisedGateway {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     this.child = child;
-    const keep = (b: Buffer) => {
-      for (const line of b.toString('utf8').split('\n')) if (line.trim()) this.output.push(line.slice(0, 2000));
-      if (this.output.length > 60) this.output.splice(0, this.output.length - 60);
-      if (process.env.TEST_LOGS) process.stderr.write(b);
+    // Whole lines only: a chunk may end in the middle of one (the engine writes its panics in pieces).
+    const keeper = () => {
+      let partial = '';
+      return (b: Buffer) => {
+        const parts = (partial + b.toString('utf8')).split('\n');
+        partial = parts.pop() ?? '';
+        for (const line of parts) {
+          if (!line.trim()) continue;
+          this.output.push(line.slice(0, 2000));
+          if (this.lines.length < 50_000) this.lines.push(line.slice(0, 50_000));
+        }
+        if (this.output.length > 60) this.output.splice(0, this.output.length - 60);
+        if (process.env.TEST_LOGS) process.stderr.write(b);
+      };
     };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
+    child.stdout?.on('data', keeper());
+    child.stderr?.on('data', keeper());
     child.on('exit', (code, signal) => {
-      if (!this.stopping) this.deaths.push({ code, signal, tail: this.output.slice(-25).join('\n') });
+      if (!this.stopping) this.deaths.push({ code, signal, tail: this.output.filter((l) => !/^\s+(\d+:|at) /.test(l)).slice(-12).join('\n') });
     });
     await new Promise<void>((resolve, reject) => {
       child.once('message', () => resolve());
       child.once('exit', (code) => reject(new Error(`gateway process exited with ${code} while starting:\n${this.output.join('\n')}`)));
     });
+  }
+
+  /**
+   * The first line of the error the gateway logged for request `requestId` (the `instance` of its 500 answer): the
+   * error line logged just before the request's own log line.
+   */
+  loggedError(requestId: string): string | undefined {
+    const at = this.lines.findIndex((l) => l.includes(`"reqId":"${requestId}"`));
+    for (let i = at - 1; at > 0 && i >= Math.max(0, at - 40); i--) {
+      if (!this.lines[i].includes('"context":"Errors"')) continue;
+      let msg: string;
+      try {
+        msg = String(JSON.parse(this.lines[i]).msg);
+      } catch {
+        msg = this.lines[i];
+      }
+      // A Postgres error inside a Prisma one: its SQLSTATE and message say more than the first line.
+      const pg = /Code: `(\w+)`\. Message: `([^`]*)`/.exec(msg);
+      if (pg) return `${msg.split(':')[0]}: Postgres ${pg[1]} ${pg[2]}`;
+      return msg.split('\n').find((l) => l.trim()) ?? msg;
+    }
+    return undefined;
   }
 
   /** Kills a process that no longer answers (recorded as a death), then starts a new one. */
