@@ -39,8 +39,11 @@ import { SupervisedGateway } from './helpers/supervised-gateway';
  *    shows nothing of the fuzzer.
  *
  * FUZZ_SEED (default below) and FUZZ_COUNT (requests per run, split over the catalogs in TEST_CATALOGS) reproduce or
- * widen a run: request #i depends only on the seed and i, and requests run one at a time, so the same seed and
- * TEST_CATALOGS replay the same run. FUZZ_HANG_MS is the per-request liveness bound.
+ * widen a run: request #i depends only on the seed and i, and the HTTP phase sends one request at a time, so the
+ * same seed and TEST_CATALOGS replay the same run (raw-socket case #i likewise; those run four at a time, each on
+ * its own connection). FUZZ_HANG_MS is the per-request liveness bound. A failure prints the seed, the grouped
+ * causes (with the gateway's logged error for each 500) and the first offenders in full; a request that killed the
+ * process is printed with its body in base64, ready to become a fixture.
  */
 const SEED = process.env.FUZZ_SEED ?? 'issue-9';
 const TOTAL = positiveInt(process.env.FUZZ_COUNT, 6000);
