@@ -46,7 +46,7 @@ import { SupervisedGateway } from './helpers/supervised-gateway';
  * process is printed with its body in base64, ready to become a fixture.
  */
 const SEED = process.env.FUZZ_SEED ?? 'issue-9';
-const TOTAL = positiveInt(process.env.FUZZ_COUNT, 6000);
+const TOTAL = positiveInt(process.env.FUZZ_COUNT, 5000);
 const HANG_MS = positiveInt(process.env.FUZZ_HANG_MS, 30_000);
 const PER_CATALOG = Math.ceil(TOTAL / Math.max(1, CATALOG_KINDS.length));
 /** About a tenth of each run goes to malformed HTTP on raw sockets. */
