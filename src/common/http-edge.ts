@@ -71,13 +71,14 @@ const ANSWERED = Symbol('lgw.clientErrorAnswered');
 /**
  * Whether the request the parser refused is a HEAD request, from the bytes it was reading: the last request line in
  * them (a connection may carry earlier requests). When the request line is not among them (headers arriving in
- * several reads), it is taken as not HEAD.
+ * several reads), it is taken as not HEAD. The target is matched as any bytes but CR/LF: a request line refused for
+ * its target (raw bytes such as 0xA0, which read as latin1 is a white-space character) is still recognised.
  */
 export function isHeadRequest(raw: Buffer | undefined): boolean {
   if (!raw || raw.length === 0) return false;
   const text = raw.toString('latin1');
   let method: string | undefined;
-  for (const m of text.matchAll(/(?:^|\n)([A-Z]+) \S+ HTTP\/\d\.\d\r?\n/g)) method = m[1];
+  for (const m of text.matchAll(/(?:^|\n)([A-Z]+) [^\r\n]+ HTTP\/\d\.\d\r?\n/g)) method = m[1];
   return method === 'HEAD';
 }
 
@@ -143,15 +144,34 @@ export function installHttpEdge(fastify: FastifyInstance, opts: { ignoreTrailing
  * makes the kernel reset the connection, so the client sees EPIPE / ECONNRESET instead of the answer. Instead the
  * rest of the body is read and discarded (up to UNREAD_BODY_DRAIN_BYTES), keeping the connection; past the bound the
  * connection is cut.
+ *
+ * A request that itself asked for `Connection: close` (or came as HTTP/1.0) still gets its connection closed after
+ * the answer, which Node does at once (socket.destroySoon) — the same reset. For such a connection only the sending
+ * side is ended when the answer is out (the client reads the answer and the end of the stream), and the socket is
+ * closed once the body has been drained, cut or abandoned.
  */
 function drainUnreadBody(raw: IncomingMessage, reply: FastifyReply): void {
   if (raw.complete || raw.readableEnded || raw.destroyed || (raw as { [DRAINING]?: true })[DRAINING]) return;
   (raw as { [DRAINING]?: true })[DRAINING] = true;
   if (String(reply.getHeader('connection') ?? '').toLowerCase() === 'close') reply.removeHeader('connection');
+  const socket = raw.socket as Socket | null;
+  let closeWhenDrained = false;
+  if (socket) {
+    // Node's http server ends a connection whose answer was its last with socket.destroySoon(); half-close instead.
+    (socket as { destroySoon?: () => void }).destroySoon = () => {
+      closeWhenDrained = true;
+      if (socket.writable) socket.end();
+    };
+  }
   let seen = 0;
   const cut = () => raw.socket?.destroy();
   const idle = setTimeout(cut, UNREAD_BODY_IDLE_MS).unref();
-  const done = () => clearTimeout(idle);
+  const done = () => {
+    clearTimeout(idle);
+    if (!socket) return;
+    delete (socket as { destroySoon?: () => void }).destroySoon; // back to net.Socket's own
+    if (closeWhenDrained) (socket as unknown as { destroySoon(): void }).destroySoon();
+  };
   raw.on('data', (chunk: Buffer) => {
     seen += chunk.length;
     if (seen > UNREAD_BODY_DRAIN_BYTES) {
