@@ -85,7 +85,7 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
   },
   { name: 'duplicate-field', test: /Duplicate field name/, to: badRequest },
   // The request's bytes are not an Arrow IPC stream the engine can read (before any storage-failure row below).
-  { name: 'bad-arrow', test: /Failed to read IPC file|Arrow error: (?:Parser|Invalid argument|Io) error|Ipc error/i, to: badRequest },
+  { name: 'bad-arrow', test: /Failed to read (?:record batch from )?IPC file|Arrow error: (?:Parser|Invalid argument|Io) error|Ipc error/i, to: badRequest },
   // Parameters the engine cannot work with (e.g. more IVF partitions than rows).
   { name: 'unprocessable', test: /Unprocessable: |Not enough rows to train/i, to: badRequest },
   // Storage failing under the engine: nothing the caller can change.

@@ -112,6 +112,12 @@ const CASES: Case[] = [
   },
   // bad-arrow
   { what: 'create from bytes that are no IPC file', message: 'Failed to read IPC file: Arrow error: Parser error: Arrow file does not contain correct footer', rule: 'bad-arrow', answer: [400, 13] },
+  {
+    what: 'insert whose body has an out-of-bounds offset (found by the fuzz test, seed issue-9 #4225)',
+    message: 'Failed to read record batch from IPC file: Invalid argument error: Offset invariant failure: offset at position 19 out of bounds: 65394 > 120',
+    rule: 'bad-arrow',
+    answer: [400, 13],
+  },
   { what: 'add of garbage bytes', message: 'Failed to read IPC file: Arrow error: Io error: invalid seek to a negative or overflowing position', rule: 'bad-arrow', answer: [400, 13] },
   // unprocessable
   {
