@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,6 +12,7 @@ import { PrismaClient } from '../src/generated/prisma/client';
 import { Reclaimer } from '../src/modules/reclaim/reclaimer.service';
 import { StorageScan } from '../src/modules/reclaim/storage-scan.service';
 import { ADMIN_KEY, Api, CATALOG_KINDS, createPgDatabase, eventually, forEachCatalog, newTenant, startGateway, TestGateway } from './helpers/gateway';
+import { freePort } from './helpers/redis';
 
 /**
  * Crash safety (README "Crash safety"): gateways run as OS processes on one Postgres catalog and one STORAGE_ROOT,
@@ -30,13 +30,6 @@ const AGE_S = 3;
 /** A generous bound for "within the configured age": several reclaim rounds on a loaded two-core machine. */
 const RECLAIM_POLLS = 600;
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 interface GatewayProcess {
   url: string;

@@ -1,23 +1,9 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, it } from 'node:test';
 import { Api, forEachCatalog, newTenant, operator, startGateway, TestGateway } from './helpers/gateway';
 import { TestIssuer } from './helpers/jwks';
+import { LogCapture } from './helpers/logs';
 
-/** Collects the gateway's JSON log lines. */
-class LogCapture extends Writable {
-  readonly lines: string[] = [];
-  override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    done();
-  }
-  get records(): Record<string, any>[] {
-    return this.lines.map((l) => JSON.parse(l));
-  }
-  get text(): string {
-    return this.lines.join('\n');
-  }
-}
 
 function metricValue(text: string, name: string, labels: Record<string, string>): number {
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -9,16 +8,10 @@ import * as http from 'node:http';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { eventually } from './helpers/gateway';
+import { freePort } from './helpers/redis';
 
 const MAIN = path.resolve(__dirname, '../src/main.js');
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 describe('npm start on the embedded default (the built entry point, as a separate process)', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-start-'));

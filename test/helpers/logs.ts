@@ -10,4 +10,7 @@ export class LogCapture extends Writable {
   get records(): Record<string, any>[] {
     return this.lines.map((l) => JSON.parse(l));
   }
+  get text(): string {
+    return this.lines.join('\n');
+  }
 }
