@@ -79,7 +79,13 @@ const JsonArrowField: z.ZodType = z
   .meta({ id: 'JsonArrowField' });
 const JsonArrowDataType: z.ZodType = z
   .object({
-    type: z.string().describe('Lance JSON type name: `int32`, `string`, `fixed_size_list`, `struct`, …'),
+    type: z
+      .string()
+      .describe(
+        'Arrow type name, spelled as the asking client reads it: the Lance Namespace converters\' names (`utf8`, ' +
+          '`float32`, `decimal128`, …) for namespace clients, Lance\'s own (`string`, `float`, `decimal:128:p:s`, …) ' +
+          'for the official remote client',
+      ),
     get fields() {
       return z.array(JsonArrowField).optional();
     },
@@ -216,12 +222,24 @@ export const DescribeTableIndexStatsResponse = z.object({
   num_indices: z.number().int().optional(),
 }).meta({ id: 'DescribeTableIndexStatsResponse' });
 export type DescribeTableIndexStatsResponse = z.infer<typeof DescribeTableIndexStatsResponse>;
+export const TableVersion = z.object({
+  version: z.number().int().min(0),
+  manifest_path: z
+    .string()
+    .describe('the manifest file of this version, as a path on the table\'s object store (for local storage: the absolute path without its leading `/`)'),
+  manifest_size: z.number().int().min(0).optional().describe('size of the manifest file in bytes'),
+  timestamp_millis: z.number().int().describe('when the version was committed, in milliseconds since the epoch'),
+  timestamp: z.string().describe('the same instant in RFC 3339 (what the official remote client reads)'),
+  metadata: z.record(z.string(), z.string()),
+}).meta({ id: 'TableVersion' });
+export type TableVersion = z.infer<typeof TableVersion>;
 export const ListTableVersionsResponse = z.object({
-  versions: z.array(
-    z.object({ version: z.number().int(), timestamp: z.string(), metadata: z.record(z.string(), z.string()) }),
-  ),
+  versions: z.array(TableVersion).describe('oldest first, or newest first with `descending=true`'),
+  page_token: z.string().optional().describe('present when `limit` cut the list short: pass it back as `page_token`'),
 }).meta({ id: 'ListTableVersionsResponse' });
 export type ListTableVersionsResponse = z.infer<typeof ListTableVersionsResponse>;
+export const DescribeTableVersionResponse = z.object({ version: TableVersion }).meta({ id: 'DescribeTableVersionResponse' });
+export type DescribeTableVersionResponse = z.infer<typeof DescribeTableVersionResponse>;
 export const VersionResponse = z.object({ version: z.number().int().describe('the table version after the change') }).meta({ id: 'VersionResponse' });
 export type VersionResponse = z.infer<typeof VersionResponse>;
 

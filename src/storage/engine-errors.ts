@@ -84,6 +84,8 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
     to: Errors.schemaValidation,
   },
   { name: 'duplicate-field', test: /Duplicate field name/, to: badRequest },
+  // Any other schema the engine refuses (e.g. a top-level column named `a.b`): the caller's input, not a server fault.
+  { name: 'schema-refused', test: /LanceError\(Schema\): /, to: Errors.schemaValidation },
   // The request's bytes are not an Arrow IPC stream the engine can read (before any storage-failure row below).
   { name: 'bad-arrow', test: /Failed to read (?:record batch from )?IPC file|Arrow error: (?:Parser|Invalid argument|Io) error|Ipc error/i, to: badRequest },
   // Parameters the engine cannot work with (e.g. more IVF partitions than rows).

@@ -1,9 +1,10 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import { Errors } from '../common/errors';
 import { EngineErrorContext, translateEngineError } from './engine-errors';
-import { JsonSchema, jsonSchema } from './arrow-json-schema';
+import { JsonSchema, jsonSchema, SchemaDialect } from './arrow-json-schema';
 import { TableStorage } from './table-storage.service';
 
 /** Which state of a table to open: a version and/or a branch (latest of main when absent). */
@@ -11,6 +12,28 @@ export interface TableRef {
   version?: number;
   branch?: string;
 }
+
+/**
+ * The branch a request names, or undefined for main: `""` and `"main"` (surrounding blanks ignored) mean main, as
+ * the spec and the official clients have it.
+ */
+export function branchOf(branch: string | null | undefined): string | undefined {
+  const b = branch?.trim();
+  return b && b !== 'main' ? b : undefined;
+}
+
+/** One committed version of a table (the spec's TableVersion, plus the RFC 3339 `timestamp` the remote client reads). */
+export interface TableVersionInfo {
+  version: number;
+  /** The manifest's path on the table's object store (the absolute path without its leading `/`), as the reference answers. */
+  manifest_path: string;
+  manifest_size?: number;
+  timestamp_millis: number;
+  timestamp: string;
+  metadata: Record<string, string>;
+}
+
+const U64_MAX = (1n << 64n) - 1n;
 
 export interface TableStats {
   total_bytes: number;
@@ -98,7 +121,7 @@ export class LanceEngine {
     const conn = await lancedb.connect(dir);
     let table: lancedb.Table | undefined;
     try {
-      table = await this.openIn(conn, name, ref.branch);
+      table = await this.openIn(conn, name, branchOf(ref.branch));
       if (ref.version !== undefined && ref.version !== null) {
         try {
           await table.checkout(ref.version);
@@ -159,16 +182,100 @@ export class LanceEngine {
    * The version and schema (Lance JSON schema) of a table, at `version` when given (null while it has no data).
    * A version the table does not have is a 404 (code 11).
    */
-  async describe(location: string, version?: number, branch?: string): Promise<{ version: number; schema: JsonSchema } | null> {
+  async describe(
+    location: string,
+    dialect: SchemaDialect,
+    version?: number,
+    branch?: string,
+  ): Promise<{ version: number; schema: JsonSchema } | null> {
     if (!(await this.storage.hasData(location))) return null;
-    return this.withTable(location, async (table) => ({ version: await table.version(), schema: jsonSchema(await table.schema()) }), {
-      version,
-      branch,
-    });
+    return this.withTable(
+      location,
+      async (table) => ({ version: await table.version(), schema: jsonSchema(await table.schema(), dialect) }),
+      { version, branch },
+    );
   }
 
-  /** Runs `fn` with the native table handle (raw IPC writes). */
-  async withNative<T>(location: string, fn: (t: NativeTable) => Promise<T>): Promise<T> {
+  /**
+   * Every version of a table (of `branch`, main by default), oldest first, with the manifest each one is committed
+   * in. A branch lists the versions of main it was forked from too, as the engine reports them.
+   */
+  async versions(location: string, branch?: string): Promise<TableVersionInfo[]> {
+    const listed = await this.withTable(location, (t) => t.listVersions(), { branch });
+    const manifests = await this.manifests(location, branchOf(branch));
+    return listed
+      .map((v) => {
+        const m = manifests.get(v.version);
+        return {
+          version: v.version,
+          manifest_path: m?.path ?? this.objectPath(path.join(this.versionsDir(location, branchOf(branch)), `${U64_MAX - BigInt(v.version)}.manifest`)),
+          ...(m ? { manifest_size: m.size } : {}),
+          timestamp_millis: v.timestamp.getTime(),
+          timestamp: v.timestamp.toISOString(),
+          metadata: v.metadata ?? {},
+        };
+      })
+      .sort((a, b) => a.version - b.version);
+  }
+
+  /** The folder of a table's (or one of its branches') manifests: `<table>/_versions`, `<table>/tree/<branch>/_versions`. */
+  private versionsDir(location: string, branch: string | undefined): string {
+    const root = this.storage.absolute(location);
+    return branch ? path.join(root, 'tree', branch, '_versions') : path.join(root, '_versions');
+  }
+
+  /** Path on the local object store: the absolute path without its leading separator (object_store's `Path`). */
+  private objectPath(abs: string): string {
+    return abs.split(path.sep).filter(Boolean).join('/');
+  }
+
+  /**
+   * The manifest files of a table by version. Lance names them `<version>.manifest` (V1) or
+   * `<u64::MAX - version>.manifest` (V2, so that listing finds the newest first); detached versions (`d…`) are not
+   * versions of the table. Nothing outside the table's folder is read, whatever the branch name says.
+   */
+  private async manifests(location: string, branch: string | undefined): Promise<Map<number, { path: string; size: number }>> {
+    const root = this.storage.absolute(location);
+    const dir = this.versionsDir(location, branch);
+    const out = new Map<number, { path: string; size: number }>();
+    if (!dir.startsWith(root + path.sep)) return out;
+    let names: string[];
+    try {
+      names = await fs.promises.readdir(dir);
+    } catch {
+      return out;
+    }
+    await Promise.all(
+      names.map(async (file) => {
+        const m = /^(\d+)\.manifest$/.exec(file);
+        if (!m) return;
+        const n = BigInt(m[1]);
+        const version = Number(n > U64_MAX / 2n ? U64_MAX - n : n);
+        const abs = path.join(dir, file);
+        const st = await fs.promises.stat(abs).catch(() => null);
+        if (st?.isFile()) out.set(version, { path: this.objectPath(abs), size: st.size });
+      }),
+    );
+    return out;
+  }
+
+  /**
+   * Runs `fn` with the native table handle (raw IPC writes), of `branch` when one is named (main otherwise). A branch
+   * the table does not have is a 404 (code 22), never main's data.
+   */
+  async withNative<T>(location: string, fn: (t: NativeTable) => Promise<T>, branch?: string): Promise<T> {
+    if (branchOf(branch)) {
+      const h = await this.open(location, { branch });
+      try {
+        const inner = (h.table as unknown as { inner?: NativeTable }).inner;
+        if (!inner || typeof inner.add !== 'function') throw new Error('@lancedb/lancedb: no native table handle');
+        return await fn(inner);
+      } catch (err) {
+        throw this.translate(err);
+      } finally {
+        h.close();
+      }
+    }
     const { dir, name } = this.split(location);
     const conn = await lancedb.connect(dir);
     let table: NativeTable | undefined;
@@ -201,8 +308,8 @@ export class LanceEngine {
     }
   }
 
-  async append(location: string, ipcFile: Buffer, mode: 'append' | 'overwrite' = 'append'): Promise<number> {
-    return this.withNative(location, async (t) => (await t.add(ipcFile, mode)).version);
+  async append(location: string, ipcFile: Buffer, mode: 'append' | 'overwrite' = 'append', branch?: string): Promise<number> {
+    return this.withNative(location, async (t) => (await t.add(ipcFile, mode)).version, branch);
   }
 
   /**

@@ -199,10 +199,10 @@ const CASES: Case[] = [
     answer: [400, 13],
   },
   {
-    what: "add_columns named 'a.b'",
+    what: "add_columns named 'a.b' (and create with a column 'a.b')",
     message: `lance error: LanceError(Schema): Top level field a.b cannot contain \`.\`. Maybe you meant to create a struct field?, ${RS}/lance-core-12.0.0/src/datatypes/schema.rs:336:28`,
-    rule: 'invalid-input',
-    answer: [400, 13],
+    rule: 'schema-refused',
+    answer: [400, 20],
   },
   {
     what: 'FTS with a model-backed tokenizer whose model is not installed',

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Errors } from '../../common/errors';
+import { branchOf } from '../../storage/lance-engine';
 import { AuditService } from '../audit/audit.service';
 import { TableRow } from '../tables/tables.repository';
 import { TablesService } from '../tables/tables.service';
@@ -33,6 +34,15 @@ export class DataTables {
     }
     await audit.committed(details(r));
     return r;
+  }
+
+  /**
+   * A table without data has no branches: a write or read naming one is a 404 (code 22), never main's (first) data.
+   * The `branch` of every data operation is honoured by the engine otherwise (docs/rest-contract.md §2.2: absent means main).
+   */
+  assertNoBranch(id: string[], branch: string | undefined): void {
+    const b = branchOf(branch);
+    if (b) throw Errors.branchNotFound(`branch '${b}' not found: table '${display(id)}' has no data yet`);
   }
 
   /** The table, which must have data (a declared-only table cannot be read or changed in place). */

@@ -7,6 +7,7 @@ import {
   CreateTableResponse,
   DeleteFromTableResponse,
   DescribeTableIndexStatsResponse,
+  DescribeTableVersionResponse,
   EmptyResponse,
   ExplainTableQueryPlanResponse,
   InsertIntoTableResponse,
@@ -34,20 +35,23 @@ import { ARROW_FILE_TYPE } from './dataplane.constants';
 import {
   AddColumnsBody,
   AlterColumnsBody,
+  BranchQuery,
   CountRowsBody,
   CountRowsQuery,
   CreateIndexBody,
   CreateTableQuery,
   DeleteBody,
+  DescribeVersionBody,
   DropColumnsBody,
   ExplainBody,
   InsertQuery,
+  ListVersionsQuery,
   MergeInsertQuery,
   QueryBody,
   UpdateBody,
   VersionBody,
 } from './dataplane.schemas';
-import { Dialect } from './dataplane.types';
+import { dialectOf } from '../../common/dialect';
 import { TableIndicesService } from './table-indices.service';
 import { TableReadsService } from './table-reads.service';
 import { TableSchemaService } from './table-schema.service';
@@ -87,12 +91,6 @@ export const ArrowStream =
     recordRequestPart(target, key, { arrowStream: what });
     arrowStream()(target, key, index);
   };
-
-/** The official remote client announces itself with `x-lancedb-database` (host override) or its user agent. */
-export function dialectOf(req: FastifyRequest): Dialect {
-  const ua = String(req.headers['user-agent'] ?? '');
-  return req.headers['x-lancedb-database'] !== undefined || /^LanceDB-\w+-Client\//.test(ua) ? 'remote' : 'spec';
-}
 
 function timeoutMs(req: FastifyRequest): number | undefined {
   const raw = req.headers['x-request-timeout-ms'];
@@ -154,7 +152,7 @@ export class DataplaneController {
     @ValidQuery(InsertQuery) q: z.output<typeof InsertQuery>,
     @ArrowStream('The rows, as an Arrow IPC stream.') rows: AsyncIterable<Buffer>,
   ) {
-    return this.writes.insert(t, id, q.mode, rows);
+    return this.writes.insert(t, id, q.mode, rows, q.branch);
   }
 
   @Post('table/:id/merge_insert')
@@ -188,6 +186,7 @@ export class DataplaneController {
         whenNotMatchedBySourceDeleteFilt: q.when_not_matched_by_source_delete_filt,
         useIndex: q.use_index,
         timeoutMs: timeoutMs(req),
+        branch: q.branch,
       },
       rows,
     );
@@ -211,7 +210,7 @@ export class DataplaneController {
     @ValidBody(CountRowsBody) body: z.output<typeof CountRowsBody>,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const r = await this.reads.countRows(t, id, body.predicate ?? body.filter, body.version);
+    const r = await this.reads.countRows(t, id, body.predicate ?? body.filter, body.version, body.branch);
     reply.header('x-lancedb-version', String(r.version)).type('application/json');
     return JSON.stringify(r.count);
   }
@@ -234,7 +233,7 @@ export class DataplaneController {
     @ValidQuery(CountRowsQuery) q: z.output<typeof CountRowsQuery>,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const r = await this.reads.countRows(t, id, q.predicate, q.version);
+    const r = await this.reads.countRows(t, id, q.predicate, q.version, q.branch);
     reply.header('x-lancedb-version', String(r.version)).type('application/json');
     return JSON.stringify(r.count);
   }
@@ -287,7 +286,8 @@ export class DataplaneController {
     @ValidBody(ExplainBody) body: z.output<typeof ExplainBody>,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const plan = await this.reads.explainPlan(t, id, body.query, body.verbose ?? false);
+    // The spec names the branch beside the query; the query's own `branch` is read too.
+    const plan = await this.reads.explainPlan(t, id, { ...body.query, branch: body.branch ?? body.query.branch }, body.verbose ?? false);
     reply.type('application/json');
     return JSON.stringify(plan);
   }
@@ -304,7 +304,7 @@ export class DataplaneController {
   })
   @Audited('table.update', (b) => ({ predicate: b?.predicate ?? null }))
   update(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(UpdateBody) body: z.output<typeof UpdateBody>) {
-    return this.writes.update(t, id, body.updates, body.predicate);
+    return this.writes.update(t, id, body.updates, body.predicate, body.branch);
   }
 
   @Post('table/:id/delete')
@@ -319,7 +319,7 @@ export class DataplaneController {
   })
   @Audited('table.delete', (b) => ({ predicate: b?.predicate ?? null }))
   delete(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DeleteBody) body: z.output<typeof DeleteBody>) {
-    return this.writes.delete(t, id, body.predicate);
+    return this.writes.delete(t, id, body.predicate, body.branch);
   }
 
   @Post('table/:id/create_index')
@@ -348,7 +348,7 @@ export class DataplaneController {
     errors: CATALOG_ERRORS,
   })
   listIndices(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(VersionBody) body: z.output<typeof VersionBody>) {
-    return this.indices.listIndices(t, id, body.version);
+    return this.indices.listIndices(t, id, body.version, body.branch);
   }
 
   @Post('table/:id/index/:name/stats')
@@ -367,7 +367,7 @@ export class DataplaneController {
     @Param('name') name: string,
     @ValidBody(VersionBody) body: z.output<typeof VersionBody>,
   ) {
-    return this.indices.indexStats(t, id, name, body.version);
+    return this.indices.indexStats(t, id, name, body.version, body.branch);
   }
 
   @Post('table/:id/index/:name/drop')
@@ -382,22 +382,43 @@ export class DataplaneController {
     errors: CATALOG_ERRORS,
   })
   @Audited('table.drop_index')
-  dropIndex(@Tenant() t: TenantContext, @ObjectId() id: string[], @Param('name') name: string) {
-    return this.indices.dropIndex(t, id, name);
+  dropIndex(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @Param('name') name: string,
+    @ValidQuery(BranchQuery) q: z.output<typeof BranchQuery>,
+  ) {
+    return this.indices.dropIndex(t, id, name, q.branch);
   }
 
   @Post('table/:id/version/list')
   @Operation({
     operationId: 'ListTableVersions',
     summary: 'List all versions of a table',
-    description: 'A request body is ignored.',
+    description:
+      'Every version of the table (of `branch`), oldest first, or newest first with `descending=true`; all of them ' +
+      'unless `limit` is given. Each names its manifest file. A request body is ignored (the spec\'s binding has none).',
     tag: 'Table data',
     access: 'catalog',
     responses: { 200: { description: 'The versions', schema: ListTableVersionsResponse } },
     errors: CATALOG_ERRORS,
   })
-  listVersions(@Tenant() t: TenantContext, @ObjectId() id: string[]) {
-    return this.schema.listVersions(t, id);
+  listVersions(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(ListVersionsQuery) q: z.output<typeof ListVersionsQuery>) {
+    return this.schema.listVersions(t, id, q);
+  }
+
+  @Post('table/:id/version/describe')
+  @Operation({
+    operationId: 'DescribeTableVersion',
+    summary: 'Describe a specific table version',
+    description: 'One version of the table (of `branch`): `version`, or the latest when absent; 404 (code 11) when the table has no such version.',
+    tag: 'Table data',
+    access: 'catalog',
+    responses: { 200: { description: 'The version', schema: DescribeTableVersionResponse } },
+    errors: CATALOG_ERRORS,
+  })
+  describeVersion(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DescribeVersionBody) body: z.output<typeof DescribeVersionBody>) {
+    return this.schema.describeVersion(t, id, body.version, body.branch);
   }
 
   @Post('table/:id/restore')
@@ -413,7 +434,7 @@ export class DataplaneController {
   })
   @Audited('table.restore', (b) => ({ version: b?.version ?? null }))
   restore(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(VersionBody) body: z.output<typeof VersionBody>) {
-    return this.schema.restore(t, id, body.version);
+    return this.schema.restore(t, id, body.version, body.branch);
   }
 
   @Post('table/:id/add_columns')
@@ -428,7 +449,7 @@ export class DataplaneController {
   })
   @Audited('table.add_columns')
   addColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(AddColumnsBody) body: z.output<typeof AddColumnsBody>) {
-    return this.schema.addColumns(t, id, body.new_columns);
+    return this.schema.addColumns(t, id, body.new_columns, body.branch);
   }
 
   @Post('table/:id/alter_columns')
@@ -443,7 +464,7 @@ export class DataplaneController {
   })
   @Audited('table.alter_columns')
   alterColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(AlterColumnsBody) body: z.output<typeof AlterColumnsBody>) {
-    return this.schema.alterColumns(t, id, body.alterations);
+    return this.schema.alterColumns(t, id, body.alterations, body.branch);
   }
 
   @Post('table/:id/drop_columns')
@@ -458,6 +479,6 @@ export class DataplaneController {
   })
   @Audited('table.drop_columns', (b) => ({ columns: b?.columns ?? null }))
   dropColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DropColumnsBody) body: z.output<typeof DropColumnsBody>) {
-    return this.schema.dropColumns(t, id, body.columns);
+    return this.schema.dropColumns(t, id, body.columns, body.branch);
   }
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { flag, mode, queryInt, queryJsonStringMap, queryList, queryParam, queryText } from '../../common/validation/fields';
+import { flag, limit, mode, pageToken, queryInt, queryJsonStringMap, queryList, queryParam, queryText } from '../../common/validation/fields';
 
 /**
  * Request bodies of the data plane, in both dialects: the official remote client's (bare `vector` / `columns`,
@@ -12,6 +12,10 @@ const optNum = z.number().nullish().transform((v) => v ?? undefined);
 const optInt = z.number().int().nonnegative().nullish().transform((v) => v ?? undefined);
 const optStr = z.string().nullish().transform((v) => v ?? undefined);
 const optBool = z.boolean().nullish().transform((v) => v ?? undefined);
+/** The branch a data operation targets; absent, `""` or `"main"` = main. */
+const branch = optStr.describe('Branch to target; absent, `""` or `"main"` = main.');
+/** The same in a query string (writes whose body is Arrow, and bodyless operations). */
+const branchParam = () => queryText().describe('Branch to target; absent, empty or `main` = main.');
 
 const vectorList = z.array(z.number());
 const vectorBody = z
@@ -53,22 +57,23 @@ export const QueryBody = z
     upper_bound: optNum,
     offset: optInt,
     version: optInt,
-    branch: optStr,
+    branch,
   })
   .loose();
 export type QueryRequest = z.output<typeof QueryBody>;
 
-export const CountRowsBody = z.object({ ...base, predicate: optStr, filter: optStr, version: optInt, branch: optStr }).loose();
+export const CountRowsBody = z.object({ ...base, predicate: optStr, filter: optStr, version: optInt, branch }).loose();
 
 export const UpdateBody = z
   .object({
     ...base,
     updates: z.array(z.array(z.string())).min(1, 'update requires at least one [column, expression] pair'),
     predicate: optStr,
+    branch,
   })
   .loose();
 
-export const DeleteBody = z.object({ ...base, predicate: z.string({ error: 'predicate is required' }) }).loose();
+export const DeleteBody = z.object({ ...base, predicate: z.string({ error: 'predicate is required' }), branch }).loose();
 
 export const CreateIndexBody = z
   .object({
@@ -98,11 +103,12 @@ export const CreateIndexBody = z
     ngram_min_length: optInt,
     ngram_max_length: optInt,
     prefix_only: optBool,
+    branch,
   })
   .loose();
 export type CreateIndexRequest = z.output<typeof CreateIndexBody>;
 
-export const VersionBody = z.object({ ...base, version: optInt, branch: optStr }).loose();
+export const VersionBody = z.object({ ...base, version: optInt, branch }).loose();
 
 export const AddColumnsBody = z
   .object({
@@ -110,6 +116,7 @@ export const AddColumnsBody = z
     new_columns: z
       .array(z.object({ name: z.string(), expression: z.string({ error: 'new_columns[].expression is required' }) }).loose())
       .min(1, 'new_columns must not be empty'),
+    branch,
   })
   .loose();
 
@@ -128,13 +135,14 @@ export const AlterColumnsBody = z
           .loose(),
       )
       .min(1, 'alterations must not be empty'),
+    branch,
   })
   .loose();
 
-export const DropColumnsBody = z.object({ ...base, columns: z.array(z.string()).min(1, 'columns must not be empty') }).loose();
+export const DropColumnsBody = z.object({ ...base, columns: z.array(z.string()).min(1, 'columns must not be empty'), branch }).loose();
 
 export const ExplainBody = z
-  .object({ ...base, verbose: optBool, query: QueryBody.nullish().transform((q) => q ?? QueryBody.parse({})) })
+  .object({ ...base, verbose: optBool, query: QueryBody.nullish().transform((q) => q ?? QueryBody.parse({})), branch })
   .loose();
 
 // ---------------------------------------------------------------------------------------------- query strings
@@ -144,7 +152,7 @@ export const CreateTableQuery = z.object({
   properties: queryJsonStringMap().describe('Table properties as one JSON-encoded object of strings.'),
 });
 
-export const InsertQuery = z.object({ mode: queryParam(mode(['append', 'overwrite'], 'append')) });
+export const InsertQuery = z.object({ mode: queryParam(mode(['append', 'overwrite'], 'append')), branch: branchParam() });
 
 export const MergeInsertQuery = z.object({
   on: queryList("merge_insert requires the 'on' query parameter").describe(
@@ -156,9 +164,25 @@ export const MergeInsertQuery = z.object({
   when_not_matched_by_source_delete: flag(false).describe('Delete target rows the source does not have.'),
   when_not_matched_by_source_delete_filt: queryText().describe('Delete such rows that satisfy this SQL condition.'),
   use_index: flag(true).describe('Use an index on the key columns (default true).'),
+  branch: branchParam(),
 });
 
 export const CountRowsQuery = z.object({
   predicate: queryText().describe('SQL filter: count only matching rows.'),
   version: queryInt().describe('Table version to count.'),
+  branch: branchParam(),
 });
+
+/** DropTableIndex: the spec's binding takes the branch from the query. */
+export const BranchQuery = z.object({ branch: branchParam() });
+
+/** ListTableVersions takes no body in the REST binding: everything is in the query. */
+export const ListVersionsQuery = z.object({
+  branch: branchParam(),
+  descending: flag().describe('Newest first (otherwise oldest first).'),
+  page_token: pageToken,
+  limit: limit.describe('Largest number of versions in the answer; all of them when absent, capped at LIST_MAX_LIMIT.'),
+});
+
+/** DescribeTableVersion: `version` absent = the latest. */
+export const DescribeVersionBody = z.object({ ...base, version: optInt, branch }).loose();

@@ -1,7 +1,6 @@
 export type Body = AsyncIterable<Buffer | Uint8Array | string>;
 export type CreateMode = 'create' | 'existok' | 'overwrite';
-/** Which client dialect a request speaks: the official remote client (`db://`) or the Lance Namespace spec. */
-export type Dialect = 'remote' | 'spec';
+export type { Dialect } from '../../common/dialect';
 
 export const display = (id: string[]) => id.join('$');
 
@@ -14,4 +13,6 @@ export interface MergeOptions {
   whenNotMatchedBySourceDeleteFilt?: string;
   useIndex: boolean;
   timeoutMs?: number;
+  /** The branch to merge into; main when absent. */
+  branch?: string;
 }

@@ -154,11 +154,11 @@ export class TableIndicesService {
         () => table.createIndex(req.column, { config, ...(req.name ? { name: req.name } : {}), replace: req.replace ?? true }),
         () => ({}),
       );
-    });
+    }, { branch: req.branch });
     return {};
   }
 
-  async listIndices(t: TenantContext, id: string[], version?: number): Promise<ListTableIndicesResponse> {
+  async listIndices(t: TenantContext, id: string[], version?: number, branch?: string): Promise<ListTableIndicesResponse> {
     const row = await this.data.written(t, id);
     return this.engine.withTable(
       row.location,
@@ -177,11 +177,11 @@ export class TableIndicesService {
           ...(i.indexVersion !== undefined ? { index_version: i.indexVersion } : {}),
         })),
       }),
-      version,
+      { version, branch },
     );
   }
 
-  async indexStats(t: TenantContext, id: string[], name: string, version?: number): Promise<DescribeTableIndexStatsResponse> {
+  async indexStats(t: TenantContext, id: string[], name: string, version?: number, branch?: string): Promise<DescribeTableIndexStatsResponse> {
     const row = await this.data.written(t, id);
     return this.engine.withTable(
       row.location,
@@ -196,16 +196,16 @@ export class TableIndicesService {
           ...(s.numIndices !== undefined ? { num_indices: s.numIndices } : {}),
         };
       },
-      version,
+      { version, branch },
     );
   }
 
-  async dropIndex(t: TenantContext, id: string[], name: string): Promise<EmptyResponse> {
+  async dropIndex(t: TenantContext, id: string[], name: string, branch?: string): Promise<EmptyResponse> {
     const row = await this.data.written(t, id);
     await this.engine.withTable(row.location, async (table) => {
       if (!(await table.listIndices()).some((i) => i.name === name)) throw Errors.indexNotFound(`index '${name}' not found`);
       await this.data.commit(() => table.dropIndex(name), () => ({ name }));
-    });
+    }, { branch });
     return {};
   }
 }

@@ -32,14 +32,23 @@ export class TableReadsService {
 
   // ---------------------------------------------------------------- reads
 
-  async countRows(t: TenantContext, id: string[], predicate?: string, version?: number): Promise<{ count: number; version: number }> {
+  async countRows(
+    t: TenantContext,
+    id: string[],
+    predicate?: string,
+    version?: number,
+    branch?: string,
+  ): Promise<{ count: number; version: number }> {
     assertEngineSql(predicate, 'predicate');
     const row = await this.tables.get(t, id);
-    if (!(await this.tables.hasData(row))) return { count: 0, version: 0 };
+    if (!(await this.tables.hasData(row))) {
+      this.data.assertNoBranch(id, branch);
+      return { count: 0, version: 0 };
+    }
     return this.engine.withTable(
       row.location,
       async (table) => ({ count: await table.countRows(predicate?.trim() ? predicate : undefined), version: await table.version() }),
-      version,
+      { version, branch },
     );
   }
 
@@ -52,7 +61,7 @@ export class TableReadsService {
   async query(t: TenantContext, id: string[], req: QueryRequest, timeoutMs?: number): Promise<{ body: Readable; version: number }> {
     checkQuerySql(req);
     const row = await this.data.written(t, id);
-    const h = await this.engine.open(row.location, req.version);
+    const h = await this.engine.open(row.location, { version: req.version, branch: req.branch });
     try {
       const version = await h.table.version();
       const q = await toEngineQuery(h.table, planQuery(req));
@@ -84,6 +93,9 @@ export class TableReadsService {
   async explainPlan(t: TenantContext, id: string[], req: QueryRequest, verbose: boolean): Promise<string> {
     checkQuerySql(req);
     const row = await this.data.written(t, id);
-    return this.engine.withTable(row.location, async (table) => (await toEngineQuery(table, planQuery(req))).explainPlan(verbose), req.version);
+    return this.engine.withTable(row.location, async (table) => (await toEngineQuery(table, planQuery(req))).explainPlan(verbose), {
+      version: req.version,
+      branch: req.branch,
+    });
   }
 }

@@ -1,34 +1,64 @@
-import { Injectable } from '@nestjs/common';
-import * as arrow from 'apache-arrow';
+import { Inject, Injectable } from '@nestjs/common';
 import { Errors } from '../../common/errors';
-import type { ListTableVersionsResponse, VersionResponse } from '../../common/response-schemas';
+import { decodePageToken, encodePageToken } from '../../common/pagination';
+import type { DescribeTableVersionResponse, ListTableVersionsResponse, VersionResponse } from '../../common/response-schemas';
+import { APP_CONFIG, AppConfig } from '../../config/config';
 import { TenantContext } from '../tenancy/tenant-context';
+import { JsonDataType, parseJsonDataType } from '../../storage/arrow-json-schema';
 import { LanceEngine } from '../../storage/lance-engine';
 import { assertEngineSql } from '../../storage/engine-sql';
 import { DataTables } from './data-tables.service';
+import { display } from './dataplane.types';
+
+/** ListTableVersions paging and order (the spec's query parameters). */
+export interface VersionListing {
+  branch?: string;
+  descending?: boolean;
+  page_token?: string;
+  limit?: number;
+}
 
 /** Versions (list, restore) and schema evolution (add, alter and drop columns). */
 @Injectable()
 export class TableSchemaService {
+  private readonly maxListLimit: number;
+
   constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
     private readonly engine: LanceEngine,
     private readonly data: DataTables,
-  ) {}
+  ) {
+    this.maxListLimit = config.listMaxLimit;
+  }
 
   // ---------------------------------------------------------------- versions and schema evolution
 
-  async listVersions(t: TenantContext, id: string[]): Promise<ListTableVersionsResponse> {
+  /**
+   * The versions of a table (of a branch), oldest first or, with `descending`, newest first. All of them unless a
+   * `limit` is given (the official remote client reads one page only); `page_token` continues after the last one.
+   */
+  async listVersions(t: TenantContext, id: string[], q: VersionListing): Promise<ListTableVersionsResponse> {
     const row = await this.data.written(t, id);
-    return this.engine.withTable(row.location, async (table) => ({
-      versions: (await table.listVersions()).map((v) => ({
-        version: v.version,
-        timestamp: v.timestamp.toISOString(),
-        metadata: v.metadata ?? {},
-      })),
-    }));
+    const all = await this.engine.versions(row.location, q.branch);
+    if (q.descending) all.reverse();
+    const after = decodePageToken(q.page_token, (v): v is number => Number.isInteger(v));
+    const rest = after === undefined ? all : all.filter((v) => (q.descending ? v.version < after : v.version > after));
+    const limit = q.limit === undefined ? rest.length : Math.min(q.limit, this.maxListLimit);
+    const versions = rest.slice(0, limit);
+    const more = versions.length > 0 && rest.length > versions.length;
+    return { versions, ...(more ? { page_token: encodePageToken(versions[versions.length - 1].version) } : {}) };
   }
 
-  async restore(t: TenantContext, id: string[], version: number | undefined): Promise<VersionResponse> {
+  /** One version of a table (of a branch): `version`, or the latest when absent; 404 (code 11) when it has no such version. */
+  async describeVersion(t: TenantContext, id: string[], version?: number, branch?: string): Promise<DescribeTableVersionResponse> {
+    const row = await this.data.written(t, id);
+    const all = await this.engine.versions(row.location, branch);
+    const found = version === undefined ? all[all.length - 1] : all.find((v) => v.version === version);
+    if (!found) throw Errors.tableVersionNotFound(`version ${version ?? '(latest)'} of table '${display(id)}' not found`);
+    return { version: found };
+  }
+
+  async restore(t: TenantContext, id: string[], version: number | undefined, branch?: string): Promise<VersionResponse> {
     if (version === undefined) throw Errors.invalidInput('restore requires a version');
     const row = await this.data.written(t, id);
     return this.engine.withTable(
@@ -42,11 +72,16 @@ export class TableSchemaService {
           (v) => ({ version: v }),
         ),
       }),
-      version,
+      { version, branch },
     );
   }
 
-  async addColumns(t: TenantContext, id: string[], columns: Array<{ name: string; expression: string }>): Promise<VersionResponse> {
+  async addColumns(
+    t: TenantContext,
+    id: string[],
+    columns: Array<{ name: string; expression: string }>,
+    branch?: string,
+  ): Promise<VersionResponse> {
     columns.forEach((c, i) => assertEngineSql(c.expression, `new_columns[${i}].expression`));
     const row = await this.data.written(t, id);
     return this.engine.withTable(row.location, async (table) => {
@@ -55,13 +90,14 @@ export class TableSchemaService {
         (x) => ({ version: x.version, columns: columns.map((c) => c.name) }),
       );
       return { version: r.version };
-    });
+    }, { branch });
   }
 
   async alterColumns(
     t: TenantContext,
     id: string[],
     alterations: Array<{ path: string; rename?: string; nullable?: boolean; data_type?: { type: string } | null }>,
+    branch?: string,
   ): Promise<VersionResponse> {
     const mapped = alterations.map((a) => {
       if (a.rename === undefined && a.nullable === undefined && !a.data_type) {
@@ -71,43 +107,20 @@ export class TableSchemaService {
         path: a.path,
         ...(a.rename !== undefined ? { rename: a.rename } : {}),
         ...(a.nullable !== undefined ? { nullable: a.nullable } : {}),
-        ...(a.data_type ? { dataType: this.arrowType(a.data_type.type) } : {}),
+        // Either spelling of the type (the remote client's `float`, a namespace client's `float32`).
+        ...(a.data_type ? { dataType: parseJsonDataType(a.data_type as JsonDataType) } : {}),
       };
     });
     const row = await this.data.written(t, id);
     return this.engine.withTable(row.location, async (table) => ({
       version: (await this.data.commit(() => table.alterColumns(mapped), (x) => ({ version: x.version, columns: mapped.map((a) => a.path) }))).version,
-    }));
+    }), { branch });
   }
 
-  private arrowType(name: string): arrow.DataType {
-    const types: Record<string, () => arrow.DataType> = {
-      int8: () => new arrow.Int8(),
-      int16: () => new arrow.Int16(),
-      int32: () => new arrow.Int32(),
-      int64: () => new arrow.Int64(),
-      uint8: () => new arrow.Uint8(),
-      uint16: () => new arrow.Uint16(),
-      uint32: () => new arrow.Uint32(),
-      uint64: () => new arrow.Uint64(),
-      halffloat: () => new arrow.Float16(),
-      float: () => new arrow.Float32(),
-      double: () => new arrow.Float64(),
-      string: () => new arrow.Utf8(),
-      large_string: () => new arrow.LargeUtf8(),
-      binary: () => new arrow.Binary(),
-      large_binary: () => new arrow.LargeBinary(),
-      bool: () => new arrow.Bool(),
-    };
-    const make = types[name];
-    if (!make) throw Errors.invalidInput(`unsupported data_type '${name}' in alter_columns`);
-    return make();
-  }
-
-  async dropColumns(t: TenantContext, id: string[], columns: string[]): Promise<VersionResponse> {
+  async dropColumns(t: TenantContext, id: string[], columns: string[], branch?: string): Promise<VersionResponse> {
     const row = await this.data.written(t, id);
     return this.engine.withTable(row.location, async (table) => ({
       version: (await this.data.commit(() => table.dropColumns(columns), (x) => ({ version: x.version }))).version,
-    }));
+    }), { branch });
   }
 }

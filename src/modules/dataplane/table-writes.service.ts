@@ -128,20 +128,21 @@ export class TableWritesService {
     }
   }
 
-  async insert(t: TenantContext, id: string[], mode: 'append' | 'overwrite', body: Body): Promise<InsertIntoTableResponse> {
+  async insert(t: TenantContext, id: string[], mode: 'append' | 'overwrite', body: Body, branch?: string): Promise<InsertIntoTableResponse> {
     const { row, work } = await this.tables.getForWrite(t, id);
     const data = await this.bodyFor(work, body);
     return this.inPlace(work, async () => {
       if (!(await this.tables.hasData(row))) {
+        this.data.assertNoBranch(id, branch);
         const version = await this.data.commit(() => this.engine.create(row.location, data.file, 'create'), (v) => ({ version: v, num_rows: data.rows }));
         await this.markWrittenQuietly(row);
         return { version, num_inserted_rows: data.rows };
       }
       if (data.batches === 0 && mode === 'append') {
         this.audit.nothingChanged();
-        return { version: await this.engine.withNative(row.location, (n) => n.version()), num_inserted_rows: 0 };
+        return { version: await this.engine.withNative(row.location, (n) => n.version(), branch), num_inserted_rows: 0 };
       }
-      const version = await this.data.commit(() => this.engine.append(row.location, data.file, mode), (v) => ({ version: v, mode, num_rows: data.rows }));
+      const version = await this.data.commit(() => this.engine.append(row.location, data.file, mode, branch), (v) => ({ version: v, mode, num_rows: data.rows }));
       return { version, num_inserted_rows: data.rows };
     });
   }
@@ -151,11 +152,12 @@ export class TableWritesService {
     assertEngineSql(opts.whenNotMatchedBySourceDeleteFilt, 'when_not_matched_by_source_delete_filt');
     const { row, work } = await this.tables.getForWrite(t, id);
     const data = await this.bodyFor(work, body);
-    return this.inPlace(work, () => this.merge(row, opts, data));
+    return this.inPlace(work, () => this.merge(id, row, opts, data));
   }
 
-  private async merge(row: TableRow, opts: MergeOptions, data: BufferedIpc) {
+  private async merge(id: string[], row: TableRow, opts: MergeOptions, data: BufferedIpc) {
     if (!(await this.tables.hasData(row))) {
+      this.data.assertNoBranch(id, opts.branch);
       const version = await this.data.commit(() => this.engine.create(row.location, data.file, 'create'), (v) => ({ version: v, on: opts.on, num_rows: data.rows }));
       await this.markWrittenQuietly(row);
       return { version, num_inserted_rows: data.rows, num_updated_rows: 0, num_deleted_rows: 0 };
@@ -184,7 +186,7 @@ export class TableWritesService {
         num_deleted_rows: r.numDeletedRows,
         ...(typeof r.numAttempts === 'number' ? { num_attempts: r.numAttempts } : {}),
       };
-    }), merged);
+    }, opts.branch), merged);
   }
 
   /** Reads a buffered body for a recorded in-place write; a bad body ends the work (nothing was written). */
@@ -223,7 +225,7 @@ export class TableWritesService {
 
   // ---------------------------------------------------------------- mutations
 
-  async update(t: TenantContext, id: string[], updates: string[][], predicate?: string): Promise<UpdateTableResponse> {
+  async update(t: TenantContext, id: string[], updates: string[][], predicate?: string, branch?: string): Promise<UpdateTableResponse> {
     const seen = new Set<string>();
     const pairs = updates.map((u, i): [string, string] => {
       if (u.length !== 2) throw Errors.invalidInput(`updates[${i}] must be a [column, expression] pair, got ${u.length} elements`);
@@ -240,12 +242,12 @@ export class TableWritesService {
         this.engine.withNative(row.location, async (n) => {
           const r = await n.update(predicate?.trim() ? predicate : undefined, pairs);
           return { rows_updated: r.rowsUpdated, updated_rows: r.rowsUpdated, version: r.version };
-        }),
+        }, branch),
       (r) => ({ version: r.version, rows_updated: r.rows_updated }),
     );
   }
 
-  async delete(t: TenantContext, id: string[], predicate: string): Promise<DeleteFromTableResponse> {
+  async delete(t: TenantContext, id: string[], predicate: string, branch?: string): Promise<DeleteFromTableResponse> {
     if (!predicate.trim()) throw Errors.invalidInput('delete requires a non-empty predicate');
     assertEngineSql(predicate, 'predicate');
     const row = await this.data.written(t, id);
@@ -254,7 +256,7 @@ export class TableWritesService {
         this.engine.withNative(row.location, async (n) => {
           const r = await n.delete(predicate);
           return { num_deleted_rows: r.numDeletedRows, version: r.version };
-        }),
+        }, branch),
       (r) => ({ version: r.version, num_deleted_rows: r.num_deleted_rows }),
     );
   }

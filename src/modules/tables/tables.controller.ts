@@ -1,5 +1,7 @@
-import { Controller, Get, Post } from '@nestjs/common';
+import { Controller, Get, Post, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { dialectOf, schemaDialectOf } from '../../common/dialect';
 import {
   DeclareTableBody,
   DescribeTableBody,
@@ -71,7 +73,7 @@ export class TablesController {
     summary: 'Register a table to a namespace',
     description:
       'Registers existing Lance data under a name. `location` is relative to the database\'s folder (no `..`, no ' +
-      'absolute paths or URIs). `mode` `Create` (409 if the name exists) or `Overwrite`.',
+      'absolute paths or URIs). `mode` `Create` (409 if the name exists) or `Overwrite`. Answers the `location` as given.',
     tag: 'Table',
     access: 'catalog',
     role: 'write',
@@ -87,7 +89,10 @@ export class TablesController {
   @Operation({
     operationId: 'DescribeTable',
     summary: 'Describe information of a table',
-    description: 'A query parameter overrides the body field of the same name.',
+    description:
+      'A query parameter overrides the body field of the same name. `schema` spells Arrow types as the asking ' +
+      'client reads them: the Lance Namespace converters\' names (`utf8`, `float32`, …), or Lance\'s own ' +
+      '(`string`, `float`, …) for the official remote client.',
     tag: 'Table',
     access: 'catalog',
     responses: { 200: { description: 'The table', schema: DescribeTableResponse } },
@@ -98,6 +103,7 @@ export class TablesController {
     @ObjectId() id: string[],
     @ValidBody(DescribeTableBody) body: z.output<typeof DescribeTableBody>,
     @ValidQuery(DescribeTableQuery) q: z.output<typeof DescribeTableQuery>,
+    @Req() req: FastifyRequest,
   ) {
     // A query parameter overrides the body field of the same name.
     return this.tables.describe(t, id, {
@@ -106,6 +112,7 @@ export class TablesController {
       checkDeclared: q.check_declared ?? body.check_declared ?? false,
       branch: body.branch ?? undefined,
       version: body.version ?? undefined,
+      schemaDialect: schemaDialectOf(dialectOf(req)),
     });
   }
 

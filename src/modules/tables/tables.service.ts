@@ -23,7 +23,8 @@ import { scopeOf, TenantContext } from '../tenancy/tenant-context';
 import { TableListRow, TableRow, TablesRepository } from './tables.repository';
 import { TableStorage } from '../../storage/table-storage.service';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { LanceEngine } from '../../storage/lance-engine';
+import { branchOf, LanceEngine } from '../../storage/lance-engine';
+import type { SchemaDialect } from '../../storage/arrow-json-schema';
 
 const display = (id: string[]) => id.join('$');
 
@@ -42,6 +43,8 @@ export interface DescribeOptions {
   branch?: string;
   /** The table version to describe (the official remote client's `checkout`); latest when absent. */
   version?: number;
+  /** How the asking client spells Arrow types in `schema` (see src/storage/arrow-json-schema.ts). */
+  schemaDialect: SchemaDialect;
 }
 
 @Injectable()
@@ -209,7 +212,8 @@ export class TablesService {
       await this.audit.recordWithChange();
       return again;
     });
-    return { location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
+    // The location as the caller gave it, as the reference answers (not the server's absolute path).
+    return { location: body.location, properties: this.presentProperties(row) };
   }
 
   async describe(t: TenantContext, id: string[], opts: DescribeOptions): Promise<DescribeTableResponse> {
@@ -228,10 +232,12 @@ export class TablesService {
     }
     // Version and schema of written tables: the official remote client opens tables with describe and reads both.
     if (out.is_only_declared !== true) {
-      const data = await this.engine.describe(row.location, opts.version, opts.branch);
+      const data = await this.engine.describe(row.location, opts.schemaDialect, opts.version, opts.branch);
       if (data) {
         out.version = data.version;
         out.schema = data.schema;
+      } else if (branchOf(opts.branch)) {
+        throw Errors.branchNotFound(`branch '${branchOf(opts.branch)}' not found: table '${display(id)}' has no data yet`);
       } else if (opts.version !== undefined) {
         throw Errors.tableVersionNotFound(`version ${opts.version} not found`);
       }
@@ -287,6 +293,10 @@ export class TablesService {
 
   async stats(t: TenantContext, id: string[], branch?: string): Promise<GetTableStatsResponse> {
     const row = await this.get(t, id);
+    // A table without data has no branches: its zero statistics are main's, never a branch's.
+    if (branchOf(branch) && !(await this.materialized(row))) {
+      throw Errors.branchNotFound(`branch '${branchOf(branch)}' not found: table '${display(id)}' has no data yet`);
+    }
     return this.engine.stats(row.location, branch ?? undefined);
   }
 
