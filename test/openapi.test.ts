@@ -53,7 +53,6 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   // ---- operations we do not serve (yet)
   notServed('UpdateTableSchemaMetadata', 'schema metadata editing is not implemented (roadmap)'),
   notServed('CreateTableVersion', 'managed versioning: clients commit Lance versions to storage themselves'),
-  notServed('DescribeTableVersion', 'managed versioning not implemented; ListTableVersions covers reading versions'),
   notServed('BatchDeleteTableVersions', 'managed versioning not implemented (use Lance cleanup on the data)'),
   notServed('BatchCreateTableVersions', 'managed versioning not implemented'),
   notServed('BatchCommitTables', 'multi-table transactions not implemented'),
@@ -78,7 +77,6 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('*', 'response-missing', 'transaction_id', 'our operations complete before answering; only DropNamespace may answer one'),
   allow('*', 'body-type', 'identity', 'data-plane bodies accept any `identity` value and ignore it (credentials come from the headers)'),
   allow('*', 'body-type', 'context', 'data-plane bodies accept any `context` value and ignore it'),
-  allow('*', 'body-missing', 'branch', 'not read by these operations: branch management is not implemented'),
 
   // ---- namespaces
   allow('DropNamespace', 'status-extra', '204', 'mode Skip on a missing namespace answers 204, as docs/rest-contract.md §4.3 requires'),
@@ -104,8 +102,6 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('CreateTable', 'response-missing', 'storage_options', 'storage options are the gateway\'s own, not per table'),
   allow('CreateTable', 'response-extra', 'name', 'a new table also reports its name and rows written (as the Enterprise route)'),
   allow('CreateTable', 'response-extra', 'num_rows', 'a new table also reports its name and rows written (as the Enterprise route)'),
-  allow('InsertIntoTable', 'param-missing', 'query:branch', 'branches are not implemented on writes'),
-  allow('MergeInsertIntoTable', 'param-missing', 'query:branch', 'branches are not implemented on writes'),
   allow('MergeInsertIntoTable', 'param-missing', 'query:timeout', 'the time limit is the `x-request-timeout-ms` header (what the official client sends)'),
   allow('MergeInsertIntoTable', 'param-type', 'query:on', '`on` may repeat for a composite key, as the reference and the newest client do'),
   allow('MergeInsertIntoTable', 'response-extra', 'num_attempts', 'commit attempts, reported by the Lance engine'),
@@ -130,12 +126,6 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('ListTableIndices', 'body-missing', 'limit', 'all indexes in one answer (tables have few)'),
   allow('ListTableIndices', 'response-missing', 'page_token', 'all indexes in one answer (tables have few)'),
   allow('DescribeTableIndexStats', 'body-missing', 'index_name', 'the index name is the path parameter'),
-  allow('DropTableIndex', 'param-missing', 'query:branch', 'branches are not implemented on writes'),
-  allow('ListTableVersions', 'param-missing', 'query:branch', 'versions of the main branch only'),
-  allow('ListTableVersions', 'param-missing', 'query:page_token', 'all versions in one answer'),
-  allow('ListTableVersions', 'param-missing', 'query:limit', 'all versions in one answer'),
-  allow('ListTableVersions', 'param-missing', 'query:descending', 'always oldest first'),
-  allow('ListTableVersions', 'response-missing', 'page_token', 'all versions in one answer'),
   allow('RestoreTable', 'response-extra', 'version', 'reports the new version the restore wrote'),
 
   // ---- our routes that are no spec operation
@@ -612,6 +602,7 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/table/{id}/index/{index_name}/stats', `/v1/table/${orders}/index/id_idx/stats`, 200, {});
     await call('POST', '/v1/table/{id}/index/{index_name}/drop', `/v1/table/${orders}/index/id_idx/drop`, 200, {});
     await call('POST', '/v1/table/{id}/version/list', `/v1/table/${orders}/version/list`, 200);
+    await call('POST', '/v1/table/{id}/version/describe', `/v1/table/${orders}/version/describe`, 200, { version: 1 });
     await call('POST', '/v1/table/{id}/add_columns', `/v1/table/${orders}/add_columns`, 200, { new_columns: [{ name: 'twice', expression: 'id * 2' }] });
     await call('POST', '/v1/table/{id}/alter_columns', `/v1/table/${orders}/alter_columns`, 200, { alterations: [{ path: 'twice', rename: 'double' }] });
     await call('POST', '/v1/table/{id}/drop_columns', `/v1/table/${orders}/drop_columns`, 200, { columns: ['double'] });
