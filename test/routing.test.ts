@@ -272,7 +272,8 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
     await writeTable(own, ids(2));
     const ok = await team1.post(`/v1/table/${idPath('imported')}/register`, { location: 'imports/x.lance' });
     assert.equal(ok.status, 200, ok.text);
-    assert.equal(ok.body.location, own);
+    assert.equal(ok.body.location, 'imports/x.lance', 'register answers the location as given');
+    assert.equal((await team1.post(`/v1/table/${idPath('imported')}/describe`, {})).body.location, own);
     assert.equal((await team1.post(`/v1/table/${idPath('imported')}/stats`, {})).body.num_rows, 2);
     expectProblem(await t.api.post(`/v1/table/${idPath('imported')}/exists`, {}), 404, 4);
   });
