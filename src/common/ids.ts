@@ -53,6 +53,9 @@ export function reconcileBodyId(pathId: string[], bodyId: unknown): string[] {
 }
 
 /** Catalog encoding of a namespace path: components joined by U+001F (never valid in a name). */
+/** An object id as messages show it: its parts joined by the default delimiter. */
+export const displayId = (id: readonly string[]) => id.join(DEFAULT_DELIMITER);
+
 export const PATH_SEP = '\u001f';
 export const encodePath = (parts: readonly string[]) => parts.join(PATH_SEP);
 export const decodePath = (encoded: string) => (encoded === '' ? [] : encoded.split(PATH_SEP));

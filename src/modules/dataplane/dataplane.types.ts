@@ -2,7 +2,7 @@ export type Body = AsyncIterable<Buffer | Uint8Array | string>;
 export type CreateMode = 'create' | 'existok' | 'overwrite';
 export type { Dialect } from '../../common/dialect';
 
-export const display = (id: string[]) => id.join('$');
+export { displayId as display } from '../../common/ids';
 
 export interface MergeOptions {
   on: string[];

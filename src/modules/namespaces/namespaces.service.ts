@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { ApiError, ErrorCode, Errors } from '../../common/errors';
-import { encodePath } from '../../common/ids';
+import { encodePath, displayId as display } from '../../common/ids';
 import { isString, paginate } from '../../common/pagination';
 import type { CreateNamespaceResponse, DescribeNamespaceResponse, DropNamespaceResponse, ListNamespacesResponse } from '../../common/response-schemas';
 import type { PageRequest } from '../../common/validation/fields';
@@ -13,7 +13,6 @@ import { UnitOfWork } from '../../database/unit-of-work';
 
 export type CreateMode = 'create' | 'existok' | 'overwrite';
 
-const display = (id: string[]) => id.join('$');
 
 /** The property the implementation adds (docs/rest-contract.md §2.1), unless the caller set one of that name. */
 export const CREATED_AT_PROPERTY = 'created_at';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
-import { assertName, decodePath, encodePath } from '../../common/ids';
+import { assertName, decodePath, encodePath, displayId as display } from '../../common/ids';
 import { isString, isStringPair, paginate } from '../../common/pagination';
 import type {
   DeclareTableResponse,
@@ -26,7 +26,6 @@ import { UnitOfWork } from '../../database/unit-of-work';
 import { branchOf, LanceEngine } from '../../storage/lance-engine';
 import type { SchemaDialect } from '../../storage/arrow-json-schema';
 
-const display = (id: string[]) => id.join('$');
 
 const originOf = (t: TenantContext): PendingOrigin => ({ databaseId: t.database.id, databaseName: t.database.name, requestId: t.requestId });
 
