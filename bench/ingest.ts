@@ -8,7 +8,14 @@
  *     official client in remote mode, against the same query in-process; reports median and p95 latency and the ratio.
  *
  *   npm run bench:ingest    (BENCH_INGEST_MB, default 1100; BENCH_BATCH_ROWS, default 16384; BENCH_DIM, default 128;
- *                            BENCH_QUERY_ROWS, default 100000; BENCH_QUERIES, default 50)
+ *                            BENCH_QUERY_ROWS, default 100000; BENCH_QUERIES, default 50;
+ *                            BENCH_STORAGE=local (default) or s3: tables of both sides on a local S3-compatible
+ *                            server (s3rver, started here), the gateway with STORAGE_ROOT=s3://…)
+ *   Diagnostics: BENCH_ARENA / BENCH_MMAP_THRESHOLD (a number, or "default" to leave glibc's dynamic threshold) set the
+ *   gateway child's MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_; BENCH_GW_ENV="NAME=VALUE …" adds variables to the child
+ *   only (e.g. MALLOC_TRIM_THRESHOLD_, LD_PRELOAD of jemalloc); BENCH_GW_EXEC_ARGV adds node flags (--cpu-prof);
+ *   BENCH_GATEWAY_CHILD runs another build's gateway-child.js against the same client and baseline. The query phase
+ *   also times the query in this process on the files the gateway wrote (data layout vs serving path).
  *
  * The gateway runs as a child process on a fresh Postgres catalog database (BENCH_PG_URL, default
  * postgresql://postgres@127.0.0.1:5432/postgres; BENCH_PG_URL=embedded uses the embedded catalog, whose start-up
@@ -22,6 +29,7 @@ import * as path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { ADMIN_URL, sql } from './pg';
+import S3rver = require('s3rver');
 
 const INGEST_MB = Number(process.env.BENCH_INGEST_MB ?? 1100);
 const BATCH_ROWS = Number(process.env.BENCH_BATCH_ROWS ?? 16384);
@@ -33,6 +41,7 @@ const CHUNK_BYTES = Number(process.env.ARROW_INGEST_CHUNK_BYTES ?? 32 * 1024 * 1
 const POOL = 8;
 
 const MB = 1e6;
+const STORAGE = process.env.BENCH_STORAGE === 's3' ? 's3' : 'local';
 
 
 function rssMiB(pid: number): number {
@@ -76,7 +85,9 @@ function encode(batches: arrow.RecordBatch[]): { head: Buffer; bodies: Buffer[] 
 }
 
 function start(script: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = fork(script, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // BENCH_GW_EXEC_ARGV: extra node flags for the gateway child (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  const execArgv = [...process.execArgv, ...(process.env.BENCH_GW_EXEC_ARGV?.split(/\s+/).filter(Boolean) ?? [])];
+  const child = fork(script, [], { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
     child.once('message', () => resolve(child));
@@ -123,6 +134,27 @@ async function main(): Promise<void> {
   const usePg = ADMIN_URL !== 'embedded';
   const pgUrl = Object.assign(new URL(usePg ? ADMIN_URL : 'postgresql://x/y'), { pathname: `/${pgName}` }).toString();
   if (usePg) await sql(ADMIN_URL, `CREATE DATABASE "${pgName}"`);
+  // BENCH_STORAGE=s3: one local S3-compatible server for both sides (the same HTTP path for the engine).
+  let s3: { close(): Promise<void> } | undefined;
+  let storageEnv: Record<string, string> = {};
+  let localUri = path.join(dir, 'local');
+  let localOptions: Record<string, string> | undefined;
+  if (STORAGE === 's3') {
+    const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: path.join(dir, 's3'), configureBuckets: [{ name: 'bench' }] });
+    const { port: s3Port } = await server.run();
+    s3 = server;
+    localOptions = {
+      aws_access_key_id: 'S3RVER',
+      aws_secret_access_key: 'S3RVER',
+      aws_region: 'us-east-1',
+      aws_endpoint: `http://127.0.0.1:${s3Port}`,
+      allow_http: 'true',
+      aws_virtual_hosted_style_request: 'false',
+    };
+    storageEnv = { STORAGE_ROOT: 's3://bench/gateway', STORAGE_OPTIONS: JSON.stringify(localOptions) };
+    localUri = 's3://bench/local';
+    console.log('storage: s3 (s3rver on this machine; both sides write through Lance\'s S3 code path)');
+  }
   try {
     // ---- data: a pool of distinct batches, cycled to the target size
     const pool = Array.from({ length: POOL }, (_, i) => makeBatch(i * BATCH_ROWS, BATCH_ROWS, i + 1));
@@ -134,12 +166,19 @@ async function main(): Promise<void> {
 
     // ---- gateway (child process, embedded catalog)
     const gwDir = path.join(dir, 'gateway');
-    const gw = await start(path.join(__dirname, 'gateway-child.js'), {
+    // BENCH_GATEWAY_CHILD: another build's gateway-child.js (to compare commits with the same client and baseline).
+    const gw = await start(process.env.BENCH_GATEWAY_CHILD ?? path.join(__dirname, 'gateway-child.js'), {
       PORT: String(port),
       DATA_DIR: gwDir,
       BOOTSTRAP_DATABASE: 'bench',
       LOG_LEVEL: 'error',
+      // As npm start and the Dockerfile run it (README "Memory").
+      MALLOC_ARENA_MAX: process.env.BENCH_ARENA ?? '2',
+      ...(process.env.BENCH_MMAP_THRESHOLD === 'default' ? {} : { MALLOC_MMAP_THRESHOLD_: process.env.BENCH_MMAP_THRESHOLD ?? '1048576' }),
       ...(usePg ? { DATABASE_URL: pgUrl } : {}),
+      ...storageEnv,
+      // BENCH_GW_ENV="NAME=VALUE …": more variables for the gateway child only (e.g. GLIBC_TUNABLES).
+      ...Object.fromEntries((process.env.BENCH_GW_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
     });
     children.push(gw);
     const { api_key } = JSON.parse(fs.readFileSync(path.join(gwDir, 'initial-api-key.json'), 'utf8'));
@@ -157,7 +196,7 @@ async function main(): Promise<void> {
     console.log(`  gateway:    ${gwSeconds.toFixed(1)} s, ${(total / MB / gwSeconds).toFixed(0)} MB/s (answer ${res.body})`);
 
     // ---- in-process baseline: the same batches, the same chunking (one version per ~chunk)
-    const local = await lancedb.connect(path.join(dir, 'local'));
+    const local = await lancedb.connect(localUri, localOptions ? { storageOptions: localOptions } : {});
     const perChunk = Math.max(1, Math.floor(CHUNK_BYTES / bodies[0].length));
     const t1 = performance.now();
     let table: lancedb.Table | undefined;
@@ -170,6 +209,22 @@ async function main(): Promise<void> {
     const localSeconds = (performance.now() - t1) / 1000;
     console.log(`  in-process: ${localSeconds.toFixed(1)} s, ${(total / MB / localSeconds).toFixed(0)} MB/s`);
     console.log(`  throughput ratio gateway / in-process: ${(localSeconds / gwSeconds).toFixed(2)}`);
+
+    // ---- the engine's own write of the same Arrow bytes (the floor): IPC files of the same chunks, handed to the
+    // native handle as the gateway does (createTable, then one add per chunk); encoding happens before the clock.
+    const native = (local as unknown as { inner: { createTable(n: string, b: Buffer, m: string, ns: string[], o: undefined): Promise<{ add(b: Buffer, m: string): Promise<unknown>; close(): void }> } }).inner;
+    const files: Buffer[] = [];
+    for (let i = 0; i < count; i += perChunk) {
+      files.push(Buffer.from(arrow.tableToIPC(new arrow.Table(Array.from({ length: Math.min(perChunk, count - i) }, (_, j) => pool[(i + j) % POOL])), 'file')));
+    }
+    const t2 = performance.now();
+    const nt = await native.createTable('native', files[0], 'create', [], undefined);
+    for (const f of files.slice(1)) await nt.add(f, 'append');
+    nt.close();
+    const nativeSeconds = (performance.now() - t2) / 1000;
+    files.length = 0;
+    console.log(`  engine native write: ${nativeSeconds.toFixed(1)} s, ${(total / MB / nativeSeconds).toFixed(0)} MB/s`);
+    console.log(`  throughput ratio gateway / engine native write (the floor): ${(nativeSeconds / gwSeconds).toFixed(2)}`);
     console.log(`  gateway RSS: peak ${gwPeak.toFixed(0)} MiB (VmHWM; ${rssBefore.toFixed(0)} MiB before the upload), highest sampled during the upload ${sampled.toFixed(0)} MiB`);
     const check = await lancedb.connect(`db://bench`, { apiKey: api_key, hostOverride: base });
     const remoteRows = await (await check.openTable('ingest')).countRows();
@@ -196,10 +251,21 @@ async function main(): Promise<void> {
     };
     const viaGw = await time(remoteQ);
     const inProc = await time(localQ);
+    // The same query in this process on the files the gateway wrote (tells the data layout from the serving path).
+    const gwLocation = STORAGE === 'local' ? (JSON.parse(qres.body) as { location?: string }).location : undefined;
+    let onGwFiles: number[] | undefined;
+    if (gwLocation) {
+      const gwConn = await lancedb.connect(path.dirname(gwLocation));
+      const gwTable = await gwConn.openTable(path.basename(gwLocation).replace(/\.lance$/, ''));
+      onGwFiles = await time(gwTable);
+      gwTable.close();
+      gwConn.close();
+    }
     console.log(`vector query (k=10, ${qCount * BATCH_ROWS} rows, no index, ${QUERIES} queries):`);
     console.log(`  gateway:    p50 ${pct(viaGw, 0.5).toFixed(1)} ms, p95 ${pct(viaGw, 0.95).toFixed(1)} ms`);
     console.log(`  in-process: p50 ${pct(inProc, 0.5).toFixed(1)} ms, p95 ${pct(inProc, 0.95).toFixed(1)} ms`);
     console.log(`  latency ratio gateway / in-process (p50): ${(pct(viaGw, 0.5) / pct(inProc, 0.5)).toFixed(2)}`);
+    if (onGwFiles) console.log(`  in-process on the gateway's files: p50 ${pct(onGwFiles, 0.5).toFixed(1)} ms, p95 ${pct(onGwFiles, 0.95).toFixed(1)} ms`);
     check.close();
     local.close();
   } finally {
@@ -208,6 +274,7 @@ async function main(): Promise<void> {
       c.kill('SIGTERM');
     }
     await new Promise((r) => setTimeout(r, 500));
+    await s3?.close();
     fs.rmSync(dir, { recursive: true, force: true });
     if (usePg) await sql(ADMIN_URL, `DROP DATABASE IF EXISTS "${pgName}" WITH (FORCE)`).catch(() => undefined);
   }

@@ -1,10 +1,15 @@
 /**
- * Benchmark: one page of GET /v1/table (keyset pagination) with 1,000 and with 1,000,000 tables in the database,
- * through the gateway and through a floor (bare Fastify + pg running the same page query), all in one process tree:
+ * Benchmark of the catalog path: one page of GET /v1/table (keyset pagination) with 1,000 and with 1,000,000 tables
+ * in the database, and POST /v1/table/{id}/describe of a declared table, each through the gateway and through a
+ * floor (bare Fastify + pg answering the same from the same Postgres, bench/floor-server.ts), in one process tree:
  * this process generates the load (autocannon), the gateway and the floor run as child processes on one Postgres.
+ * The gateway runs as deployed: the Redis throttle (REDIS_URL), metrics and one request log line per request (to
+ * /dev/null) all on.
  *
- *   npm run bench            (BENCH_PG_URL, default postgresql://postgres@127.0.0.1:5432/postgres;
- *                             BENCH_SECONDS per run, default 5; BENCH_LARGE, default 1000000)
+ *   npm run bench:list       (BENCH_PG_URL, default postgresql://postgres@127.0.0.1:5432/postgres;
+ *                             BENCH_REDIS_URL, default redis://127.0.0.1:6379;
+ *                             BENCH_SECONDS per run, default 5; BENCH_LARGE, default 1000000 (0: skip);
+ *                             BENCH_CPU_PROF=<dir>: write a CPU profile of the gateway there)
  */
 import { ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +20,10 @@ import autocannon from 'autocannon';
 import { ADMIN_URL, sql, urlFor } from './pg';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const WARMUP_SECONDS = 1;
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** Which cases to run (comma-separated: describe, list); all by default. */
+const CASES = new Set((process.env.BENCH_CASES ?? 'describe,list').split(','));
 const LARGE = Number(process.env.BENCH_LARGE ?? 1_000_000);
 const SMALL = 1_000;
 const PAGE = 100;
@@ -22,8 +31,8 @@ const CONNECTIONS = 10;
 
 
 
-function start(script: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = fork(script, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+function start(script: string, env: Record<string, string>, execArgv: string[] = []): Promise<ChildProcess> {
+  const child = fork(script, [], { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
     child.once('message', () => resolve(child));
@@ -47,11 +56,27 @@ interface Result {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU time (user + system) the server process spent per answered request, in µs: steadier than req/s on a shared machine. */
+  cpuUs: number;
 }
 
-async function load(url: string, headers: Record<string, string>): Promise<Result> {
-  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+/** User + system CPU time of a process so far, in ms (Linux /proc; NaN elsewhere). */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN;
+  }
+}
+
+async function load(server: ChildProcess, url: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'GET', body?: string): Promise<Result> {
+  const opts = { url, headers, method, body, connections: CONNECTIONS };
+  await autocannon({ ...opts, duration: WARMUP_SECONDS }); // JIT, pools and caches warm, as in a long-running server
+  const cpu0 = cpuMs(server.pid);
+  const r = await autocannon({ ...opts, duration: SECONDS });
+  const cpu = cpuMs(server.pid) - cpu0;
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, cpuUs: (cpu * 1000) / r.requests.total };
 }
 
 /** Inserts tables rows up to `total`, spread over 100 namespaces, straight into the catalog. */
@@ -92,25 +117,53 @@ async function main(): Promise<void> {
         PORT: String(gatewayPort),
         DATA_DIR: dataDir,
         ADMIN_API_KEY: adminKey,
-        LOG_LEVEL: 'warn',
-        // Measure the request path, not the default per-database limit (1000 req/s).
+        // The request line of every request is written (to /dev/null: the child's stdout is ignored).
+        LOG_LEVEL: 'log',
+        REDIS_URL,
+        // Measure the request path, not the default per-database limit (1000 req/s): the counter still runs.
         RATE_LIMIT_LIMIT: '100000000',
-      }),
+      }, process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
     );
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`);
-    children.push(await start(path.join(__dirname, 'floor-server.js'), { DATABASE_URL: url, PORT: String(floorPort) }));
+    children.push(
+      await start(path.join(__dirname, 'floor-server.js'), { DATABASE_URL: url, PORT: String(floorPort), STORAGE_ROOT: path.join(dataDir, 'tables') }),
+    );
 
     const op = { 'x-api-key': adminKey, 'content-type': 'application/json' };
     await fetch(`http://127.0.0.1:${gatewayPort}/admin/v1/databases`, { method: 'POST', headers: op, body: '{"name":"bench"}' });
-    const key = (await (
-      await fetch(`http://127.0.0.1:${gatewayPort}/admin/v1/databases/bench/api-keys`, { method: 'POST', headers: op, body: '{"role":"read"}' })
-    ).json()) as { api_key: string };
+    const issue = async (role: string) =>
+      ((await (
+        await fetch(`http://127.0.0.1:${gatewayPort}/admin/v1/databases/bench/api-keys`, { method: 'POST', headers: op, body: JSON.stringify({ role }) })
+      ).json()) as { api_key: string }).api_key;
+    const headers = { 'x-api-key': await issue('read'), 'x-service-database': 'bench' };
+    const writer = { 'x-api-key': await issue('write'), 'x-service-database': 'bench', 'content-type': 'application/json' };
     const [{ id: databaseId }] = await sql(url, `SELECT id FROM databases WHERE name = 'bench'`);
-    const headers = { 'x-api-key': key.api_key, 'x-service-database': 'bench' };
+    const gw = `http://127.0.0.1:${gatewayPort}`;
+    const fl = `http://127.0.0.1:${floorPort}`;
 
-    const rows: Record<string, Result & { tables: number; target: string }> = {};
+    const rows: Record<string, Result & { label: string; target: string }> = {};
+
+    // Describe of a declared table (what a namespace-mode client asks before it writes), as the official clients
+    // send it: a JSON body. Measured first, on a catalog of a few tables.
+    const must = async (r: Promise<Response>) => {
+      const res = await r;
+      if (!res.ok) throw new Error(`${res.url}: ${res.status} ${await res.text()}`);
+      return res;
+    };
+    await must(fetch(`${gw}/v1/namespace/bench/create`, { method: 'POST', headers: writer, body: '{}' }));
+    await must(fetch(`${gw}/v1/table/bench$declared/declare`, { method: 'POST', headers: writer, body: '{"properties":{"owner":"bench"}}' }));
+    const describeBody = '{}';
+    const dh = { ...headers, 'content-type': 'application/json' };
+    {
+      const g = await (await must(fetch(`${gw}/v1/table/bench$declared/describe`, { method: 'POST', headers: dh, body: describeBody }))).json();
+      const f = await (await must(fetch(`${fl}/describe?db=${databaseId}&id=bench$declared`, { method: 'POST', headers: dh, body: describeBody }))).json();
+      if (JSON.stringify(g) !== JSON.stringify(f)) throw new Error(`gateway and floor disagree on describe: ${JSON.stringify(g)} vs ${JSON.stringify(f)}`);
+    }
+    if (CASES.has('describe')) rows['gateway describe'] = { label: 'describe', target: 'gateway', ...(await load(children[0], `${gw}/v1/table/bench$declared/describe`, dh, 'POST', describeBody)) };
+    if (CASES.has('describe')) rows['floor describe'] = { label: 'describe', target: 'floor', ...(await load(children[1], `${fl}/describe?db=${databaseId}&id=bench$declared`, dh, 'POST', describeBody)) };
+
     let filled = 0;
-    for (const n of [SMALL, LARGE]) {
+    for (const n of [SMALL, LARGE].filter((n) => n > 0 && CASES.has('list'))) {
       const t0 = Date.now();
       await fill(url, databaseId, filled, n);
       filled = n;
@@ -122,22 +175,34 @@ async function main(): Promise<void> {
       if (JSON.stringify(g.tables) !== JSON.stringify(f.tables) || g.tables.length !== PAGE) {
         throw new Error('gateway and floor disagree on the page');
       }
-      rows[`gateway ${n}`] = { tables: n, target: 'gateway', ...(await load(`http://127.0.0.1:${gatewayPort}/v1/table?limit=${PAGE}&page_token=${token}`, headers)) };
-      rows[`floor ${n}`] = { tables: n, target: 'floor', ...(await load(`http://127.0.0.1:${floorPort}/page?db=${databaseId}&limit=${PAGE}&after=${token}`, {})) };
+      // The filled tables are all known to have data, so the gateway's page needs no look at storage.
+      rows[`gateway ${n}`] = { label: `list ${n}`, target: 'gateway', ...(await load(children[0], `${gw}/v1/table?limit=${PAGE}&page_token=${token}`, headers)) };
+      rows[`floor ${n}`] = { label: `list ${n}`, target: 'floor', ...(await load(children[1], `${fl}/page?db=${databaseId}&limit=${PAGE}&after=${token}`, {})) };
     }
 
     const fmt = (x: number) => x.toFixed(1);
-    console.log(`\nGET /v1/table, one page of ${PAGE} from the middle; ${CONNECTIONS} connections, ${SECONDS} s per run; node ${process.version}, ${os.cpus().length} cores`);
-    console.log('target   tables     req/s    p50 ms  p99 ms  errors');
+    console.log(
+      `\nCatalog path: POST /v1/table/{id}/describe of a declared table; GET /v1/table, one page of ${PAGE} from the middle.` +
+        `\n${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s per run; gateway with Redis throttle, metrics, request log;` +
+        ` node ${process.version}, ${os.cpus().length} cores`,
+    );
+    console.log('case            target      req/s    p50 ms  p99 ms  errors  cpu µs/req');
     for (const r of Object.values(rows)) {
-      console.log(`${r.target.padEnd(8)} ${String(r.tables).padStart(9)} ${fmt(r.rps).padStart(9)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(7)} ${String(r.errors).padStart(7)}`);
+      console.log(
+        `${r.label.padEnd(15)} ${r.target.padEnd(8)} ${fmt(r.rps).padStart(9)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(7)} ${String(r.errors).padStart(7)} ${r.cpuUs.toFixed(0).padStart(11)}`,
+      );
     }
     const ratio = (a: number, b: number) => (a / b).toFixed(2);
-    console.log('\nratios (throughput):');
-    console.log(`  gateway / floor at ${SMALL}: ${ratio(rows[`gateway ${SMALL}`].rps, rows[`floor ${SMALL}`].rps)}`);
-    console.log(`  gateway / floor at ${LARGE}: ${ratio(rows[`gateway ${LARGE}`].rps, rows[`floor ${LARGE}`].rps)}`);
-    console.log(`  gateway at ${LARGE} / gateway at ${SMALL}: ${ratio(rows[`gateway ${LARGE}`].rps, rows[`gateway ${SMALL}`].rps)}`);
-    console.log(`  floor at ${LARGE} / floor at ${SMALL}: ${ratio(rows[`floor ${LARGE}`].rps, rows[`floor ${SMALL}`].rps)}`);
+    console.log('\ngateway / floor: throughput (p50 floor/gateway; cpu per request floor/gateway):');
+    for (const label of [...new Set(Object.values(rows).map((r) => r.label))]) {
+      const g = Object.values(rows).find((r) => r.label === label && r.target === 'gateway')!;
+      const f = Object.values(rows).find((r) => r.label === label && r.target === 'floor')!;
+      console.log(`  ${label.padEnd(15)} ${ratio(g.rps, f.rps)}   (p50 ${ratio(f.p50 || 0.5, g.p50 || 0.5)}; cpu ${ratio(f.cpuUs, g.cpuUs)})`);
+    }
+    if (rows[`gateway ${LARGE}`]) {
+      console.log(`  gateway list at ${LARGE} / at ${SMALL}: ${ratio(rows[`gateway ${LARGE}`].rps, rows[`gateway ${SMALL}`].rps)}`);
+      console.log(`  floor list at ${LARGE} / at ${SMALL}: ${ratio(rows[`floor ${LARGE}`].rps, rows[`floor ${SMALL}`].rps)}`);
+    }
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));

@@ -29,7 +29,7 @@ export async function createGateway(
   /** logger false: no log output (tests); logStream: where JSON log lines go (default stdout). */
   opts: { logger?: false; logStream?: DestinationStream } = {},
 ): Promise<NestFastifyApplication> {
-  fs.mkdirSync(config.storageRoot, { recursive: true });
+  for (const p of config.storage.profiles.values()) if (p.scheme === 'file') fs.mkdirSync(p.root, { recursive: true });
   const catalog = await openCatalogDb(config);
   try {
     await catalog.migrate();
@@ -85,11 +85,10 @@ export async function createGateway(
   for (const type of [ARROW_STREAM_TYPE, 'application/octet-stream']) {
     fastify.addContentTypeParser(type, (_req, _payload, done) => done(null));
   }
-  fastify.addHook('onRequest', async (req) => {
+  fastify.addHook('onRequest', (req, reply, done) => {
     if (isArrowRouteWithoutType(req.method, req.url, req.headers)) req.headers['content-type'] = ARROW_STREAM_TYPE;
-  });
-  fastify.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    done();
   });
   // 405 for unmatched methods, and bodies left unread by an answer; before the routes are registered (app.init and
   // the documentation routes), whose paths it collects.

@@ -151,6 +151,32 @@ describe('operator CLI (Postgres catalog)', () => {
     assert.deepEqual(limited.events.map((e: any) => e.id), events.slice(0, 2).map((e) => e.id));
   });
 
+  it('databases create --storage-profile places a database in a profile; get shows profile and root, never options', async () => {
+    const profiles = JSON.stringify({ eu: { root: '/tmp/lgw-cli-eu-root', options: { aws_secret_access_key: 'cli-secret-value' } } });
+    const withProfiles = async (...args: string[]) => {
+      const saved = process.env.STORAGE_PROFILES;
+      process.env.STORAGE_PROFILES = profiles;
+      try {
+        return await cli(...args);
+      } finally {
+        if (saved === undefined) delete process.env.STORAGE_PROFILES;
+        else process.env.STORAGE_PROFILES = saved;
+      }
+    };
+    const made = await withProfiles('databases', 'create', 'euco', '--storage-profile', 'eu');
+    const created = ok(made);
+    assert.equal(created.storage_profile, 'eu');
+    assert.equal(created.storage_root, '/tmp/lgw-cli-eu-root/euco');
+    const got = await withProfiles('databases', 'get', 'euco');
+    assert.equal(ok(got).storage_profile, 'eu');
+    assert.ok(!got.stdout.includes('cli-secret-value') && !made.stdout.includes('cli-secret-value'));
+    const unknown = await withProfiles('databases', 'create', 'marsco', '--storage-profile', 'mars');
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /unknown storage profile 'mars'/);
+    assert.equal(ok(await cli('databases', 'get', 'acme')).storage_profile, 'default');
+    ok(await withProfiles('databases', 'delete', 'euco')); // the later tests count databases
+  });
+
   it('a bad command exits 2 with the usage on stderr', async () => {
     for (const args of [[], ['frobnicate'], ['databases'], ['databases', 'explode'], ['keys', 'issue', 'acme'], ['keys', 'issue', 'acme', '--role', 'root'], ['keys', 'revoke', 'acme'], ['audit'], ['databases', 'create', 'x', '--property', 'noequals']]) {
       const r = await cli(...args);

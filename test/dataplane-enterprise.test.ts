@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { forEachCatalog, idPath, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import * as stored from './helpers/stored';
 
 /**
  * Raw HTTP against the data plane: the extended edition's routes (`GET /v1/tables`, `POST /v1/tables/{name}` with a
@@ -51,9 +50,9 @@ async function post(gw: TestGateway, t: Tenant, p: string, body: Buffer | string
   return { status: res.status, headers: res.headers, json, buf };
 }
 
-function folders(gw: TestGateway, t: Tenant): string[] {
-  const dir = path.join(gw.config.storageRoot, t.name);
-  return fs.existsSync(dir) ? fs.readdirSync(dir).sort() : [];
+/** The table folders in a database's folder (names of the prefixes holding objects, on an object store). */
+function folders(gw: TestGateway, t: Tenant): Promise<string[]> {
+  return stored.entries(stored.dbFolder(gw, t.name));
 }
 
 forEachCatalog('data plane over raw HTTP', (kind) => {
@@ -135,11 +134,11 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
 
     it('answers 409 for an existing name and leaves the existing table alone', async () => {
       await post(gw, tenant, '/v1/tables/taken', streamOf(1, 3));
-      const before = folders(gw, tenant);
+      const before = await folders(gw, tenant);
       const r = await post(gw, tenant, '/v1/tables/taken', streamOf(1, 7));
       assert.equal(r.status, 409);
       assert.equal(r.json.code, 5);
-      assert.deepEqual(folders(gw, tenant), before, 'no folder left behind');
+      assert.deepEqual(await folders(gw, tenant), before, 'no folder left behind');
       assert.equal((await tenant.api.post('/v1/table/taken/count_rows', {})).text, '3');
     });
 
@@ -153,7 +152,7 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
     });
 
     it('rejects bad, truncated, empty and schema-less bodies with 400 and registers nothing', async () => {
-      const before = folders(gw, tenant);
+      const before = await folders(gw, tenant);
       const full = streamOf(3, 1000);
       const cases: Array<[string, Buffer | string | undefined]> = [
         ['garbage', Buffer.from('this is not arrow at all, not even close')],
@@ -169,7 +168,7 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
       }
       const listed = (await tenant.api.get('/v1/tables')).body.tables as string[];
       assert.ok(listed.every((n) => !n.startsWith('bad_')), `nothing registered: ${listed}`);
-      assert.deepEqual(folders(gw, tenant), before, 'no folder left behind');
+      assert.deepEqual(await folders(gw, tenant), before, 'no folder left behind');
     });
 
     it('accepts an Arrow body without a Content-Type', async () => {
@@ -185,11 +184,11 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
     });
 
     it('concurrent creators of one name: exactly one wins, the others get 409 and leave nothing behind', async () => {
-      const before = folders(gw, tenant).length;
+      const before = (await folders(gw, tenant)).length;
       const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => post(gw, tenant, '/v1/tables/race', streamOf(2, 100 * (i + 1)))));
       const statuses = answers.map((a) => a.status).sort();
       assert.deepEqual(statuses, [201, 409, 409, 409]);
-      assert.equal(folders(gw, tenant).length, before + 1);
+      assert.equal((await folders(gw, tenant)).length, before + 1);
       const winner = answers.find((a) => a.status === 201)!;
       assert.equal((await tenant.api.post('/v1/table/race/count_rows', {})).text, String(winner.json.num_rows));
     });
@@ -388,10 +387,10 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
       assert.equal(ok.status, 201, ok.buf.toString());
       assert.equal(ok.json.num_rows, 10000);
       assert.ok(ok.json.version > 1, `written in several chunks (version ${ok.json.version})`);
-      const before = folders(small, t);
+      const before = await folders(small, t);
       const big = await post(small, t, '/v1/tables/too_big', streamOf(40, 1000));
       assert.equal(big.status, 413);
-      assert.deepEqual(folders(small, t), before);
+      assert.deepEqual(await folders(small, t), before);
       assert.deepEqual((await t.api.get('/v1/tables')).body.tables, ['chunks']);
       const ins = await post(small, t, '/v1/table/chunks/insert', streamOf(10, 1000));
       assert.equal(ins.status, 413);

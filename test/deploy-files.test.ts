@@ -19,12 +19,19 @@ describe('deployment files', () => {
   };
   const gateways = Object.entries(compose.services).filter(([, s]) => s.build !== undefined);
 
-  it('docker-compose.yml runs Postgres, Redis and two gateway replicas behind one port', () => {
+  it('docker-compose.yml runs Postgres, Redis, MinIO and two gateway replicas on one bucket behind one port', () => {
     assert.match(compose.services.postgres.image ?? '', /^postgres:/);
     assert.match(compose.services.redis.image ?? '', /^redis:/);
+    assert.match(compose.services.minio.image ?? '', /^minio\/minio/);
+    assert.match(JSON.stringify(compose.services['minio-setup']), /mc mb --ignore-existing local\/lance-tables/, 'the bucket is made at start');
     assert.equal(gateways.length, 2);
     const published = Object.values(compose.services).flatMap((s) => s.ports ?? []);
-    assert.deepEqual(published, ['2333:2333'], 'exactly one published port, on the load balancer');
+    assert.deepEqual(published.sort(), ['2333:2333', '9000:9000'], 'the load balancer, and the object store for namespace-mode clients');
+    for (const [, g] of gateways) {
+      assert.equal(g.environment?.STORAGE_ROOT, 's3://lance-tables/gateway', 'both replicas use the bucket');
+      const options = JSON.parse((g.environment?.STORAGE_OPTIONS ?? '').replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1'));
+      assert.equal(options.aws_endpoint, 'http://minio:9000');
+    }
     for (const [, g] of gateways) assert.equal(g.ports, undefined, 'replicas are reached through the load balancer');
     const nginx = read('deploy/nginx.conf');
     for (const [name] of gateways) assert.match(nginx, new RegExp(`server ${name}:2333`));
@@ -51,7 +58,11 @@ describe('deployment files', () => {
     const command = (JSON.parse(`[${cmd}]`) as string[]).join(' ');
     assert.equal(command, 'node dist/src/main.js');
     const pkg = JSON.parse(read('package.json'));
-    assert.equal(pkg.scripts['start:prod'], command, 'npm run start:prod is the same command');
+    // The same allocator settings in both (README "Memory"), then the same command.
+    const allocator = ['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=1048576'];
+    for (const a of allocator) assert.match(dockerfile, new RegExp(`^\\s+${a}`, 'm'), `the Dockerfile sets ${a}`);
+    assert.equal(pkg.scripts['start:prod'], `${allocator.join(' ')} ${command}`, 'npm run start:prod is the same command with the same settings');
+    assert.equal(pkg.scripts.start, pkg.scripts['start:prod'], 'npm start runs it the same way');
     assert.ok(read('README.md').includes(command), 'the README shows the production start command');
   });
 

@@ -403,6 +403,28 @@ forEachCatalog('http edge: the problem body everywhere, metrics access, no enume
       assert.equal((await new Api(gw.url).get('/healthz')).status, 200);
     });
 
+    it('gets the 400 of a malformed URL read by a client still writing its body (no hooks run for it)', async () => {
+      // Fastify answers a URL it cannot decode without running hooks, so the onSend drain did not run either and a
+      // client writing a large body saw EPIPE (found by the fuzz test).
+      const total = 5 * 1024 * 1024;
+      const u = new URL(gw.url);
+      const socket = net.connect(Number(u.port), u.hostname);
+      const errors: string[] = [];
+      socket.on('error', (e: NodeJS.ErrnoException) => errors.push(e.code ?? e.message));
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      const closed = closeOf(socket);
+      socket.write(`POST /v1/table/%/update HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-service-database: ${t.name}\r\nContent-Type: application/json\r\nContent-Length: ${total}\r\n\r\n`);
+      const piece = Buffer.alloc(256 * 1024, 'a');
+      for (let sent = 0; sent < total && !socket.destroyed; sent += piece.length) {
+        if (!socket.write(piece)) await Promise.race([new Promise((r) => socket.once('drain', r)), closed]);
+      }
+      await closed;
+      assert.deepEqual(errors, [], 'no EPIPE / ECONNRESET while writing');
+      assertProblem(parseRaw(Buffer.concat(chunks), true), 400, 13);
+      assert.equal((await new Api(gw.url).get('/healthz')).status, 200);
+    });
+
     it('gets its 413 read by fetch (undici)', async () => {
       const res = await fetch(`${gw.url}/v1/namespace/${idPath('too_big')}/create`, {
         method: 'POST',

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
-import { Api, forEachCatalog, idPath, newTenant, rawRequest, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import { Api, forEachCatalog, idPath, newTenant, rawRequest, Reply, startGateway, Tenant, TEST_STORAGE, TestGateway } from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
 import { writeTable } from './helpers/lance';
+import * as stored from './helpers/stored';
 
 /**
  * Tenancy resolution (issue 3): which database a request addresses — the database header or its alias, else the
@@ -130,9 +129,9 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
   let t: Tenant;
   let team1: Api;
   let team2: Api;
-  const dbFolder = () => path.join(gw.config.storageRoot, t.name);
-  const prefixFolder = (folder: string) => path.join(dbFolder(), '.prefixes', folder);
-  const isUnder = (file: string, folder: string) => file.startsWith(folder + path.sep);
+  const dbFolder = () => stored.dbFolder(gw, t.name);
+  const prefixFolder = (folder: string) => stored.join(dbFolder(), '.prefixes', folder);
+  const isUnder = stored.isInside;
   const names = (r: Reply) => r.body.namespaces as string[];
   const ids = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i }));
 
@@ -181,7 +180,7 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
     const loc = async (api: Api) => (await api.post(`/v1/table/${idPath('sales', 'orders')}/describe`, {})).body.location as string;
     const [l0, l1, l2] = [await loc(t.api), await loc(team1), await loc(team2)];
     assert.equal(new Set([l0, l1, l2]).size, 3, 'three different tables');
-    assert.equal(path.dirname(l0), dbFolder(), 'default catalog: directly in the database folder');
+    assert.equal(stored.dirname(l0), dbFolder(), 'default catalog: directly in the database folder');
     assert.ok(isUnder(l1, prefixFolder('team1')), l1);
     assert.ok(isUnder(l2, prefixFolder('team2')), l2);
     const owner = async (api: Api) => (await api.post(`/v1/namespace/${idPath('sales')}/describe`, {})).body.properties.owner;
@@ -200,7 +199,11 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
     const root = await team1.post(`/v1/table/${idPath('root_t')}/declare`, {});
     assert.equal(root.status, 200, root.text);
     assert.ok(isUnder(root.body.location, prefixFolder('team1')), root.body.location);
-    assert.ok(fs.existsSync(root.body.location));
+    // Locally the declared folder is made at once; an object store has no empty folders, so there the location holds
+    // nothing until a client writes, and then the data is there.
+    assert.equal(await stored.exists(root.body.location), TEST_STORAGE !== 's3');
+    await writeTable(root.body.location, ids(1));
+    assert.ok(await stored.hasVersions(root.body.location));
 
     const ab = t.api.with({ 'x-service-database-prefix': 'a/b' });
     const d = await ab.post(`/v1/table/${idPath('nested')}/declare`, {});
@@ -233,7 +236,7 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
   it("prefix '..' does not declare into the default catalog's folder", async () => {
     const dotdot = await t.api.with({ 'x-service-database-prefix': '..' }).post(`/v1/table/${idPath('escape')}/declare`, {});
     if (dotdot.status === 200) {
-      assert.notEqual(path.dirname(dotdot.body.location), dbFolder());
+      assert.notEqual(stored.dirname(dotdot.body.location), dbFolder());
     } else {
       expectProblem(dotdot, 400, 13);
     }
@@ -247,7 +250,7 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
     await writeTable(t1.body.location, ids(3));
     // Deregistered, the data stays in team1's folder; only team1 should be able to register it again.
     assert.equal((await team1.post(`/v1/table/${idPath('victim')}/deregister`, {})).status, 200);
-    const rel = path.relative(path.join(dbFolder(), '.prefixes'), t1.body.location); // team1/<uuid>.lance
+    const rel = stored.relative(stored.join(dbFolder(), '.prefixes'), t1.body.location); // team1/<uuid>.lance
     const reg = await t.api.with({ 'x-service-database-prefix': '.' }).post(`/v1/table/${idPath('stolen')}/register`, { location: rel });
     expectProblem(reg, 400, 13);
   });
@@ -256,19 +259,20 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
     const d = await team1.post(`/v1/table/${idPath('data_t')}/declare`, {});
     assert.equal(d.status, 200, d.text);
     await writeTable(d.body.location, ids(3));
-    const rel = path.relative(dbFolder(), d.body.location); // .prefixes/team1/<uuid>.lance
-    assert.ok(rel.startsWith(`.prefixes${path.sep}team1${path.sep}`), rel);
+    const rel = stored.relative(dbFolder(), d.body.location); // .prefixes/team1/<uuid>.lance
+    const sep = stored.sepOf(d.body.location);
+    assert.ok(rel.startsWith(`.prefixes${sep}team1${sep}`), rel);
     for (const location of [rel, `./${rel}`, `sub/../${rel}`, `.//${rel}`]) {
       const r = await t.api.post(`/v1/table/${idPath('stolen')}/register`, { location });
       expectProblem(r, 400, 13);
     }
     expectProblem(await t.api.post(`/v1/table/${idPath('stolen')}/exists`, {}), 404, 4);
     // From another prefix, the way out is a traversal: refused too.
-    const fromTeam2 = await team2.post(`/v1/table/${idPath('stolen')}/register`, { location: `../team1/${path.basename(d.body.location)}` });
+    const fromTeam2 = await team2.post(`/v1/table/${idPath('stolen')}/register`, { location: `../team1/${stored.basename(d.body.location)}` });
     expectProblem(fromTeam2, 400, 13);
 
     // Inside its own folder a prefix registers fine (a relative path from the prefix folder).
-    const own = path.join(prefixFolder('team1'), 'imports', 'x.lance');
+    const own = stored.join(prefixFolder('team1'), 'imports', 'x.lance');
     await writeTable(own, ids(2));
     const ok = await team1.post(`/v1/table/${idPath('imported')}/register`, { location: 'imports/x.lance' });
     assert.equal(ok.status, 200, ok.text);

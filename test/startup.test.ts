@@ -95,12 +95,14 @@ describe('npm start on the embedded default (the built entry point, as a separat
           },
         );
         req.on('error', reject);
-        // Half the body, then SIGTERM, then the rest: the request is in flight when shutdown starts.
+        // Half the body, then SIGTERM, then the rest: the request is in flight when shutdown starts. The pause is
+        // generous: on a loaded machine a shorter one can let SIGTERM come before the server has read the headers,
+        // and a request that arrives after shutdown began is refused (503), as it should be.
         req.write(body.subarray(0, body.length >> 1));
         setTimeout(() => {
           child.kill('SIGTERM');
           setTimeout(() => req.end(body.subarray(body.length >> 1)), 300);
-        }, 300);
+        }, 1500);
       });
       const res = await answer;
       assert.equal(res.status, 201, res.text);

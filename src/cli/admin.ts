@@ -21,7 +21,7 @@ import pino from 'pino';
 
 const USAGE = `usage: npm run admin -- <command>
 
-  databases create <name> [--property key=value ...]
+  databases create <name> [--property key=value ...] [--storage-profile name]
   databases list
   databases get <name>
   databases delete <name>
@@ -50,6 +50,7 @@ async function main(argv: string[]): Promise<unknown> {
           'expires-at': { type: 'string' },
           limit: { type: 'string' },
           delete: { type: 'boolean' },
+          'storage-profile': { type: 'string' },
           help: { type: 'boolean', short: 'h' },
         },
       });
@@ -89,7 +90,7 @@ async function main(argv: string[]): Promise<unknown> {
             return [p.slice(0, i), p.slice(i + 1)];
           }),
         );
-        return await audited(name, 'database.create', name, () => databases.create(name, properties));
+        return await audited(name, 'database.create', name, () => databases.create(name, properties, null, values['storage-profile']));
       }
       case 'databases list': {
         need(0);

@@ -58,7 +58,14 @@ export const Errors = {
   transactionNotFound: (id: string) => new ApiError(404, ErrorCode.TransactionNotFound, id),
   tableVersionNotFound: (msg: string) => new ApiError(404, ErrorCode.TableVersionNotFound, msg),
   branchNotFound: (msg: string) => new ApiError(404, ErrorCode.TableBranchNotFound, msg),
+  branchAlreadyExists: (msg: string) => new ApiError(409, ErrorCode.TableBranchAlreadyExists, msg),
+  tagNotFound: (msg: string) => new ApiError(404, ErrorCode.TableTagNotFound, msg),
+  tagAlreadyExists: (msg: string) => new ApiError(409, ErrorCode.TableTagAlreadyExists, msg),
+  /** The table's state forbids the change (e.g. a branch that tags still point into); retrying will not help. */
+  invalidTableState: (msg: string) => new ApiError(409, ErrorCode.InvalidTableState, msg),
   concurrentModification: (msg: string) => new ApiError(409, ErrorCode.ConcurrentModification, msg),
+  /** Busy, not broken: the client should retry after `retryAfterS` seconds (the official clients retry 503). */
+  slowDown: (msg: string, retryAfterS = 1) => new ApiError(503, ErrorCode.Throttling, `Slow down: ${msg}`, { 'Retry-After': String(retryAfterS) }),
   serviceUnavailable: (msg: string) => new ApiError(503, ErrorCode.ServiceUnavailable, msg),
   notFound: (msg: string) => new ApiError(404, ErrorCode.Unsupported, msg),
   conflict: (msg: string) => new ApiError(409, ErrorCode.ConcurrentModification, msg),

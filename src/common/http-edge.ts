@@ -35,6 +35,9 @@ export function frameworkErrorHandler(onAnswer?: (method: string, status: number
     let error: unknown = err;
     if (err.code === 'FST_ERR_BAD_URL') error = Errors.invalidInput('the request URL is not valid: a percent-encoded sequence is malformed');
     else if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') error = Errors.uriTooLong(`a path parameter is longer than ${MAX_PARAM_LENGTH} characters`);
+    // No hooks run for these requests, so the onSend drain does not either: the body is drained here (bounded), so
+    // a client still writing it reads the answer instead of failing with EPIPE.
+    drainUnreadBody(req.raw, reply);
     sendError(error, req, reply);
     onAnswer?.(req.method, reply.statusCode, err.code ?? 'unknown');
   };
@@ -126,15 +129,16 @@ export function installHttpEdge(fastify: FastifyInstance, opts: { ignoreTrailing
 
   // Unmatched requests reach the not-found handler (Nest's, which reports 404 through the one filter); a path served
   // with other methods is a 405 instead.
-  fastify.addHook('onRequest', async (req) => {
-    if (!req.is404) return;
+  // (Callback-style hooks: an async hook costs every request a promise.)
+  fastify.addHook('onRequest', (req, _reply, done) => {
+    if (!req.is404) return done();
     const allow = table.allowed(req.url);
-    if (allow.length > 0 && !allow.includes(req.method)) throw Errors.methodNotAllowed(req.method, allow);
+    done(allow.length > 0 && !allow.includes(req.method) ? Errors.methodNotAllowed(req.method, allow) : undefined);
   });
 
-  fastify.addHook('onSend', async (req, reply, payload) => {
+  fastify.addHook('onSend', (req, reply, payload, done) => {
     drainUnreadBody(req.raw, reply);
-    return payload;
+    done(null, payload);
   });
 }
 

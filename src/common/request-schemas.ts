@@ -43,6 +43,7 @@ export const DescribeTableBody = z
     with_table_uri: z.boolean().nullish(),
     load_detailed_metadata: z.boolean().nullish(),
     check_declared: z.boolean().nullish(),
+    vend_credentials: z.boolean().nullish(),
   })
   .loose();
 export const RenameTableBody = z
@@ -88,13 +89,17 @@ export const CreateDatabaseBody = z.object({
   name: z.string({ error: 'name is required' }).describe('letters, digits, `_`, `-` and `.`'),
   properties: properties.optional().describe('string-to-string properties'),
   rate_limit: RateLimitBody.optional().describe('null or absent: the gateway defaults'),
+  storage_profile: z.string().min(1).max(64).optional().describe("the storage profile (STORAGE_PROFILES) its tables live in; absent: 'default'"),
 });
 export const UpdateDatabaseBody = z
   .object({
     properties: properties.optional().describe('string-to-string properties'),
     rate_limit: RateLimitBody.optional().describe('null: back to the gateway defaults'),
+    storage_profile: z.string().min(1).max(64).optional().describe('a different storage profile; only while the database holds no tables'),
   })
-  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined, { error: 'nothing to change: send properties and/or rate_limit' });
+  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined || b.storage_profile !== undefined, {
+    error: 'nothing to change: send properties, rate_limit and/or storage_profile',
+  });
 export const CreateKeyBody = z.object({
   role: z.enum(['read', 'write', 'admin'], { error: "role must be 'read', 'write' or 'admin'" }),
   description: z.string().max(500).optional(),

@@ -25,9 +25,10 @@ export const ErrorResponse = z
       .describe(
         'Lance Namespace error code (what the official clients use to pick their error type): 0 Unsupported, ' +
           '1 NamespaceNotFound, 2 NamespaceAlreadyExists, 3 NamespaceNotEmpty, 4 TableNotFound, 5 TableAlreadyExists, ' +
-          '6 TableIndexNotFound, 7 TableIndexAlreadyExists, 10 TransactionNotFound, 11 TableVersionNotFound, ' +
+          '6 TableIndexNotFound, 7 TableIndexAlreadyExists, 8 TableTagNotFound, 9 TableTagAlreadyExists, 10 TransactionNotFound, 11 TableVersionNotFound, ' +
           '12 TableColumnNotFound, 13 InvalidInput, 14 ConcurrentModification, 15 PermissionDenied, 16 Unauthenticated, ' +
-          '17 ServiceUnavailable, 18 Internal, 20 TableSchemaValidationError, 21 Throttling, 22 TableBranchNotFound',
+          '17 ServiceUnavailable, 18 Internal, 19 InvalidTableState, 20 TableSchemaValidationError, 21 Throttling, ' +
+          '22 TableBranchNotFound, 23 TableBranchAlreadyExists',
       ),
     error: z.string().describe('the same message as `detail` (the Lance Namespace ErrorResponse field)'),
   })
@@ -106,11 +107,13 @@ export const DescribeTableResponse = z.object({
   is_only_declared: z.boolean().optional().describe('with `check_declared` or `load_detailed_metadata`'),
   version: z.number().int().optional().describe('latest (or requested) version, when the table has data'),
   schema: JsonArrowSchema.optional().describe('Arrow schema, when the table has data'),
+  storage_options: z.record(z.string(), z.string()).optional().describe('vended storage options (credential vending): how the client reaches the table data itself; may carry `expires_at_millis`'),
 }).meta({ id: 'DescribeTableResponse' });
 export type DescribeTableResponse = z.infer<typeof DescribeTableResponse>;
 export const DeclareTableResponse = z.object({
   location: z.string().describe('absolute location the client writes the table data to'),
   properties: props,
+  storage_options: z.record(z.string(), z.string()).optional().describe('vended storage options (credential vending): how the client reaches the table data itself; may carry `expires_at_millis`'),
 }).meta({ id: 'DeclareTableResponse' });
 export type DeclareTableResponse = z.infer<typeof DeclareTableResponse>;
 export const RegisterTableResponse = z.object({ location: z.string(), properties: props }).meta({ id: 'RegisterTableResponse' });
@@ -162,6 +165,7 @@ export const CreateTableResponse = z.object({
   properties: props,
   name: z.string().optional().describe('new tables only'),
   num_rows: z.number().int().optional().describe('new tables only: rows written'),
+  storage_options: z.record(z.string(), z.string()).optional().describe('vended storage options (credential vending): how the client reaches the table data itself; may carry `expires_at_millis`'),
 }).meta({ id: 'CreateTableResponse' });
 export type CreateTableResponse = z.infer<typeof CreateTableResponse>;
 export const EnterpriseCreateTableResponse = z.object({
@@ -257,6 +261,8 @@ export const Database = z.object({
   name: z.string(),
   properties: props,
   rate_limit: RateLimit.nullable().describe('the database\'s own limit; null when the gateway defaults apply'),
+  storage_profile: z.string().describe('the storage profile its tables live in'),
+  storage_root: z.string().describe("where its tables live (the profile's root and the database folder; never options or secrets)"),
   created_at: z.string(),
 }).meta({ id: 'Database' });
 export type Database = z.infer<typeof Database>;
@@ -307,6 +313,7 @@ export type LivenessResponse = z.infer<typeof LivenessResponse>;
 export const ReadinessResponse = z.object({
   status: z.literal('ready'),
   catalog: z.literal('up'),
+  storage: z.literal('up').describe("every storage profile's store answers"),
   redis: z.enum(['ready', 'down', 'none']).describe('state of the Redis connection: `ready`, `down`, or `none` without REDIS_URL (does not affect readiness)'),
 }).meta({ id: 'ReadinessResponse' });
 export type ReadinessResponse = z.infer<typeof ReadinessResponse>;

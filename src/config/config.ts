@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { z } from 'zod';
+import { loadStorageConfig, StorageConfig } from './storage-config';
 
 /**
  * Every environment variable the gateway reads, validated once at start-up. Anything else in the code reads the
@@ -29,6 +30,10 @@ export const envSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   DATA_DIR: z.string().default('./data'),
   STORAGE_ROOT: optionalString,
+  STORAGE_OPTIONS: optionalString,
+  STORAGE_CLIENT_OPTIONS: optionalString,
+  STORAGE_PROFILES: optionalString,
+  STORAGE_ROLE_ARN: optionalString,
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\/[^\s]+$/.test(v), {
     message: 'must be a postgresql:// URL (leave unset for the embedded database)',
   }),
@@ -74,6 +79,8 @@ export const envSchema = z.object({
   ARROW_STREAM_LIMIT_BYTES: intWithDefault(64 * 1024 ** 3, 1),
   ARROW_BUFFERED_LIMIT_BYTES: intWithDefault(512 * 1024 ** 2, 1),
   ARROW_INGEST_CHUNK_BYTES: intWithDefault(32 * 1024 ** 2, 1024),
+  WRITE_MEMORY_BUDGET_BYTES: intWithDefault(256 * 1024 ** 2, 1024 ** 2),
+  WRITE_BUDGET_WAIT_MS: intWithDefault(30_000, 0),
   METRICS_API_KEY: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'must be at least 16 characters when set',
   }),
@@ -84,6 +91,8 @@ export const envSchema = z.object({
   TENANT_HOST_SUFFIX: optionalString.refine((v) => v === undefined || /^\.[A-Za-z0-9.-]+$/.test(v), {
     message: "must start with '.' and be a host name suffix, e.g. '.gw.example.com'",
   }),
+  TABLE_HANDLE_CACHE_SIZE: intWithDefault(128, 0),
+  TABLE_HANDLE_IDLE_SECONDS: intWithDefault(300, 1),
   RECLAIM_AFTER_SECONDS: intWithDefault(300, 1),
   RECLAIM_INTERVAL_SECONDS: intWithDefault(60, 0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'log', 'debug', 'verbose']).default('log'),
@@ -93,7 +102,10 @@ export interface AppConfig {
   port: number;
   host: string;
   dataDir: string;
+  /** The default storage profile's root (a local path or an object-store URI; never its options). */
   storageRoot: string;
+  /** Storage profiles by name (README "Object storage"); every database uses one, `default` unless told otherwise. */
+  storage: StorageConfig;
   /** undefined → embedded PGlite under DATA_DIR/catalog */
   databaseUrl?: string;
   dbPoolMax: number;
@@ -137,11 +149,26 @@ export interface AppConfig {
   arrow: {
     /** Largest streamed body (Enterprise create, create_table of a new table); 413 above. */
     streamBodyBytes: number;
-    /** Largest body of operations that commit once (insert, merge_insert, overwrite), held in memory; 413 above. */
+    /**
+     * Largest body of operations that commit once (insert, merge_insert, overwrite): spilled to disk while it
+     * arrives, held in memory for the commit; 413 above (by Content-Length before it is read).
+     */
     bufferedBodyBytes: number;
     /** A streamed upload is written in chunks of about this size (one Lance version each). */
     ingestChunkBytes: number;
+    /**
+     * Process-wide budget of bytes that writes may hold in memory at once (write-budget.ts): a write reserves what it
+     * is about to hold; past the budget it waits its turn (writeBudgetWaitMs), then is answered 503 "Slow down" with
+     * Retry-After. A reservation made while nothing else is reserved is always granted, so no body is refused forever.
+     */
+    writeMemoryBudgetBytes: number;
+    /** How long a write that does not fit waits for the budget (in arrival order) before its 503; 0: answer at once. */
+    writeBudgetWaitMs: number;
+    /** Where bodies of insert/merge_insert/overwrite are spilled while they arrive (DATA_DIR/tmp). */
+    spillDir: string;
   };
+  /** Open table handles kept for reads (per location, branch and pinned version; LRU); size 0: none kept. */
+  tableHandles: { max: number; idleMs: number };
   /** Crash safety: pending storage locations and the reclaimer (README "Crash safety"). */
   reclaim: {
     /** A pending location whose writer has not renewed its heartbeat for this long is taken over. */
@@ -168,13 +195,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (e.LIST_DEFAULT_LIMIT > e.LIST_MAX_LIMIT) problems.push('LIST_DEFAULT_LIMIT: must not exceed LIST_MAX_LIMIT');
   if (e.OAUTH_JWKS_URI && !e.OAUTH_ISSUER) problems.push('OAUTH_ISSUER: required when OAUTH_JWKS_URI is set');
   if (e.OAUTH_JWKS_URI && !e.OAUTH_AUDIENCE) problems.push('OAUTH_AUDIENCE: required when OAUTH_JWKS_URI is set');
-  if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   const dataDir = path.resolve(e.DATA_DIR);
+  const storage = loadStorageConfig(e, dataDir, problems);
+  if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return {
     port: e.PORT,
     host: e.HOST,
     dataDir,
-    storageRoot: path.resolve(e.STORAGE_ROOT ?? path.join(dataDir, 'tables')),
+    storageRoot: storage.profiles.get(storage.defaultProfile)!.root,
+    storage,
     databaseUrl: e.DATABASE_URL,
     dbPoolMax: e.DB_POOL_MAX,
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
@@ -208,7 +237,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       streamBodyBytes: e.ARROW_STREAM_LIMIT_BYTES,
       bufferedBodyBytes: e.ARROW_BUFFERED_LIMIT_BYTES,
       ingestChunkBytes: e.ARROW_INGEST_CHUNK_BYTES,
+      writeMemoryBudgetBytes: e.WRITE_MEMORY_BUDGET_BYTES,
+      writeBudgetWaitMs: e.WRITE_BUDGET_WAIT_MS,
+      spillDir: path.join(dataDir, 'tmp'),
     },
+    tableHandles: { max: e.TABLE_HANDLE_CACHE_SIZE, idleMs: e.TABLE_HANDLE_IDLE_SECONDS * 1000 },
     reclaim: {
       afterMs: e.RECLAIM_AFTER_SECONDS * 1000,
       intervalMs: e.RECLAIM_INTERVAL_SECONDS * 1000,

@@ -21,6 +21,13 @@ export const MIGRATIONS_DIR = [
 export interface CatalogDb {
   readonly kind: 'postgres' | 'embedded';
   readonly prisma: PrismaClient;
+  /**
+   * One read-only statement straight on the driver (`pg` pool or PGlite), without the ORM: for the hot catalog reads
+   * whose cost was Prisma's client, not Postgres'. Only UnitOfWork calls it, and only outside a unit of work (a
+   * statement inside one must run on its transaction). Rows come back as the driver gives them: uuid and text as
+   * strings, timestamptz as Date, jsonb parsed.
+   */
+  read<T>(sql: string, params: readonly unknown[]): Promise<T[]>;
   migrate(): Promise<string[]>;
   /** Pool occupancy for metrics (null for the embedded catalog, which has one in-process connection). */
   poolStats(): { total: number; idle: number; waiting: number } | null;
@@ -50,6 +57,7 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
   return {
     kind: 'postgres',
     prisma,
+    read: async <T>(sql: string, params: readonly unknown[]) => (await pool.query({ text: sql, values: params as unknown[] })).rows as T[],
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async migrate() {
       const client = new Client({ connectionString: url, connectionTimeoutMillis: config.dbConnectTimeoutMs });
@@ -80,6 +88,7 @@ async function openEmbedded(config: AppConfig): Promise<CatalogDb> {
   return {
     kind: 'embedded',
     prisma,
+    read: async <T>(sql: string, params: readonly unknown[]) => (await pglite.query<T>(sql, params as unknown[])).rows,
     poolStats: () => null,
     migrate() {
       const session: SqlSession = {

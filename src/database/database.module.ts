@@ -1,4 +1,5 @@
-import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Module, OnApplicationShutdown, Provider } from '@nestjs/common';
+import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterPrisma } from '@nestjs-cls/transactional-adapter-prisma';
@@ -28,6 +29,22 @@ class CatalogClientModule {
 }
 
 /**
+ * nestjs-cls's root module always registers a global guard and a global interceptor, which do nothing unless told
+ * to mount (this gateway mounts neither: a unit of work opens its own context). Each still costs every request of
+ * every route an enhancer call, the interceptor an async resource and an Observable pipeline; they are left out.
+ */
+function withoutGlobalEnhancers(cls: DynamicModule): DynamicModule {
+  const isEnhancer = (p: Provider) => typeof p === 'object' && 'provide' in p && (p.provide === APP_GUARD || p.provide === APP_INTERCEPTOR);
+  return {
+    ...cls,
+    imports: cls.imports?.map((m) => {
+      const d = m as DynamicModule;
+      return d && typeof d === 'object' && Array.isArray(d.providers) ? { ...d, providers: d.providers.filter((p) => !isEnhancer(p)) } : m;
+    }),
+  };
+}
+
+/**
  * The catalog (Postgres or embedded PGlite, opened and migrated before Nest starts) and its unit of work
  * (unit-of-work.ts), for repositories and the services that open units.
  */
@@ -40,7 +57,7 @@ export class DatabaseModule {
       module: DatabaseModule,
       imports: [
         client,
-        ClsModule.forRoot({
+        withoutGlobalEnhancers(ClsModule.forRoot({
           plugins: [
             new ClsPluginTransactional({
               imports: [client],
@@ -51,7 +68,7 @@ export class DatabaseModule {
               }),
             }),
           ],
-        }),
+        })),
       ],
       providers: [CatalogLifecycle, UnitOfWork],
       exports: [client, UnitOfWork],

@@ -56,6 +56,18 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
     test: /Retryable commit conflict|Incompatible transaction|CommitConflict|TooMuchWriteContention|preempted by concurrent transaction/i,
     to: Errors.concurrentModification,
   },
+  // Tags and branches (Lance refs): 'Ref not found error: tag v1 does not exist', 'Ref conflict error: tag v1 already
+  // exists', 'Ref not found error: Branch dev does not exist', 'Ref conflict error: Branch dev is referenced by tags …'.
+  { name: 'tag-not-found', test: /Ref not found error: tag \S+ does not exist/, to: Errors.tagNotFound },
+  { name: 'tag-exists', test: /Ref conflict error: tag \S+ already exists/, to: Errors.tagAlreadyExists },
+  { name: 'branch-ref-not-found', test: /Ref not found error: Branch \S+ does not exist/i, to: Errors.branchNotFound },
+  // Two creates of one branch at once: the loser finds the branch's folder written ('Dataset already exists: …/tree/x').
+  { name: 'branch-exists', test: /Dataset already exists: \S*\/tree\/\S+/, to: (d) => Errors.branchAlreadyExists(d.replace(/^.*\/tree\//, 'branch already exists: ')) },
+  { name: 'branch-in-use', test: /Ref conflict error: Branch \S+ is referenced by/i, to: Errors.invalidTableState },
+  // A version of a branch (or main) named as `<branch>:<version>`, as tag operations report it.
+  { name: 'ref-version-not-found', test: /Version not found error: version \S+ does not exist/, to: Errors.tableVersionNotFound },
+  // A field path that names no field (update_field_metadata).
+  { name: 'field-not-found', test: /Field '[^']*' not found\./, to: Errors.columnNotFound },
   { name: 'index-exists', test: /Index name '[^']*' already exists|index with name .* already exists/i, to: Errors.indexAlreadyExists },
   { name: 'index-not-found', test: /Lance index not found|Index '[^']*' not found|no index named/i, to: Errors.indexNotFound },
   // A concurrent creator wrote the table first.
@@ -64,6 +76,12 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
     name: 'branch-invalid',
     test: /Ref is invalid: /,
     to: (d, c) => Errors.invalidInput(`invalid branch name${c.branch === undefined ? '' : ` '${c.branch}'`}: ${d.replace(/^.*Ref is invalid: /, '')}`),
+  },
+  // A branch name that is no path segment the object store accepts (`.`, `a/./b`): the caller's input, not storage.
+  {
+    name: 'branch-path-invalid',
+    test: /Error parsing Path "[^"]*\/tree\/[^"]*"/,
+    to: (_d, c) => Errors.invalidInput(`invalid branch name${c.branch === undefined ? '' : ` '${c.branch}'`}: a branch name cannot have '.' or empty segments`),
   },
   {
     name: 'branch-not-found',
@@ -104,11 +122,11 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
  * The engine's message as the caller may see it: no server paths (the engine writes them with and without the
  * leading slash), no Rust source locations, the repeated "Caused by" chain cut, bounded.
  */
-export function cleanEngineMessage(message: string, storageRoot?: string): string {
+export function cleanEngineMessage(message: string, storageRoots?: string | string[]): string {
   let m = message;
-  if (storageRoot) {
-    const root = path.resolve(storageRoot);
-    for (const r of [root, root.replace(/^\/+/, '')].filter((x) => x.length > 1)) m = m.split(r + path.sep).join('').split(r).join('');
+  for (const storageRoot of typeof storageRoots === 'string' ? [storageRoots] : (storageRoots ?? [])) {
+    const root = storageRoot.includes('://') ? storageRoot.replace(/\/+$/, '') : path.resolve(storageRoot);
+    for (const r of [root, root.replace(/^\/+/, '')].filter((x) => x.length > 1)) m = m.split(r + '/').join('').split(r).join('');
   }
   m = m
     .replace(/,?\s*\/\S*?\.rs:\d+:\d+/g, '') // ", /usr/local/cargo/registry/…/planner.rs:513:18"
@@ -126,7 +144,7 @@ export function engineErrorRule(message: string): EngineErrorRule | undefined {
 }
 
 /** An engine failure as the error to throw: an ApiError for what the caller caused, an EngineFault otherwise. */
-export function translateEngineError(err: unknown, storageRoot?: string, context: EngineErrorContext = {}): ApiError | EngineFault {
+export function translateEngineError(err: unknown, storageRoot?: string | string[], context: EngineErrorContext = {}): ApiError | EngineFault {
   if (err instanceof ApiError || err instanceof EngineFault) return err;
   const raw = err instanceof Error ? err.message : String(err);
   const detail = cleanEngineMessage(raw, storageRoot);

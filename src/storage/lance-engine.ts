@@ -1,8 +1,8 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
-import { Errors } from '../common/errors';
+import { LRUCache } from 'lru-cache';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { ApiError, Errors } from '../common/errors';
 import { EngineErrorContext, translateEngineError } from './engine-errors';
 import { JsonSchema, jsonSchema, SchemaDialect } from './arrow-json-schema';
 import { TableStorage } from './table-storage.service';
@@ -57,6 +57,19 @@ const EMPTY_STATS: TableStats = {
   },
 };
 
+function closeHandle(h: CachedHandle): void {
+  try {
+    h.table.close();
+  } catch {
+    /* already closed */
+  }
+  try {
+    h.conn.close();
+  } catch {
+    /* already closed */
+  }
+}
+
 /** The native handles of a local connection (`LocalConnection.inner`, public but not re-exported by the package). */
 interface NativeMergeBuilder {
   whenMatchedUpdateAll(condition?: string): NativeMergeBuilder;
@@ -90,13 +103,158 @@ const nativeOf = (c: lancedb.Connection): NativeConnection => {
  * folders) is TableStorage's business. Writes of Arrow bodies go through the engine's native entry points with the
  * body's IPC messages unchanged (see arrow-ipc.ts), so compressed buffers are decoded natively.
  */
-@Injectable()
-export class LanceEngine {
-  constructor(private readonly storage: TableStorage) {}
+/** One open table kept for reads: shared by concurrent requests, closed when evicted and no longer leased. */
+interface CachedHandle {
+  table: lancedb.Table;
+  conn: lancedb.Connection;
+  leases: number;
+  evicted: boolean;
+}
 
-  private split(location: string): { dir: string; name: string } {
-    const abs = this.storage.absolute(location);
-    return { dir: path.dirname(abs), name: path.basename(abs, '.lance') };
+@Injectable()
+export class LanceEngine implements OnModuleDestroy {
+  /**
+   * Open tables for reads, by location, branch and pinned version (LRU, idle ones expire). A handle of the latest
+   * version is opened with `readConsistencyInterval: 0`, so every read sees the latest committed version (also one
+   * another replica or a namespace-mode client committed) without reopening; a pinned version stays pinned.
+   */
+  private readonly handles?: LRUCache<string, CachedHandle>;
+  private readonly opening = new Map<string, Promise<CachedHandle>>();
+
+  constructor(
+    private readonly storage: TableStorage,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    if (config.tableHandles.max > 0) {
+      this.handles = new LRUCache<string, CachedHandle>({
+        max: config.tableHandles.max,
+        ttl: config.tableHandles.idleMs,
+        updateAgeOnGet: true,
+        dispose: (h) => {
+          h.evicted = true;
+          if (h.leases === 0) closeHandle(h);
+        },
+      });
+      // Whatever removes a table's or a database's storage closes the handles under it.
+      storage.onRemove((prefix) => this.forget(prefix));
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.handles?.clear();
+  }
+
+  /** Closes (once no request uses them) the kept handles of every table under a location prefix. */
+  forget(prefix: string): void {
+    if (!this.handles) return;
+    for (const key of [...this.handles.keys()]) {
+      const location = key.slice(0, key.indexOf('\0'));
+      if (location === prefix || location.startsWith(`${prefix}/`)) this.handles.delete(key);
+    }
+  }
+
+  /** How many handles are kept open (for tests and metrics). */
+  keptHandles(): number {
+    return this.handles?.size ?? 0;
+  }
+
+  /**
+   * Runs a read with a kept handle (opened on first use): latest of main, or the branch and/or version `at` names.
+   * The handle must not be changed (no checkout, no writes): use `withTable` for those. A failure the caller did not
+   * cause closes the handle.
+   */
+  async read<T>(location: string, fn: (t: lancedb.Table) => Promise<T>, at?: number | TableRef): Promise<T> {
+    const h = await this.lease(location, at);
+    try {
+      return await fn(h.table);
+    } catch (err) {
+      const translated = this.translate(err);
+      // The caller's mistake (a bad filter, say) leaves the handle good; anything else may mean it is not.
+      if (!(translated instanceof ApiError && translated.status < 500)) this.drop(location, at, h);
+      throw translated;
+    } finally {
+      h.release();
+    }
+  }
+
+  /** A kept handle for a streamed answer: `release` when done (never close it). */
+  async lease(location: string, at?: number | TableRef): Promise<{ table: lancedb.Table; release: () => void }> {
+    if (!this.handles) {
+      const h = await this.open(location, at);
+      return { table: h.table, release: h.close };
+    }
+    const ref: TableRef = typeof at === 'number' ? { version: at } : (at ?? {});
+    const key = this.keyOf(location, ref);
+    let h = this.handles.get(key);
+    if (!h) {
+      let pending = this.opening.get(key);
+      if (!pending) {
+        pending = this.openKept(location, ref).finally(() => this.opening.delete(key));
+        this.opening.set(key, pending);
+        pending.then((opened) => this.handles?.set(key, opened), () => undefined);
+      }
+      h = await pending;
+    }
+    const held = h;
+    held.leases++;
+    let released = false;
+    return {
+      table: held.table,
+      release: () => {
+        if (released) return;
+        released = true;
+        held.leases--;
+        if (held.evicted && held.leases === 0) closeHandle(held);
+      },
+    };
+  }
+
+  private drop(location: string, at: number | TableRef | undefined, h: { table: lancedb.Table }): void {
+    if (!this.handles) return;
+    const key = this.keyOf(location, typeof at === 'number' ? { version: at } : (at ?? {}));
+    if (this.handles.get(key)?.table === h.table) this.handles.delete(key);
+  }
+
+  private keyOf(location: string, ref: TableRef): string {
+    return `${location}\0${branchOf(ref.branch) ?? ''}\0${ref.version ?? ''}`;
+  }
+
+  private async openKept(location: string, ref: TableRef): Promise<CachedHandle> {
+    // A handle of the latest version checks for newer commits at every read; a pinned one never moves.
+    const { conn, table } = await this.openAt(location, ref, ref.version === undefined);
+    return { table, conn, leases: 0, evicted: false };
+  }
+
+  /** Opens the table at `ref` (branch and/or version) on a new connection; both are the caller's to close. */
+  private async openAt(location: string, ref: TableRef, latestOnEveryRead = false): Promise<{ conn: lancedb.Connection; table: lancedb.Table }> {
+    const { dir, name, options } = this.storage.engineTarget(location);
+    const conn = await lancedb
+      .connect(dir, { ...(options ? { storageOptions: options } : {}), ...(latestOnEveryRead ? { readConsistencyInterval: 0 } : {}) })
+      .catch((err) => {
+        throw this.translate(err);
+      });
+    let table: lancedb.Table | undefined;
+    try {
+      table = await this.openIn(conn, name, branchOf(ref.branch));
+      if (ref.version !== undefined && ref.version !== null) {
+        try {
+          await table.checkout(ref.version);
+        } catch {
+          throw Errors.tableVersionNotFound(`version ${ref.version} not found`);
+        }
+      }
+      return { conn, table };
+    } catch (err) {
+      table?.close();
+      conn.close();
+      throw this.translate(err);
+    }
+  }
+
+  /** A connection to the folder holding a table (with the server's storage options on object stores), and its name. */
+  private async connect(location: string): Promise<{ conn: lancedb.Connection; name: string }> {
+    const { dir, name, options } = this.storage.engineTarget(location);
+    return { conn: await lancedb.connect(dir, options ? { storageOptions: options } : {}), name };
   }
 
   /** Runs `fn` with a table handle (the wrapper API), closing it afterwards. */
@@ -116,32 +274,14 @@ export class LanceEngine {
    * (a number, as the remote client's checkout) and/or a branch; latest of main by default.
    */
   async open(location: string, at?: number | TableRef): Promise<{ table: lancedb.Table; close: () => void }> {
-    const ref: TableRef = typeof at === 'number' ? { version: at } : (at ?? {});
-    const { dir, name } = this.split(location);
-    const conn = await lancedb.connect(dir);
-    let table: lancedb.Table | undefined;
-    try {
-      table = await this.openIn(conn, name, branchOf(ref.branch));
-      if (ref.version !== undefined && ref.version !== null) {
-        try {
-          await table.checkout(ref.version);
-        } catch {
-          throw Errors.tableVersionNotFound(`version ${ref.version} not found`);
-        }
-      }
-    } catch (err) {
-      table?.close();
-      conn.close();
-      throw this.translate(err);
-    }
+    const { conn, table } = await this.openAt(location, typeof at === 'number' ? { version: at } : (at ?? {}));
     let closed = false;
-    const t = table;
     return {
-      table: t,
+      table,
       close: () => {
         if (closed) return;
         closed = true;
-        t.close();
+        table.close();
         conn.close();
       },
     };
@@ -156,9 +296,9 @@ export class LanceEngine {
   }
 
   /** docs/rest-contract.md §4.5 statistics, read from the table's manifest (empty while the table has no data). */
-  async stats(location: string, branch?: string): Promise<TableStats> {
-    if (!(await this.storage.hasData(location))) return EMPTY_STATS;
-    return this.withTable(
+  async stats(location: string, branch?: string, hasData?: boolean): Promise<TableStats> {
+    if (!(hasData ?? (await this.storage.hasData(location)))) return EMPTY_STATS;
+    return this.read(
       location,
       async (table) => {
         const s = await table.stats();
@@ -187,9 +327,10 @@ export class LanceEngine {
     dialect: SchemaDialect,
     version?: number,
     branch?: string,
+    hasData?: boolean,
   ): Promise<{ version: number; schema: JsonSchema } | null> {
-    if (!(await this.storage.hasData(location))) return null;
-    return this.withTable(
+    if (!(hasData ?? (await this.storage.hasData(location)))) return null;
+    return this.read(
       location,
       async (table) => ({ version: await table.version(), schema: jsonSchema(await table.schema(), dialect) }),
       { version, branch },
@@ -201,14 +342,14 @@ export class LanceEngine {
    * in. A branch lists the versions of main it was forked from too, as the engine reports them.
    */
   async versions(location: string, branch?: string): Promise<TableVersionInfo[]> {
-    const listed = await this.withTable(location, (t) => t.listVersions(), { branch });
+    const listed = await this.read(location, (t) => t.listVersions(), { branch });
     const manifests = await this.manifests(location, branchOf(branch));
     return listed
       .map((v) => {
         const m = manifests.get(v.version);
         return {
           version: v.version,
-          manifest_path: m?.path ?? this.objectPath(path.join(this.versionsDir(location, branchOf(branch)), `${U64_MAX - BigInt(v.version)}.manifest`)),
+          manifest_path: m?.path ?? this.storage.objectPath(`${this.versionsDir(location, branchOf(branch))}/${U64_MAX - BigInt(v.version)}.manifest`),
           ...(m ? { manifest_size: m.size } : {}),
           timestamp_millis: v.timestamp.getTime(),
           timestamp: v.timestamp.toISOString(),
@@ -220,13 +361,7 @@ export class LanceEngine {
 
   /** The folder of a table's (or one of its branches') manifests: `<table>/_versions`, `<table>/tree/<branch>/_versions`. */
   private versionsDir(location: string, branch: string | undefined): string {
-    const root = this.storage.absolute(location);
-    return branch ? path.join(root, 'tree', branch, '_versions') : path.join(root, '_versions');
-  }
-
-  /** Path on the local object store: the absolute path without its leading separator (object_store's `Path`). */
-  private objectPath(abs: string): string {
-    return abs.split(path.sep).filter(Boolean).join('/');
+    return branch ? `${location}/tree/${branch}/_versions` : `${location}/_versions`;
   }
 
   /**
@@ -235,27 +370,18 @@ export class LanceEngine {
    * versions of the table. Nothing outside the table's folder is read, whatever the branch name says.
    */
   private async manifests(location: string, branch: string | undefined): Promise<Map<number, { path: string; size: number }>> {
-    const root = this.storage.absolute(location);
-    const dir = this.versionsDir(location, branch);
     const out = new Map<number, { path: string; size: number }>();
-    if (!dir.startsWith(root + path.sep)) return out;
-    let names: string[];
-    try {
-      names = await fs.promises.readdir(dir);
-    } catch {
-      return out;
+    if (branch !== undefined && (branch.split('/').includes('..') || branch.startsWith('/'))) return out;
+    const dir = this.versionsDir(location, branch);
+    const files = await this.storage.listFiles(dir).catch(() => []);
+    for (const f of files) {
+      const file = f.path.slice(dir.length + 1);
+      const m = /^(\d+)\.manifest$/.exec(file);
+      if (!m) continue;
+      const n = BigInt(m[1]);
+      const version = Number(n > U64_MAX / 2n ? U64_MAX - n : n);
+      out.set(version, { path: this.storage.objectPath(f.path), size: f.size });
     }
-    await Promise.all(
-      names.map(async (file) => {
-        const m = /^(\d+)\.manifest$/.exec(file);
-        if (!m) return;
-        const n = BigInt(m[1]);
-        const version = Number(n > U64_MAX / 2n ? U64_MAX - n : n);
-        const abs = path.join(dir, file);
-        const st = await fs.promises.stat(abs).catch(() => null);
-        if (st?.isFile()) out.set(version, { path: this.objectPath(abs), size: st.size });
-      }),
-    );
     return out;
   }
 
@@ -276,8 +402,9 @@ export class LanceEngine {
         h.close();
       }
     }
-    const { dir, name } = this.split(location);
-    const conn = await lancedb.connect(dir);
+    const { conn, name } = await this.connect(location).catch((err) => {
+      throw this.translate(err);
+    });
     let table: NativeTable | undefined;
     try {
       table = await nativeOf(conn).openTable(name, [], undefined);
@@ -292,8 +419,9 @@ export class LanceEngine {
 
   /** Writes an IPC file as the table's first version (`create`) or as a new version replacing all rows (`overwrite`). */
   async create(location: string, ipcFile: Buffer, mode: 'create' | 'overwrite'): Promise<number> {
-    const { dir, name } = this.split(location);
-    const conn = await lancedb.connect(dir);
+    const { conn, name } = await this.connect(location).catch((err) => {
+      throw this.translate(err);
+    });
     try {
       const t = await nativeOf(conn).createTable(name, ipcFile, mode, [], undefined);
       try {
@@ -317,6 +445,6 @@ export class LanceEngine {
    * messages. `context` names what the caller asked for (a branch), for messages that cannot.
    */
   translate(err: unknown, context: EngineErrorContext = {}): unknown {
-    return translateEngineError(err, this.storage.absolute('.'), context);
+    return translateEngineError(err, this.storage.rootsForMessages(), context);
   }
 }

@@ -8,6 +8,7 @@ import { Client } from 'pg';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createGateway } from '../../src/app';
 import { AppConfig, loadConfig } from '../../src/config/config';
+import { freshPrefix, TEST_BUCKET, useLocalS3 } from './s3';
 
 /**
  * Test harness: real gateways (in-process, on a loopback port) over a real catalog — a fresh Postgres database per
@@ -25,9 +26,15 @@ export const CATALOG_KINDS: CatalogKind[] = (process.env.TEST_CATALOGS ?? 'postg
   .map((s) => s.trim())
   .filter((s): s is CatalogKind => s === 'postgres' || s === 'embedded');
 
-/** Runs `suite` once per catalog kind, as `describe('<name> [<kind>]')`. */
+/**
+ * Where the gateways of this test process keep tables: a local folder, or (TEST_STORAGE=s3, the object-store pass
+ * of scripts/run-tests.js) a fresh prefix per gateway on a local S3-compatible server (test/helpers/s3.ts).
+ */
+export const TEST_STORAGE: 'local' | 's3' = process.env.TEST_STORAGE === 's3' ? 's3' : 'local';
+
+/** Runs `suite` once per catalog kind, as `describe('<name> [<kind>]')` (`[<kind>, s3]` on the object-store pass). */
 export function forEachCatalog(name: string, suite: (kind: CatalogKind) => void): void {
-  for (const kind of CATALOG_KINDS) describe(`${name} [${kind}]`, () => suite(kind));
+  for (const kind of CATALOG_KINDS) describe(`${name} [${kind}${TEST_STORAGE === 's3' ? ', s3' : ''}]`, () => suite(kind));
 }
 
 export function pgUrlFor(database: string): string {
@@ -78,11 +85,17 @@ export async function startGateway(
 ): Promise<TestGateway> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-test-'));
   const pg = kind === 'postgres' && !env.DATABASE_URL ? await createPgDatabase() : undefined;
+  // The object-store pass: tables on the local S3 server, and the same options vended to namespace-mode clients.
+  const s3 = TEST_STORAGE === 's3' && env.STORAGE_ROOT === undefined && env.STORAGE_PROFILES === undefined ? await useLocalS3() : undefined;
+  const storageEnv: Record<string, string> = s3
+    ? { STORAGE_ROOT: `s3://${TEST_BUCKET}/${freshPrefix()}`, STORAGE_OPTIONS: JSON.stringify(s3.options), STORAGE_CLIENT_OPTIONS: JSON.stringify(s3.options) }
+    : {};
   const config = loadConfig({
     DATA_DIR: dataDir,
     ADMIN_API_KEY: ADMIN_KEY,
     BOOTSTRAP_DATABASE: '',
     ...(pg ? { DATABASE_URL: pg.url } : {}),
+    ...storageEnv,
     ...env,
   });
   const app = await createGateway(config, {
@@ -100,6 +113,7 @@ export async function startGateway(
     async close() {
       await app.close();
       if (pg) await pg.drop();
+      await s3?.release();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

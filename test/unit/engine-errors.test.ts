@@ -44,6 +44,55 @@ const CASES: Case[] = [
     rule: 'commit-conflict',
     answer: [409, 14],
   },
+  // tags and branches (Lance refs)
+  {
+    what: 'tags.getVersion / update / delete of an unknown tag',
+    message: 'lance error: Ref not found error: tag nope does not exist  Caused by: Ref not found error: tag nope does not exist',
+    rule: 'tag-not-found',
+    answer: [404, 8],
+  },
+  {
+    what: 'tags.create of an existing tag',
+    message: 'lance error: Ref conflict error: tag v1 already exists  Caused by: Ref conflict error: tag v1 already exists',
+    rule: 'tag-exists',
+    answer: [409, 9],
+  },
+  {
+    what: 'branches.delete of an unknown branch',
+    message: 'lance error: Ref not found error: Branch nope does not exist  Caused by: Ref not found error: Branch nope does not exist',
+    rule: 'branch-ref-not-found',
+    answer: [404, 22],
+  },
+  {
+    what: "openTable with branch '.'",
+    message: `lance error: LanceError(IO): Error parsing Path "${LOC}/tree/.": Encountered illegal character sequence "." whilst parsing path segment ".", ${RS}/lance-12.0.0/src/dataset/branch_location.rs:130:22  Caused by: LanceError(IO): Error parsing Path "${LOC}/tree/.": Encountered illegal character sequence "." whilst parsing path segment "."`,
+    rule: 'branch-path-invalid',
+    answer: [400, 13],
+  },
+  {
+    what: 'two branches/create of one name at once (the loser)',
+    message: `lance error: Dataset already exists: ${LOC}/tree/race, ${RS}/lance-12.0.0/src/io/commit.rs:556:17  Caused by: Dataset already exists: ${LOC}/tree/race, ${RS}/lance-12.0.0/src/io/commit.rs:556:17`,
+    rule: 'branch-exists',
+    answer: [409, 23],
+  },
+  {
+    what: 'branches.delete of a branch a tag points into',
+    message: 'lance error: Ref conflict error: Branch dev is referenced by tags [("onb", 3)], can not delete  Caused by: Ref conflict error: Branch dev is referenced by tags [("onb", 3)], can not delete',
+    rule: 'branch-in-use',
+    answer: [409, 19],
+  },
+  {
+    what: 'tags.create at a version the table does not have',
+    message: 'lance error: Version not found error: version main:99 does not exist  Caused by: Version not found error: version main:99 does not exist',
+    rule: 'ref-version-not-found',
+    answer: [404, 11],
+  },
+  {
+    what: 'updateFieldMetadata of an unknown path',
+    message: "lance error: Field 'zz' not found.\nAvailable fields: ['a']  Caused by: Field 'zz' not found.\n  Available fields: ['a']",
+    rule: 'field-not-found',
+    answer: [404, 12],
+  },
   // index-exists
   {
     what: 'create_index with replace false on an indexed column',

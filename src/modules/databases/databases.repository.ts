@@ -10,6 +10,7 @@ export interface DatabaseRow {
   createdAt: Date;
   rateLimitLimit: number | null;
   rateLimitWindowMs: number | null;
+  storageProfile: string;
 }
 
 export type RateLimitInput = { limit: number; windowMs: number } | null;
@@ -23,22 +24,23 @@ export class DatabasesRepository {
   }
 
   /** null when the name is taken. */
-  async insert(name: string, properties: Record<string, string>, rateLimit: RateLimitInput = null): Promise<DatabaseRow | null> {
+  async insert(name: string, properties: Record<string, string>, rateLimit: RateLimitInput = null, storageProfile = 'default'): Promise<DatabaseRow | null> {
     const rows = await this.db.$queryRaw<DatabaseRow[]>`
-      INSERT INTO databases (id, name, properties, rate_limit_limit, rate_limit_window_ms)
+      INSERT INTO databases (id, name, properties, rate_limit_limit, rate_limit_window_ms, storage_profile)
       VALUES (${randomUUID()}::uuid, ${name}, ${JSON.stringify(properties)}::jsonb,
-              ${rateLimit?.limit ?? null}::int, ${rateLimit?.windowMs ?? null}::int)
+              ${rateLimit?.limit ?? null}::int, ${rateLimit?.windowMs ?? null}::int, ${storageProfile})
       ON CONFLICT (name) DO NOTHING
       RETURNING id, name, properties, created_at AS "createdAt",
-                rate_limit_limit AS "rateLimitLimit", rate_limit_window_ms AS "rateLimitWindowMs"`;
+                rate_limit_limit AS "rateLimitLimit", rate_limit_window_ms AS "rateLimitWindowMs", storage_profile AS "storageProfile"`;
     return rows[0] ?? null;
   }
 
   /** Changes properties and/or the rate limit (undefined: unchanged; a null limit: back to the defaults). */
-  async update(id: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput }): Promise<DatabaseRow> {
+  async update(id: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput; storageProfile?: string }): Promise<DatabaseRow> {
     return (await this.db.database.update({
       where: { id },
       data: {
+        ...(change.storageProfile !== undefined ? { storageProfile: change.storageProfile } : {}),
         ...(change.properties !== undefined ? { properties: change.properties } : {}),
         ...(change.rateLimit !== undefined
           ? { rateLimitLimit: change.rateLimit?.limit ?? null, rateLimitWindowMs: change.rateLimit?.windowMs ?? null }
@@ -57,6 +59,26 @@ export class DatabasesRepository {
       orderBy: { name: 'asc' },
       take,
     })) as DatabaseRow[];
+  }
+
+  /** The storage profile of a database by id; null when it does not exist. */
+  async storageProfileOf(id: string): Promise<string | null> {
+    const row = await this.db.database.findUnique({ where: { id }, select: { storageProfile: true } });
+    return row?.storageProfile ?? null;
+  }
+
+  /** Locks the database row until the unit of work ends (a profile change against concurrent table creation). */
+  async lockForUpdate(id: string): Promise<void> {
+    await this.db.$queryRaw`SELECT id FROM databases WHERE id = ${id}::uuid FOR UPDATE`;
+  }
+
+  /** Whether the database has any table (in any catalog), or storage the gateway is writing for it. */
+  async holdsTables(id: string): Promise<boolean> {
+    const rows = await this.db.$queryRaw<{ n: number }[]>`
+      SELECT 1 AS n FROM tables WHERE database_id = ${id}::uuid
+      UNION ALL SELECT 1 FROM pending_locations WHERE database_id = ${id}::uuid
+      LIMIT 1`;
+    return rows.length > 0;
   }
 
   async count(): Promise<number> {

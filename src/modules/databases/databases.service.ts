@@ -18,14 +18,6 @@ import { TenancyService } from '../tenancy/tenancy.service';
 import { TableStorage } from '../../storage/table-storage.service';
 import { DatabaseRow, DatabasesRepository, RateLimitInput } from './databases.repository';
 
-const present = (d: DatabaseRow): Database => ({
-  id: d.id,
-  name: d.name,
-  properties: d.properties,
-  /** The database's own limit, or null when the gateway defaults apply. */
-  rate_limit: d.rateLimitLimit && d.rateLimitWindowMs ? { limit: d.rateLimitLimit, window_ms: d.rateLimitWindowMs } : null,
-  created_at: new Date(d.createdAt).toISOString(),
-});
 
 /** The operator's view: databases (tenants) and their API keys. */
 @Injectable()
@@ -44,21 +36,36 @@ export class DatabasesService {
     private readonly uow: UnitOfWork,
   ) {}
 
-  async create(name: string, properties: Record<string, string> = {}, rateLimit: RateLimitInput = null): Promise<Database> {
+  private present(d: DatabaseRow): Database {
+    const known = this.config.storage.profiles.has(d.storageProfile);
+    return {
+      id: d.id,
+      name: d.name,
+      properties: d.properties,
+      /** The database's own limit, or null when the gateway defaults apply. */
+      rate_limit: d.rateLimitLimit && d.rateLimitWindowMs ? { limit: d.rateLimitLimit, window_ms: d.rateLimitWindowMs } : null,
+      storage_profile: d.storageProfile,
+      storage_root: known ? this.storage.uri(this.storage.databaseFolder(d.name, '', d.storageProfile)) : '(profile not configured)',
+      created_at: new Date(d.createdAt).toISOString(),
+    };
+  }
+
+  async create(name: string, properties: Record<string, string> = {}, rateLimit: RateLimitInput = null, storageProfile?: string): Promise<Database> {
     assertName(name, 'database name');
+    const profile = this.storage.profile(storageProfile).name; // 400 for a profile that is not configured
     // A database name is also its storage folder's name: one made only of periods would be '.'/'..'.
     if (/^\.+$/.test(name)) throw Errors.invalidInput(`invalid database name '${name}': it must not consist only of periods`);
     // A database of that name was deleted and its folder is not gone yet: the new one would share it.
-    if (await this.pendingRepo.cleanupPending(this.storage.databaseFolder(name, ''))) {
+    if (await this.pendingRepo.cleanupPending(this.storage.databaseFolder(name, '', profile))) {
       throw Errors.conflict(`database '${name}' is still being deleted (its storage is being removed); try again shortly`);
     }
     const row = await this.uow.run(async () => {
-      const inserted = await this.repo.insert(name, properties, rateLimit);
+      const inserted = await this.repo.insert(name, properties, rateLimit, profile);
       if (!inserted) throw Errors.conflict(`database '${name}' already exists`);
       await this.audit.recordWithChange({ databaseId: inserted.id });
       return inserted;
     });
-    return present(row);
+    return this.present(row);
   }
 
   async list(page: PageRequest): Promise<ListDatabasesResponse> {
@@ -67,27 +74,35 @@ export class DatabasesService {
       fetch: (after, take) => this.repo.list(after, take),
       keyOf: (d: DatabaseRow) => d.name,
     });
-    return { databases: rows.map(present), ...next };
+    return { databases: rows.map((r) => this.present(r)), ...next };
   }
 
   async get(name: string): Promise<Database> {
-    return present(await this.require(name));
+    return this.present(await this.require(name));
   }
 
   /**
    * Changes a database's properties and/or rate limit. Every replica applies a new limit within
    * AUTH_CACHE_TTL_MS (the limit travels with the cached credential and database lookups).
    */
-  async update(name: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput }): Promise<Database> {
+  async update(name: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput; storageProfile?: string }): Promise<Database> {
     const db = await this.require(name);
+    if (change.storageProfile !== undefined) this.storage.profile(change.storageProfile); // 400 when not configured
     const row = await this.uow.run(async () => {
+      if (change.storageProfile !== undefined && change.storageProfile !== db.storageProfile) {
+        // Checked in the unit of work that changes it; a table declared at this moment is caught by the lock below.
+        await this.repo.lockForUpdate(db.id);
+        if (await this.repo.holdsTables(db.id)) {
+          throw Errors.conflict(`database '${name}' holds tables: its storage profile cannot change (drop or deregister them first)`);
+        }
+      }
       const updated = await this.repo.update(db.id, change);
       await this.audit.recordWithChange({ databaseId: db.id });
       return updated;
     });
     this.keys.forget();
     this.tenancy.forget();
-    return present(row);
+    return this.present(row);
   }
 
   /**
@@ -97,7 +112,11 @@ export class DatabasesService {
    */
   async delete(name: string, requestId?: string) {
     const db = await this.require(name);
-    const v = this.pending.values({ databaseId: db.id, databaseName: db.name, requestId }, this.storage.databaseFolder(db.name, ''), 'cleanup');
+    const v = this.pending.values(
+      { databaseId: db.id, databaseName: db.name, requestId },
+      this.storage.databaseFolder(db.name, '', db.storageProfile),
+      'cleanup',
+    );
     const deleted = await this.uow.run(async () => {
       if (!(await this.repo.deleteRecordingCleanup(db.id, v))) return false;
       // The record keeps the id of the database it describes (its trail is no longer listed once it is gone).

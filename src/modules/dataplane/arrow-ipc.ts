@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { Schema } from 'apache-arrow';
 import { MessageHeader } from 'apache-arrow/fb/message-header';
 import { Footer, FileBlock } from 'apache-arrow/ipc/metadata/file';
@@ -305,6 +306,8 @@ export class IpcStreamReader {
     limitBytes: number,
     private readonly limits: IpcLimits = UNTRUSTED_LIMITS,
     private readonly guard: SchemaDecodeGuard = schemaGuard,
+    /** Awaited before a message body of this many bytes is read (and held): e.g. to reserve memory for it. */
+    private readonly beforeBody?: (bytes: number) => Promise<void>,
   ) {
     this.q = new ByteQueue(source, limitBytes);
   }
@@ -382,6 +385,7 @@ export class IpcStreamReader {
     if (bodyLength > MAX_MESSAGE_BODY_BYTES) {
       throw Errors.payloadTooLarge(`a record batch of ${bodyLength} bytes exceeds the limit of ${MAX_MESSAGE_BODY_BYTES} bytes per batch`);
     }
+    if (this.beforeBody && bodyLength > 0) await this.beforeBody(bodyLength);
     const body = await this.q.takeParts(bodyLength, 'message body');
     const sizes = kind === 'schema' ? undefined : bufferSizes(verified, body);
     // Re-frame with the continuation marker (the legacy framing has none) so every message looks alike.
@@ -428,6 +432,81 @@ export async function readWholeStream(source: AsyncIterable<Buffer | Uint8Array 
     }
     return { schema, file: ipcFile(schema, message, dictionaries, batches), rows, batches: batches.length };
   } finally {
+    await reader.release();
+  }
+}
+
+/** Writes all of `parts` at the file handle's position (a vectored write may be partial). */
+async function writeAll(fh: fs.promises.FileHandle, parts: Buffer[]): Promise<number> {
+  let total = 0;
+  for (const p of parts) total += p.length;
+  let left = parts.filter((p) => p.length > 0);
+  let written = 0;
+  while (left.length > 0) {
+    // At most 1024 buffers per call (IOV_MAX on Linux).
+    const { bytesWritten } = await fh.writev(left.slice(0, 1024));
+    written += bytesWritten;
+    let n = bytesWritten;
+    const rest: Buffer[] = [];
+    for (const p of left) {
+      if (n >= p.length) n -= p.length;
+      else {
+        rest.push(n > 0 ? p.subarray(n) : p);
+        n = 0;
+      }
+    }
+    left = rest;
+  }
+  return total === written ? total : written;
+}
+
+/** What spillWholeStream wrote: the body as an Arrow IPC file of `bytes` bytes at the path it was given. */
+export interface SpilledIpc {
+  schema: Schema;
+  rows: number;
+  batches: number;
+  bytes: number;
+}
+
+/** Memory for one message body at a time while a body is spilled: `hold` before it is read, `free` once written. */
+export interface SpillMemory {
+  hold(bytes: number): Promise<void>;
+  free(): void;
+}
+
+/**
+ * A whole (bounded) Arrow stream written to `file` (created, must not exist) as an Arrow IPC file while it arrives,
+ * verified message by message like readWholeStream: only the message being read is held in memory (between
+ * `memory.hold` and `memory.free`). The caller removes the file, whatever happens.
+ */
+export async function spillWholeStream(
+  source: AsyncIterable<Buffer | Uint8Array | string>,
+  limitBytes: number,
+  file: string,
+  memory?: SpillMemory,
+): Promise<SpilledIpc> {
+  const reader = new IpcStreamReader(source, limitBytes, UNTRUSTED_LIMITS, schemaGuard, memory && ((n) => memory.hold(n)));
+  let fh: fs.promises.FileHandle | undefined;
+  try {
+    const { message, schema } = await reader.schema();
+    fh = await fs.promises.open(file, 'wx', 0o600);
+    const layout = new IpcFileLayout(schema);
+    let bytes = await writeAll(fh, layout.start(message));
+    let rows = 0;
+    let batches = 0;
+    for (let m = await reader.next(); m; m = await reader.next()) {
+      if (m.kind === 'batch') {
+        rows += m.rows;
+        batches++;
+      }
+      bytes += await writeAll(fh, layout.add(m));
+      memory?.free();
+    }
+    bytes += await writeAll(fh, layout.finish());
+    return { schema, rows, batches, bytes };
+  } finally {
+    memory?.free();
+    await fh?.close().catch(() => undefined);
     await reader.release();
   }
 }

@@ -62,12 +62,28 @@ import { TableWritesService } from './table-writes.service';
  * stops reading early (a bad body, over the limit), whatever the client still sends is discarded once the answer is
  * out, so the client reads the error instead of stalling on a full socket.
  */
-export function arrowBody(req: FastifyRequest): AsyncIterable<Buffer> {
+export function arrowBody(req: FastifyRequest): AsyncIterable<Buffer> & { contentLength?: number; settled(maxBytes: number): Promise<void> } {
   if (req.body !== undefined && req.body !== null) {
     throw Errors.unsupportedMediaType(`expected an Arrow IPC stream body (application/vnd.apache.arrow.stream)`);
   }
   const raw = req.raw;
+  const declared = raw.headers['transfer-encoding'] === undefined ? Number(raw.headers['content-length']) : NaN;
   return {
+    contentLength: Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
+    settled: (maxBytes: number) =>
+      new Promise<void>((resolve) => {
+        if (raw.readableEnded || raw.destroyed) return resolve();
+        let seen = 0;
+        const onData = (chunk: Buffer) => {
+          seen += chunk.length;
+          if (seen > maxBytes) done();
+        };
+        const done = () => {
+          raw.off('data', onData).off('end', done).off('close', done);
+          resolve();
+        };
+        raw.on('data', onData).once('end', done).once('close', done);
+      }),
     [Symbol.asyncIterator]: () => {
       const it = raw.iterator({ destroyOnReturn: false });
       return {

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { StorageModule } from '../../storage/storage.module';
 import { AuthModule } from '../auth/auth.module';
 import { TablesModule } from '../tables/tables.module';
@@ -11,12 +10,16 @@ import { TableReadsService } from './table-reads.service';
 import { TableSchemaService } from './table-schema.service';
 import { TableWritesService } from './table-writes.service';
 import { EnterpriseController } from './enterprise.controller';
-import { PhalanxVersionInterceptor } from './phalanx-version.interceptor';
+import { TableMetadataService } from './table-metadata.service';
+import { TableRefsController } from './table-refs.controller';
+import { TableRefsService } from './table-refs.service';
+import { PhalanxVersionHeader } from './phalanx-version.header';
+import { WriteBudget } from './write-budget';
 
 /** The compute engine: data operations for the official remote client and the Enterprise routes. */
 @Module({
   imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule],
-  controllers: [DataplaneController, EnterpriseController],
-  providers: [DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, { provide: APP_INTERCEPTOR, useClass: PhalanxVersionInterceptor }],
+  controllers: [DataplaneController, EnterpriseController, TableRefsController],
+  providers: [WriteBudget, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader],
 })
 export class DataplaneModule {}

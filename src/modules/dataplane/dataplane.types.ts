@@ -1,4 +1,9 @@
-export type Body = AsyncIterable<Buffer | Uint8Array | string>;
+/**
+ * An Arrow request body as it arrives; `contentLength` is the request's Content-Length when it declared one;
+ * `settled` resolves once the request has been received to its end (or its connection closed, or `maxBytes` more
+ * arrived).
+ */
+export type Body = AsyncIterable<Buffer | Uint8Array | string> & { contentLength?: number; settled?: (maxBytes: number) => Promise<void> };
 export type CreateMode = 'create' | 'existok' | 'overwrite';
 export type { Dialect } from '../../common/dialect';
 

@@ -80,6 +80,15 @@ export class TableIndicesService {
 
   // ---------------------------------------------------------------- indices
 
+  /** CreateTableScalarIndex: CreateTableIndex for scalar (and FTS) index types only; a vector type is a 400. */
+  async createScalarIndex(t: TenantContext, id: string[], req: CreateIndexRequest): Promise<EmptyResponse> {
+    const type = req.index_type.trim().toUpperCase();
+    if (VECTOR_INDEX_TYPES.has(type)) {
+      throw Errors.invalidInput(`create_scalar_index builds scalar indexes only; '${req.index_type}' is a vector index type (use create_index)`);
+    }
+    return this.createIndex(t, id, req);
+  }
+
   async createIndex(t: TenantContext, id: string[], req: CreateIndexRequest): Promise<EmptyResponse> {
     const type = req.index_type.trim().toUpperCase();
     const { language } = checkIndexParams(req);
@@ -160,7 +169,7 @@ export class TableIndicesService {
 
   async listIndices(t: TenantContext, id: string[], version?: number, branch?: string): Promise<ListTableIndicesResponse> {
     const row = await this.data.written(t, id);
-    return this.engine.withTable(
+    return this.engine.read(
       row.location,
       async (table) => ({
         indexes: (await table.listIndices()).map((i) => ({
@@ -183,7 +192,7 @@ export class TableIndicesService {
 
   async indexStats(t: TenantContext, id: string[], name: string, version?: number, branch?: string): Promise<DescribeTableIndexStatsResponse> {
     const row = await this.data.written(t, id);
-    return this.engine.withTable(
+    return this.engine.read(
       row.location,
       async (table) => {
         const s = await table.indexStats(name);

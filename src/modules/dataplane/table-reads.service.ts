@@ -45,7 +45,7 @@ export class TableReadsService {
       this.data.assertNoBranch(id, branch);
       return { count: 0, version: 0 };
     }
-    return this.engine.withTable(
+    return this.engine.read(
       row.location,
       async (table) => ({ count: await table.countRows(predicate?.trim() ? predicate : undefined), version: await table.version() }),
       { version, branch },
@@ -61,7 +61,7 @@ export class TableReadsService {
   async query(t: TenantContext, id: string[], req: QueryRequest, timeoutMs?: number): Promise<{ body: Readable; version: number }> {
     checkQuerySql(req);
     const row = await this.data.written(t, id);
-    const h = await this.engine.open(row.location, { version: req.version, branch: req.branch });
+    const h = await this.engine.lease(row.location, { version: req.version, branch: req.branch });
     try {
       const version = await h.table.version();
       const q = await toEngineQuery(h.table, planQuery(req));
@@ -82,18 +82,32 @@ export class TableReadsService {
         yield* layout.finish();
       }
       const body = Readable.from(file(), { objectMode: false });
-      body.once('close', h.close);
+      body.once('close', h.release);
       return { body, version };
     } catch (err) {
-      h.close();
+      h.release();
       throw this.engine.translate(err);
     }
+  }
+
+  /**
+   * Runs the query and answers its plan with the metrics of the run (AnalyzeTableQueryPlan). Server paths in the plan
+   * (a scan's `uri=`) are left out.
+   */
+  async analyzePlan(t: TenantContext, id: string[], req: QueryRequest): Promise<string> {
+    checkQuerySql(req);
+    const row = await this.data.written(t, id);
+    const plan = await this.engine.read(row.location, async (table) => (await toEngineQuery(table, planQuery(req))).analyzePlan(), {
+      version: req.version,
+      branch: req.branch,
+    });
+    return plan.replace(/\buri=[^,\s]*/g, 'uri=<table>');
   }
 
   async explainPlan(t: TenantContext, id: string[], req: QueryRequest, verbose: boolean): Promise<string> {
     checkQuerySql(req);
     const row = await this.data.written(t, id);
-    return this.engine.withTable(row.location, async (table) => (await toEngineQuery(table, planQuery(req))).explainPlan(verbose), {
+    return this.engine.read(row.location, async (table) => (await toEngineQuery(table, planQuery(req))).explainPlan(verbose), {
       version: req.version,
       branch: req.branch,
     });

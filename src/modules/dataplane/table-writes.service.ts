@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError, ErrorCode, Errors } from '../../common/errors';
 import type { CreateTableResponse, DeleteFromTableResponse, EnterpriseCreateTableResponse, InsertIntoTableResponse, MergeInsertIntoTableResponse, UpdateTableResponse } from '../../common/response-schemas';
@@ -7,16 +8,24 @@ import { TableRow } from '../tables/tables.repository';
 import { TablesService } from '../tables/tables.service';
 import { TableStorage } from '../../storage/table-storage.service';
 import { TenantContext } from '../tenancy/tenant-context';
-import { BufferedIpc, readWholeStream, streamInChunks } from './arrow-ipc';
+import { BufferedIpc, spillWholeStream, streamInChunks } from './arrow-ipc';
 import { LanceEngine } from '../../storage/lance-engine';
 import { AuditService } from '../audit/audit.service';
 import { assertEngineSql } from '../../storage/engine-sql';
 import { DataTables } from './data-tables.service';
 import { Body, CreateMode, Dialect, display, MergeOptions } from './dataplane.types';
+import { COMMIT_MEMORY_FACTOR, discard, metered, Reservation, WriteBudget } from './write-budget';
 
 /**
  * Writes: create (buffered or streamed), insert, merge_insert, update and delete. Every accepted write commits
  * exactly once, as its last step that can fail; what follows a commit never turns the answer into an error.
+ *
+ * Memory: every write with an Arrow body reserves what it holds from the process-wide WriteBudget before it holds
+ * it (waiting its turn, then 503 "Slow down" with Retry-After, with nothing written). Writes that commit once
+ * (insert, merge_insert, overwrite, the first write of a declared table) spill their body to a temporary file
+ * while it arrives, holding one message at a time, and load it only for the commit (the engine's native write takes
+ * one in-memory IPC file); the file is removed when the request ends, whatever happens. A streamed create holds
+ * about two chunks.
  */
 @Injectable()
 export class TableWritesService {
@@ -29,6 +38,7 @@ export class TableWritesService {
     private readonly engine: LanceEngine,
     private readonly data: DataTables,
     private readonly audit: AuditService,
+    private readonly budget: WriteBudget,
   ) {
     this.limits = config.arrow;
   }
@@ -48,41 +58,63 @@ export class TableWritesService {
     dialect: Dialect,
     properties: Record<string, string> = {},
   ): Promise<CreateTableResponse> {
+    const out = await this.createOrKeep(t, id, mode, body, dialect, properties);
+    // Spec clients (namespace mode) may go on to read and write the table data themselves: vended options with it.
+    if (dialect === 'spec' && this.storage.profiles().some((p) => p.vend && (p.clientOptions || p.sts))) {
+      const row = await this.tables.lookup(t, id);
+      const storageOptions = row ? await this.tables.storageOptions(t, row.location, true) : undefined;
+      if (storageOptions) return { ...out, storage_options: storageOptions };
+    }
+    return out;
+  }
+
+  private async createOrKeep(
+    t: TenantContext,
+    id: string[],
+    mode: CreateMode,
+    body: Body,
+    dialect: Dialect,
+    properties: Record<string, string> = {},
+  ): Promise<CreateTableResponse> {
     const existing = await this.tables.lookup(t, id);
     if (existing && (await this.tables.hasData(existing))) {
       if (mode === 'create') throw dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));
-      const location = this.storage.absolute(existing.location);
+      const location = this.storage.uri(existing.location);
       if (mode === 'existok') {
         this.audit.nothingChanged();
         return { location, properties: { ...existing.properties } };
       }
-      const data = await readWholeStream(body, this.limits.bufferedBodyBytes);
-      const work = await this.tables.beginInPlace(t, existing);
-      const version = await this.inPlace(work, () =>
-        this.data.commit(
-          () => this.engine.create(existing.location, data.file, 'overwrite'),
-          (v) => ({ version: v, mode: 'overwrite', num_rows: data.rows }),
-        ),
-      );
-      return { location, version, properties: { ...existing.properties } };
+      return this.spooled(body, async (load) => {
+        const data = await load();
+        const work = await this.tables.beginInPlace(t, existing);
+        const version = await this.inPlace(work, () =>
+          this.data.commit(
+            () => this.engine.create(existing.location, data.file, 'overwrite'),
+            (v) => ({ version: v, mode: 'overwrite', num_rows: data.rows }),
+          ),
+        );
+        return { location, version, properties: { ...existing.properties } };
+      });
     }
     if (existing) {
       // Declared only: its first version is written at the declared location, in one commit.
-      const data = await readWholeStream(body, this.limits.bufferedBodyBytes);
-      const work = await this.tables.beginInPlace(t, existing);
-      let version: number;
-      try {
-        version = await this.inPlace(work, () =>
-          this.data.commit(() => this.engine.create(existing.location, data.file, 'create'), (v) => ({ version: v, num_rows: data.rows })),
-        );
-      } catch (err) {
-        if (dialect === 'remote' && err instanceof ApiError && err.code === ErrorCode.TableAlreadyExists) {
-          throw Errors.tableAlreadyExistsRemote(display(id));
+      return this.spooled(body, async (load) => {
+        const data = await load();
+        const work = await this.tables.beginInPlace(t, existing);
+        let version: number;
+        try {
+          version = await this.inPlace(work, () =>
+            this.data.commit(() => this.engine.create(existing.location, data.file, 'create'), (v) => ({ version: v, num_rows: data.rows })),
+          );
+        } catch (err) {
+          if (dialect === 'remote' && err instanceof ApiError && err.code === ErrorCode.TableAlreadyExists) {
+            throw Errors.tableAlreadyExistsRemote(display(id));
+          }
+          throw err;
         }
-        throw err;
-      }
-      await this.markWrittenQuietly(existing);
-      return { location: this.storage.absolute(existing.location), version, properties: { ...existing.properties } };
+        await this.markWrittenQuietly(existing);
+        return { location: this.storage.uri(existing.location), version, properties: { ...existing.properties } };
+      });
     }
     return this.createStreamed(t, id, body, dialect, properties);
   }
@@ -93,7 +125,23 @@ export class TableWritesService {
    * to the table row when it is registered: a crash in between leaves a record the reclaimer finishes.
    */
   async createStreamed(t: TenantContext, id: string[], body: Body, dialect: Dialect, properties: Record<string, string> = {}): Promise<EnterpriseCreateTableResponse> {
-    const location = this.tables.newLocation(t);
+    // About two chunks are held at once (the one being read, the one being written): reserved up front by
+    // Content-Length, else as the bytes arrive, up to that.
+    const cap = 2 * this.limits.ingestChunkBytes;
+    const reservation = await this.admit(body, Math.min(body.contentLength ?? 0, cap));
+    const source = body.contentLength === undefined ? metered(body, (n) => reservation.grow(Math.min(n, cap - reservation.bytes))) : body;
+    try {
+      return await this.createStreamedAdmitted(t, id, source, dialect, properties);
+    } catch (err) {
+      await this.settleRefused(body, err);
+      throw err;
+    } finally {
+      reservation.release();
+    }
+  }
+
+  private async createStreamedAdmitted(t: TenantContext, id: string[], body: Body, dialect: Dialect, properties: Record<string, string>): Promise<EnterpriseCreateTableResponse> {
+    const location = await this.tables.newLocation(t);
     // Refuse a taken name before reading the body; registering at the end settles races between creators.
     const { existing, work } = await this.tables.reserveNew(t, id, location);
     if (existing || !work) {
@@ -110,7 +158,7 @@ export class TableWritesService {
       await this.tables.registerWritten(t, id, work, properties, { version, num_rows: result.rows });
       return {
         name: id[id.length - 1],
-        location: this.storage.absolute(location),
+        location: this.storage.uri(location),
         version,
         num_rows: result.rows,
         properties,
@@ -129,8 +177,12 @@ export class TableWritesService {
   }
 
   async insert(t: TenantContext, id: string[], mode: 'append' | 'overwrite', body: Body, branch?: string): Promise<InsertIntoTableResponse> {
+    return this.spooled(body, (load) => this.insertSpooled(t, id, mode, load, branch));
+  }
+
+  private async insertSpooled(t: TenantContext, id: string[], mode: 'append' | 'overwrite', load: () => Promise<BufferedIpc>, branch?: string): Promise<InsertIntoTableResponse> {
     const { row, work } = await this.tables.getForWrite(t, id);
-    const data = await this.bodyFor(work, body);
+    const data = await this.bodyFor(work, load);
     return this.inPlace(work, async () => {
       if (!(await this.tables.hasData(row))) {
         this.data.assertNoBranch(id, branch);
@@ -150,9 +202,11 @@ export class TableWritesService {
   async mergeInsert(t: TenantContext, id: string[], opts: MergeOptions, body: Body): Promise<MergeInsertIntoTableResponse> {
     assertEngineSql(opts.whenMatchedUpdateAllFilt, 'when_matched_update_all_filt');
     assertEngineSql(opts.whenNotMatchedBySourceDeleteFilt, 'when_not_matched_by_source_delete_filt');
-    const { row, work } = await this.tables.getForWrite(t, id);
-    const data = await this.bodyFor(work, body);
-    return this.inPlace(work, () => this.merge(id, row, opts, data));
+    return this.spooled(body, async (load) => {
+      const { row, work } = await this.tables.getForWrite(t, id);
+      const data = await this.bodyFor(work, load);
+      return this.inPlace(work, () => this.merge(id, row, opts, data));
+    });
   }
 
   private async merge(id: string[], row: TableRow, opts: MergeOptions, data: BufferedIpc) {
@@ -190,11 +244,78 @@ export class TableWritesService {
   }
 
   /** Reads a buffered body for a recorded in-place write; a bad body ends the work (nothing was written). */
-  private async bodyFor(work: PendingWork, body: Body) {
+  private async bodyFor(work: PendingWork, load: () => Promise<BufferedIpc>) {
     try {
-      return await readWholeStream(body, this.limits.bufferedBodyBytes);
+      return await load();
     } catch (err) {
       work.done();
+      throw err;
+    }
+  }
+
+  /**
+   * A write whose body is committed at once: refused before anything is read when its Content-Length is over
+   * ARROW_BUFFERED_LIMIT_BYTES (413). Its body is spilled to a temporary file while it arrives, each message body
+   * reserved from the write budget while it is held; `load` then reserves what the commit costs (the file size ×
+   * COMMIT_MEMORY_FACTOR), reads the file into memory for the commit, and keeps the reservation until `fn` ends.
+   * Every wait for the budget happens while the write holds none of it (so writes never wait on each other in a
+   * circle); past WRITE_BUDGET_WAIT_MS it is a 503 with nothing written. The file and the reservations go when `fn`
+   * ends, however it ends.
+   */
+  private async spooled<T>(body: Body, fn: (load: () => Promise<BufferedIpc>) => Promise<T>): Promise<T> {
+    const limit = this.limits.bufferedBodyBytes;
+    if (body.contentLength !== undefined && body.contentLength > limit) {
+      throw Errors.payloadTooLarge(`request body of ${body.contentLength} bytes exceeds the limit of ${limit} bytes`);
+    }
+    let message: Reservation | undefined;
+    let whole: Reservation | undefined;
+    let file: string | undefined;
+    try {
+      file = await this.budget.spillPath();
+      const path = file;
+      return await fn(async () => {
+        const spilled = await spillWholeStream(body, limit, path, {
+          hold: async (n) => {
+            message = await this.budget.reserve(n);
+          },
+          free: () => {
+            message?.release();
+            message = undefined;
+          },
+        });
+        whole = await this.budget.reserve(spilled.bytes * COMMIT_MEMORY_FACTOR);
+        const buf = await fs.promises.readFile(path);
+        await fs.promises.rm(path, { force: true });
+        return { schema: spilled.schema, file: buf, rows: spilled.rows, batches: spilled.batches };
+      });
+    } catch (err) {
+      await this.settleRefused(body, err);
+      throw err;
+    } finally {
+      if (file) await fs.promises.rm(file, { force: true }).catch(() => undefined);
+      message?.release();
+      whole?.release();
+    }
+  }
+
+  /**
+   * A write refused for the budget part-way through its body (the rest is being discarded): answers once the body
+   * has arrived (up to ARROW_BUFFERED_LIMIT_BYTES more of it), so that the client, still sending, reads the 503
+   * (which its retry needs) instead of a connection cut by the HTTP edge.
+   */
+  private async settleRefused(body: Body, err: unknown): Promise<void> {
+    if (err instanceof ApiError && err.status === 503) await body.settled?.(this.limits.bufferedBodyBytes);
+  }
+
+  /**
+   * Reserves `bytes` of the write budget (waiting for them up to WRITE_BUDGET_WAIT_MS); a refused body is read and
+   * discarded first, so that the client reads the 503.
+   */
+  private async admit(body: Body, bytes: number): Promise<Reservation> {
+    try {
+      return await this.budget.reserve(bytes);
+    } catch (err) {
+      await discard(body, this.limits.bufferedBodyBytes);
       throw err;
     }
   }

@@ -4,6 +4,7 @@ import { LivenessResponse, ReadinessResponse } from '../../common/response-schem
 import { Operation } from '../openapi/operation.decorator';
 import { RedisConnection } from '../../redis/redis.provider';
 import { HealthRepository } from './health.repository';
+import { TableStorage } from '../../storage/table-storage.service';
 
 const READY_TIMEOUT_MS = 2000;
 
@@ -13,6 +14,7 @@ export class HealthController {
   constructor(
     private readonly repo: HealthRepository,
     private readonly redis: RedisConnection,
+    private readonly storage: TableStorage,
   ) {}
 
   @Get('healthz')
@@ -33,7 +35,7 @@ export class HealthController {
   @Operation({
     operationId: 'Readiness',
     summary: 'Readiness',
-    description: '503 while the catalog database does not answer. Never authenticated, never throttled.',
+    description: '503 while the catalog database or a storage profile\'s store does not answer. Never authenticated, never throttled.',
     tag: 'Health',
     access: 'public',
     responses: { 200: { description: 'Ready', schema: ReadinessResponse } },
@@ -45,11 +47,22 @@ export class HealthController {
       timer = setTimeout(() => reject(new Error('timed out')), READY_TIMEOUT_MS);
     });
     try {
-      await Promise.race([this.repo.ping(), timeout]);
+      try {
+        await Promise.race([this.repo.ping(), timeout]);
+      } catch (err) {
+        throw Errors.serviceUnavailable(`catalog database unavailable: ${(err as Error).message}`);
+      }
+      // Every profile's store must answer (a wrong bucket or endpoint is found here, not at the first write).
+      let problems: Record<string, string | null>;
+      try {
+        problems = await Promise.race([this.storage.probe(), timeout]);
+      } catch (err) {
+        throw Errors.serviceUnavailable(`table storage unavailable: ${(err as Error).message}`);
+      }
+      const bad = Object.entries(problems).filter(([, p]) => p !== null);
+      if (bad.length) throw Errors.serviceUnavailable(`table storage unavailable: ${bad.map(([n, p]) => `profile '${n}': ${p}`).join('; ')}`);
       // Redis only degrades rate limiting (fail-open by default): reported, but it does not make us unready.
-      return { status: 'ready', catalog: 'up', redis: this.redis.status } as const;
-    } catch (err) {
-      throw Errors.serviceUnavailable(`catalog database unavailable: ${(err as Error).message}`);
+      return { status: 'ready', catalog: 'up', storage: 'up', redis: this.redis.status } as const;
     } finally {
       clearTimeout(timer);
     }

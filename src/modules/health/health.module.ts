@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
+import { StorageModule } from '../../storage/storage.module';
 import { RedisModule } from '../../redis/redis.module';
 import { HealthController } from './health.controller';
 import { HealthRepository } from './health.repository';
 
 /** Liveness and readiness probes. */
-@Module({ imports: [RedisModule], controllers: [HealthController], providers: [HealthRepository] })
+@Module({ imports: [RedisModule, StorageModule], controllers: [HealthController], providers: [HealthRepository] })
 export class HealthModule {}

@@ -37,6 +37,9 @@ export function createRootLogger(config: AppConfig, opts: { silent?: boolean; st
       redact: { paths: REDACT, censor: '[redacted]' },
       formatters: { level: (label) => ({ level: label }) },
     },
-    opts.stream,
+    // stdout written synchronously: one write call per line, where pino's default hands every batch of lines to
+    // the thread pool (a round trip that costs more than the write itself), and a reader slower than the gateway
+    // holds it back instead of letting unwritten lines pile up in memory.
+    opts.stream ?? pino.destination({ dest: 1, sync: true }),
   );
 }

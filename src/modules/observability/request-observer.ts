@@ -26,7 +26,15 @@ export class RequestObserver implements OnModuleInit {
     const adapter = this.adapterHost.httpAdapter;
     if (!adapter) return; // application context (CLI): no HTTP
     const fastify = adapter.getInstance() as FastifyInstance;
-    fastify.addHook('onResponse', async (req: ObservedRequest, reply: FastifyReply) => this.observe(req, reply));
+    // A callback-style hook (an async one costs every request a promise).
+    fastify.addHook('onResponse', (req: ObservedRequest, reply: FastifyReply, done: () => void) => {
+      try {
+        this.observe(req, reply);
+      } catch (err) {
+        this.logger.error({ err }, 'request observation failed');
+      }
+      done();
+    });
   }
 
   private observe(req: ObservedRequest, reply: FastifyReply): void {

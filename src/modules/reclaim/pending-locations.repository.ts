@@ -141,6 +141,11 @@ export class PendingLocationsRepository {
     return (await this.db.database.findUnique({ where: { name }, select: { id: true } }))?.id ?? null;
   }
 
+  /** A database's id and storage profile by name; null when it does not exist. */
+  async databaseByName(name: string): Promise<{ id: string; storageProfile: string } | null> {
+    return this.db.database.findUnique({ where: { name }, select: { id: true, storageProfile: true } });
+  }
+
   /**
    * Locations the catalog knows inside `folder` (a database's): its tables' folders, pending records, and the
    * folders running cascade drops have still to delete. Read whole: an operator command, not a request path.

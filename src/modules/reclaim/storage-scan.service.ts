@@ -43,13 +43,15 @@ export class StorageScan {
   ) {}
 
   async scan(databaseName: string, opts: { delete: boolean; actor: string }): Promise<ScanReport> {
-    const folder = this.storage.databaseFolder(databaseName, '');
-    const databaseId = await this.repo.databaseIdOf(databaseName);
+    // A deleted database's folder is looked for in the default profile.
+    const db = await this.repo.databaseByName(databaseName);
+    const databaseId = db?.id ?? null;
+    const folder = this.storage.databaseFolder(databaseName, '', db?.storageProfile);
     const known = new Set((await this.repo.knownUnder(databaseId, folder)).map((l) => path.normalize(l)));
     const report: ScanReport = {
       database: databaseName,
       database_exists: databaseId !== null,
-      folder: this.storage.absolute(folder),
+      folder: this.storage.uri(folder),
       pending_cleanup: known.has(folder),
       unknown: [],
       unknown_bytes: 0,
@@ -78,7 +80,7 @@ export class StorageScan {
       const u = await this.storage.usage(location);
       report.unknown.push({
         location,
-        path: this.storage.absolute(location),
+        path: this.storage.uri(location),
         bytes: u.bytes,
         files: u.files,
         modified_at: u.modifiedMs === null ? null : new Date(u.modifiedMs).toISOString(),

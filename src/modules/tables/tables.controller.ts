@@ -113,6 +113,7 @@ export class TablesController {
       branch: body.branch ?? undefined,
       version: body.version ?? undefined,
       schemaDialect: schemaDialectOf(dialectOf(req)),
+      vendCredentials: body.vend_credentials,
     });
   }
 

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { VendingModule } from '../vending/vending.module';
 import { StorageModule } from '../../storage/storage.module';
 import { AuthModule } from '../auth/auth.module';
 import { NamespacesModule } from '../namespaces/namespaces.module';
@@ -10,7 +11,7 @@ import { TablesService } from './tables.service';
 
 /** The table catalog: declare, register, describe, list, rename, drop. */
 @Module({
-  imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule],
+  imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule],
   controllers: [TablesController],
   providers: [TablesRepository, TablesService],
   exports: [TablesService],

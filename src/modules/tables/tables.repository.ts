@@ -15,18 +15,30 @@ export interface TableRow {
   createdAt: Date;
 }
 
-/** What a listing needs: the key, and enough to tell declared-only tables apart. */
+/** What telling a declared-only table apart needs: whether the catalog knows of data, and where to look if not. */
 export type TableListRow = Pick<TableRow, 'id' | 'namespacePath' | 'name' | 'location' | 'materializedAt'>;
 
-const SELECT_COLUMNS = {
-  id: true,
-  namespacePath: true,
-  name: true,
-  location: true,
-  properties: true,
-  materializedAt: true,
-  createdAt: true,
-} as const;
+/**
+ * One row of a listing: the key, whether the catalog knows the table to have data, and, only for one it does not
+ * (which must be looked at on storage), its id and location. Nothing a page does not use is read or parsed.
+ */
+export interface ListedTable {
+  namespacePath: string;
+  name: string;
+  materialized: boolean;
+  /** Null when `materialized`. */
+  id: string | null;
+  /** Null when `materialized`. */
+  location: string | null;
+}
+
+/** A TableRow's columns, for the reads written in SQL. */
+const ROW_COLUMNS =
+  'id, namespace_path AS "namespacePath", name, location, properties, materialized_at AS "materializedAt", created_at AS "createdAt"';
+/** A ListedTable's columns. */
+const LIST_COLUMNS =
+  'namespace_path AS "namespacePath", name, materialized_at IS NOT NULL AS materialized, ' +
+  'CASE WHEN materialized_at IS NULL THEN id END AS id, CASE WHEN materialized_at IS NULL THEN location END AS location';
 
 @Injectable()
 export class TablesRepository {
@@ -36,19 +48,14 @@ export class TablesRepository {
     return this.uow.db;
   }
 
+  /** The table by name. A hot read (every describe, exists, data-plane call): straight on the driver outside a unit. */
   async find(scope: Scope, namespacePath: string, name: string): Promise<TableRow | null> {
-    const row = await this.db.catalogTable.findUnique({
-      where: {
-        databaseId_catalog_namespacePath_name: {
-          databaseId: scope.databaseId,
-          catalog: scope.catalog,
-          namespacePath,
-          name,
-        },
-      },
-      select: SELECT_COLUMNS,
-    });
-    return row as TableRow | null;
+    const rows = await this.uow.read<TableRow>(
+      `SELECT ${ROW_COLUMNS} FROM tables
+        WHERE database_id = $1::uuid AND catalog = $2 AND namespace_path = $3 AND name = $4`,
+      [scope.databaseId, scope.catalog, namespacePath, name],
+    );
+    return rows[0] ?? null;
   }
 
   /**
@@ -179,34 +186,30 @@ export class TablesRepository {
     }
   }
 
-  async listInNamespace(scope: Scope, namespacePath: string, after: string | undefined, take: number): Promise<TableListRow[]> {
-    const rows = await this.db.catalogTable.findMany({
-      where: {
-        databaseId: scope.databaseId,
-        catalog: scope.catalog,
-        namespacePath,
-        ...(after !== undefined ? { name: { gt: after } } : {}),
-      },
-      orderBy: { name: 'asc' },
-      take,
-      select: { id: true, namespacePath: true, name: true, location: true, materializedAt: true },
-    });
-    return rows;
+  async listInNamespace(scope: Scope, namespacePath: string, after: string | undefined, take: number): Promise<ListedTable[]> {
+    return this.uow.read<ListedTable>(
+      `SELECT ${LIST_COLUMNS} FROM tables
+        WHERE database_id = $1::uuid AND catalog = $2 AND namespace_path = $3 AND name > $4
+        ORDER BY name
+        LIMIT $5`,
+      // Names are never empty, so '' precedes every one.
+      [scope.databaseId, scope.catalog, namespacePath, after ?? '', take],
+    );
   }
 
   /**
    * Every table of the scope in (namespace_path, name) order, keyset-paginated on the unique index: constant cost
    * per page. The first page starts after ('', ''), which precedes every row (names are never empty).
    */
-  async listAll(scope: Scope, after: [string, string] | undefined, take: number): Promise<TableListRow[]> {
+  async listAll(scope: Scope, after: [string, string] | undefined, take: number): Promise<ListedTable[]> {
     const [afterPath, afterName] = after ?? ['', ''];
-    return this.db.$queryRaw<TableListRow[]>`
-      SELECT id, namespace_path AS "namespacePath", name, location, materialized_at AS "materializedAt"
-        FROM tables
-       WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
-         AND (namespace_path, name) > (${afterPath}, ${afterName})
-       ORDER BY namespace_path, name
-       LIMIT ${take}`;
+    return this.uow.read<ListedTable>(
+      `SELECT ${LIST_COLUMNS} FROM tables
+        WHERE database_id = $1::uuid AND catalog = $2 AND (namespace_path, name) > ($3, $4)
+        ORDER BY namespace_path, name
+        LIMIT $5`,
+      [scope.databaseId, scope.catalog, afterPath, afterName, take],
+    );
   }
 
   async markMaterialized(ids: string[]): Promise<void> {

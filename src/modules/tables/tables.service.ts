@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
-import { assertName, decodePath, encodePath, displayId as display } from '../../common/ids';
+import { assertName, encodePath, displayId as display, PATH_SEP } from '../../common/ids';
 import { isString, isStringPair, paginate } from '../../common/pagination';
 import type {
   DeclareTableResponse,
@@ -20,7 +20,9 @@ import { NamespacesService } from '../namespaces/namespaces.service';
 import { PendingLocationsRepository } from '../reclaim/pending-locations.repository';
 import { PendingLocations, PendingOrigin, PendingWork } from '../reclaim/pending-locations.service';
 import { scopeOf, TenantContext } from '../tenancy/tenant-context';
-import { TableListRow, TableRow, TablesRepository } from './tables.repository';
+import { TenancyService } from '../tenancy/tenancy.service';
+import { CredentialVendor } from '../vending/credential-vendor.service';
+import { ListedTable, TableListRow, TableRow, TablesRepository } from './tables.repository';
 import { TableStorage } from '../../storage/table-storage.service';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { branchOf, LanceEngine } from '../../storage/lance-engine';
@@ -44,6 +46,8 @@ export interface DescribeOptions {
   version?: number;
   /** How the asking client spells Arrow types in `schema` (see src/storage/arrow-json-schema.ts). */
   schemaDialect: SchemaDialect;
+  /** false: the answer carries no storage_options. */
+  vendCredentials?: boolean | null;
 }
 
 @Injectable()
@@ -58,6 +62,8 @@ export class TablesService {
     private readonly engine: LanceEngine,
     private readonly pending: PendingLocations,
     private readonly pendingRepo: PendingLocationsRepository,
+    private readonly tenancy: TenancyService,
+    private readonly vendor: CredentialVendor,
     private readonly audit: AuditService,
   ) {}
 
@@ -79,9 +85,20 @@ export class TablesService {
     return null;
   }
 
+  /**
+   * The `storage_options` with which a namespace-mode client reads (read keys) or reads and writes (write and admin
+   * keys) the table at `location` itself; undefined when nothing is vended (`vend_credentials: false`, a profile
+   * with `vend: false`, or neither client options nor a role configured). Never the server's own options.
+   */
+  async storageOptions(t: TenantContext, location: string, requested: boolean | null | undefined): Promise<Record<string, string> | undefined> {
+    if (requested === false) return undefined;
+    const profile = this.storage.profileOf(location);
+    return this.vendor.vend(profile, { uri: this.storage.uri(location), key: this.storage.objectKey(location) }, t.role === 'read' ? 'read' : 'write', true);
+  }
+
   /** A fresh storage location for a table the gateway writes itself (not yet registered). */
-  newLocation(t: TenantContext): string {
-    return this.storage.newLocation(t.database.name, t.catalog);
+  async newLocation(t: TenantContext): Promise<string> {
+    return this.storage.newLocation(t.database.name, t.catalog, await this.tenancy.storageProfileOf(t.database));
   }
 
   /**
@@ -161,10 +178,14 @@ export class TablesService {
    * Declares a table: the catalog entry and an empty folder the client writes Lance data into directly. The
    * folder is made first and removed again if the catalog insert fails, so nothing is left half-made.
    */
-  async declare(t: TenantContext, id: string[], body: { location?: string; properties?: Record<string, string> }): Promise<DeclareTableResponse> {
+  async declare(
+    t: TenantContext,
+    id: string[],
+    body: { location?: string; properties?: Record<string, string>; vend_credentials?: boolean | null },
+  ): Promise<DeclareTableResponse> {
     const { ns, name } = splitTableId(id);
-    const location = this.storage.newLocation(t.database.name, t.catalog);
-    if (body.location !== undefined && body.location !== this.storage.absolute(location)) {
+    const location = await this.newLocation(t);
+    if (body.location !== undefined && body.location !== this.storage.uri(location)) {
       throw Errors.invalidInput(
         `Cannot declare table ${display(id)} at location ${body.location}: this server chooses table locations`,
       );
@@ -172,7 +193,12 @@ export class TablesService {
     await this.storage.prepare(location);
     try {
       const row = await this.insert(t, ns, name, location, body.properties ?? {}, false);
-      return { location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
+      const storageOptions = await this.storageOptions(t, row.location, body.vend_credentials);
+      return {
+        location: this.storage.uri(row.location),
+        properties: this.presentProperties(row),
+        ...(storageOptions ? { storage_options: storageOptions } : {}),
+      };
     } catch (err) {
       await this.storage.remove(location);
       throw err;
@@ -186,7 +212,7 @@ export class TablesService {
     body: { location: string; mode: 'create' | 'overwrite'; properties?: Record<string, string> },
   ): Promise<RegisterTableResponse> {
     const { ns, name } = splitTableId(id);
-    const location = await this.storage.resolveRegistered(t.database.name, t.catalog, body.location);
+    const location = await this.storage.resolveRegistered(t.database.name, t.catalog, body.location, await this.tenancy.storageProfileOf(t.database));
     const scope = scopeOf(t);
     const row = await this.uow.run(async () => {
       if (!(await this.namespacesRepo.lockShared(scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
@@ -218,7 +244,7 @@ export class TablesService {
   async describe(t: TenantContext, id: string[], opts: DescribeOptions): Promise<DescribeTableResponse> {
     const row = await this.get(t, id);
     const { ns, name } = splitTableId(id);
-    const abs = this.storage.absolute(row.location);
+    const abs = this.storage.uri(row.location);
     const out: DescribeTableResponse = {
       table: name,
       namespace: ns,
@@ -226,12 +252,15 @@ export class TablesService {
       table_uri: abs,
       properties: this.presentProperties(row),
     };
-    if (opts.checkDeclared || opts.loadDetailedMetadata) {
-      out.is_only_declared = !(await this.materialized(row));
-    }
+    const storageOptions = await this.storageOptions(t, row.location, opts.vendCredentials);
+    if (storageOptions) out.storage_options = storageOptions;
+    // One look at storage at most while the catalog does not know of data (a namespace-mode client may have written
+    // some directly since); once seen it is remembered, and a table known to have data needs no look here.
+    const hasData = await this.materialized(row);
+    if (opts.checkDeclared || opts.loadDetailedMetadata) out.is_only_declared = !hasData;
     // Version and schema of written tables: the official remote client opens tables with describe and reads both.
     if (out.is_only_declared !== true) {
-      const data = await this.engine.describe(row.location, opts.schemaDialect, opts.version, opts.branch);
+      const data = hasData ? await this.engine.describe(row.location, opts.schemaDialect, opts.version, opts.branch, true) : null;
       if (data) {
         out.version = data.version;
         out.schema = data.schema;
@@ -261,13 +290,13 @@ export class TablesService {
       throw Errors.tableNotFound(display(id));
     }
     await this.pending.cleanUp(this.pending.watch({ ...v, location: row.location }));
-    return { id, location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
+    return { id, location: this.storage.uri(row.location), properties: this.presentProperties(row) };
   }
 
   /** Forgets the table but keeps its data (it can be registered again). */
   async deregister(t: TenantContext, id: string[]): Promise<DeregisterTableResponse> {
     const row = await this.removeRow(t, id);
-    return { id, location: this.storage.absolute(row.location), properties: this.presentProperties(row) };
+    return { id, location: this.storage.uri(row.location), properties: this.presentProperties(row) };
   }
 
   /** Renames in the catalog only: the data stays in its folder (also across namespaces). */
@@ -292,11 +321,12 @@ export class TablesService {
 
   async stats(t: TenantContext, id: string[], branch?: string): Promise<GetTableStatsResponse> {
     const row = await this.get(t, id);
+    const hasData = await this.materialized(row);
     // A table without data has no branches: its zero statistics are main's, never a branch's.
-    if (branchOf(branch) && !(await this.materialized(row))) {
+    if (branchOf(branch) && !hasData) {
       throw Errors.branchNotFound(`branch '${branchOf(branch)}' not found: table '${display(id)}' has no data yet`);
     }
-    return this.engine.stats(row.location, branch ?? undefined);
+    return this.engine.stats(row.location, branch ?? undefined, hasData);
   }
 
   /** Tables directly in one namespace, by name. */
@@ -307,7 +337,7 @@ export class TablesService {
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isString,
       fetch: (after, take) => this.repo.listInNamespace(scope, nsPath, after, take),
-      keyOf: (r: TableListRow) => r.name,
+      keyOf: (r: ListedTable) => r.name,
       keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
     });
     return { tables: rows.map((r) => r.name), ...next };
@@ -319,10 +349,13 @@ export class TablesService {
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isStringPair,
       fetch: (after, take) => this.repo.listAll(scope, after, take),
-      keyOf: (r: TableListRow): [string, string] => [r.namespacePath, r.name],
+      keyOf: (r: ListedTable): [string, string] => [r.namespacePath, r.name],
       keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
     });
-    return { tables: rows.map((r) => [...decodePath(r.namespacePath), r.name].join(delimiter)), ...next };
+    // The namespace path's components joined by the delimiter, then the name (a root table: the name alone).
+    const full = (r: ListedTable) =>
+      r.namespacePath === '' ? r.name : `${r.namespacePath.split(PATH_SEP).join(delimiter)}${delimiter}${r.name}`;
+    return { tables: rows.map(full), ...next };
   }
 
   private async insert(
@@ -365,10 +398,14 @@ export class TablesService {
     return has;
   }
 
-  private async onlyMaterialized(rows: TableListRow[]): Promise<TableListRow[]> {
-    const flags = await Promise.all(rows.map((r) => (r.materializedAt ? true : this.storage.hasData(r.location))));
-    await this.repo.markMaterialized(rows.filter((r, i) => flags[i] && !r.materializedAt).map((r) => r.id));
-    return rows.filter((_, i) => flags[i]);
+  /** The listed tables that have data: those the catalog knows of, and those found on storage (then remembered). */
+  private async onlyMaterialized(rows: ListedTable[]): Promise<ListedTable[]> {
+    const unknown = rows.filter((r) => !r.materialized);
+    if (unknown.length === 0) return rows;
+    const flags = await Promise.all(unknown.map((r) => this.storage.hasData(r.location as string)));
+    const found = new Set(unknown.filter((_, i) => flags[i]));
+    await this.repo.markMaterialized([...found].map((r) => r.id as string));
+    return rows.filter((r) => r.materialized || found.has(r));
   }
 
   private locationTaken(location: string) {

@@ -37,12 +37,16 @@ export interface RequestedDatabase {
 @Injectable()
 export class TenancyService {
   private readonly cache?: LRUCache<string, ResolvedDatabase>;
+  private readonly profiles?: LRUCache<string, string>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly databases: DatabasesRepository,
   ) {
-    if (config.authCacheTtlMs > 0) this.cache = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
+    if (config.authCacheTtlMs > 0) {
+      this.cache = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
+      this.profiles = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
+    }
   }
 
   requested(headers: Record<string, string | string[] | undefined>): RequestedDatabase {
@@ -72,8 +76,22 @@ export class TenancyService {
     return found;
   }
 
+  /**
+   * The storage profile a database's new tables go to (cached like database lookups; a profile only changes while
+   * the database holds no tables).
+   */
+  async storageProfileOf(db: ResolvedDatabase): Promise<string> {
+    const cached = this.profiles?.get(db.id);
+    if (cached) return cached;
+    const profile = await this.databases.storageProfileOf(db.id);
+    if (!profile) throw Errors.namespaceNotFound(`database '${db.name}' not found`);
+    this.profiles?.set(db.id, profile);
+    return profile;
+  }
+
   forget(): void {
     this.cache?.clear();
+    this.profiles?.clear();
   }
 
   private databaseFromHost(host: string | undefined): string | undefined {

@@ -1,10 +1,10 @@
 import { ExecutionContext, Module } from '@nestjs/common';
 import { ThrottlerModule, ThrottlerStorageService } from '@nestjs/throttler';
-import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { DatabaseThrottlerGuard, limitFor, THROTTLER_NAME } from './database-throttler.guard';
 import { RedisModule } from '../../redis/redis.module';
 import { RedisConnection } from '../../redis/redis.provider';
+import { RedisThrottlerStorage } from './redis-throttler.storage';
 
 /**
  * Rate limiting: @nestjs/throttler with a Redis store when REDIS_URL is set (every replica shares one count),
@@ -24,7 +24,7 @@ import { RedisConnection } from '../../redis/redis.provider';
             ttl: (ctx: ExecutionContext) => limitFor(config, ctx).windowMs,
           },
         ],
-        storage: redis.client ? new ThrottlerStorageRedisService(redis.client) : new ThrottlerStorageService(),
+        storage: redis.client ? new RedisThrottlerStorage(redis.client) : new ThrottlerStorageService(),
       }),
     }),
   ],

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, it } from 'node:test';
+import * as lancedb from '@lancedb/lancedb';
+import { LanceEngine } from '../src/storage/lance-engine';
+import { createPgDatabase, eventually, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import { appendRows } from './helpers/lance';
+
+/**
+ * Kept table handles (LanceEngine, TABLE_HANDLE_CACHE_SIZE): reads reuse an open table, yet see every commit — made
+ * through another replica or straight to storage by a namespace-mode client — at the next read; a pinned version
+ * stays pinned; dropping a table or deleting its database closes its handles.
+ */
+const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: from + i, vector: [from + i, 1] }));
+
+forEachCatalog('kept table handles', (kind) => {
+  let a: TestGateway;
+  let b: TestGateway | undefined;
+  let t: Tenant;
+  let pgDrop: (() => Promise<void>) | undefined;
+  const storageRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-handles-'));
+
+  before(async () => {
+    // Two replicas on one catalog and one storage root (Postgres only: the embedded catalog is single-process).
+    const env: Record<string, string> = { STORAGE_ROOT: storageRoot };
+    if (kind === 'postgres') {
+      const pg = await createPgDatabase();
+      pgDrop = pg.drop;
+      env.DATABASE_URL = pg.url;
+    }
+    a = await startGateway(kind, env);
+    if (kind === 'postgres') b = await startGateway(kind, env);
+    t = await newTenant(a);
+  });
+  after(async () => {
+    await b?.close();
+    await a?.close();
+    await pgDrop?.();
+    fs.rmSync(storageRoot, { recursive: true, force: true });
+  });
+
+  const countOn = async (gw: TestGateway, table: string, body: Record<string, unknown> = {}) => {
+    const res = await fetch(`${gw.url}/v1/table/${table}/count_rows`, {
+      method: 'POST',
+      headers: { 'x-api-key': t.writeKey, 'x-service-database': t.name, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    return Number(await res.text());
+  };
+
+  it('a commit through another replica, or straight to storage, is seen by the next read of a kept handle', async () => {
+    const remoteA = await lancedb.connect(`db://${t.name}`, { apiKey: t.writeKey, hostOverride: a.url });
+    const table = await remoteA.createTable('shared', rows(0, 5));
+    const reader = b ?? a;
+    assert.equal(await countOn(reader, 'shared'), 5);
+    const engine = reader.app.get(LanceEngine);
+    assert.ok(engine.keptHandles() >= 1, 'the read kept its handle');
+    const kept = engine.keptHandles();
+
+    await table.add(rows(5, 3)); // through replica A
+    assert.equal(await countOn(reader, 'shared'), 8, 'the next read on the other replica sees the commit');
+    assert.equal(engine.keptHandles(), kept, 'without opening another handle');
+
+    // A namespace-mode client writes the data itself, bypassing every replica.
+    const described = await t.api.post('/v1/table/shared/describe', {});
+    await appendRows(described.body.location, rows(8, 2));
+    assert.equal(await countOn(reader, 'shared'), 10);
+    table.close();
+    remoteA.close();
+  });
+
+  it('a pinned version stays pinned while the latest moves on', async () => {
+    const remote = await lancedb.connect(`db://${t.name}`, { apiKey: t.writeKey, hostOverride: a.url });
+    const table = await remote.createTable('pinned', rows(0, 4));
+    const v1 = await table.version();
+    assert.equal(await countOn(a, 'pinned', { version: v1 }), 4);
+    await table.add(rows(4, 6));
+    assert.equal(await countOn(a, 'pinned', { version: v1 }), 4, 'the pinned handle still reads its version');
+    assert.equal(await countOn(a, 'pinned'), 10);
+    const old = await remote.openTable('pinned');
+    await old.checkout(v1);
+    assert.equal((await old.query().toArray()).length, 4, 'a checked-out query reads the pinned version');
+    assert.equal(await countOn(a, 'pinned'), 10, 'and the latest handle is not moved by it');
+    old.close();
+    table.close();
+    remote.close();
+  });
+
+  it("dropping a table and deleting a database close their kept handles", async () => {
+    const other = await newTenant(a);
+    const remote = await lancedb.connect(`db://${other.name}`, { apiKey: other.writeKey, hostOverride: a.url });
+    await remote.createTable('doomed', rows(0, 2));
+    await remote.createTable('kept', rows(0, 2));
+    const engine = a.app.get(LanceEngine);
+    const countOther = async (table: string) => {
+      const r = await fetch(`${a.url}/v1/table/${table}/count_rows`, {
+        method: 'POST',
+        headers: { 'x-api-key': other.writeKey, 'x-service-database': other.name, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      return Number(await r.text());
+    };
+    assert.equal(await countOther('doomed'), 2);
+    assert.equal(await countOther('kept'), 2);
+    const before = engine.keptHandles();
+    await remote.dropTable('doomed');
+    await eventually(async () => engine.keptHandles() === before - 1);
+    assert.equal((await operator(a).delete(`/admin/v1/databases/${other.name}`)).status, 204);
+    await eventually(async () => engine.keptHandles() === before - 2);
+    remote.close();
+  });
+});
