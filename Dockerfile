@@ -16,18 +16,20 @@ RUN node scripts/prisma-generate.js \
  && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
-# glibc allocator: two arenas and large blocks returned to the system at once, so the engine's big short-lived
-# write buffers do not stay resident after each commit (README "Memory"); npm start sets the same.
+# jemalloc for the engine's buffers (README "Memory"): scripts/start.sh preloads it; without it the start script falls
+# back to glibc settings that bound memory but slow brute-force vector queries.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libjemalloc2 \
+ && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=2333 \
-    DATA_DIR=/data \
-    MALLOC_ARENA_MAX=2 \
-    MALLOC_MMAP_THRESHOLD_=1048576
+    DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/scripts/start.sh ./scripts/start.sh
 # Migrations are applied by the gateway at start-up (compatible with `prisma migrate deploy`).
 COPY --from=build /app/prisma ./prisma
 RUN mkdir -p /data && chown node:node /data
@@ -36,4 +38,4 @@ EXPOSE 2333
 VOLUME ["/data"]
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||2333)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "dist/src/main.js"]
+CMD ["sh", "scripts/start.sh", "dist/src/main.js"]

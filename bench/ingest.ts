@@ -11,9 +11,9 @@
  *                            BENCH_QUERY_ROWS, default 100000; BENCH_QUERIES, default 50;
  *                            BENCH_STORAGE=local (default) or s3: tables of both sides on a local S3-compatible
  *                            server (s3rver, started here), the gateway with STORAGE_ROOT=s3://…)
- *   Diagnostics: BENCH_ARENA / BENCH_MMAP_THRESHOLD (a number, or "default" to leave glibc's dynamic threshold) set the
- *   gateway child's MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_; BENCH_GW_ENV="NAME=VALUE …" adds variables to the child
- *   only (e.g. MALLOC_TRIM_THRESHOLD_, LD_PRELOAD of jemalloc); BENCH_GW_EXEC_ARGV adds node flags (--cpu-prof);
+ *   Diagnostics: the gateway child starts through scripts/start.sh like `npm start` (jemalloc when installed;
+ *   LGW_ALLOCATOR=glibc for glibc's settings); BENCH_GW_ENV="NAME=VALUE …" adds variables to the child only (e.g.
+ *   MALLOC_CONF); BENCH_GW_EXEC_ARGV adds node flags (--cpu-prof);
  *   BENCH_GATEWAY_CHILD runs another build's gateway-child.js against the same client and baseline. The query phase
  *   also times the query in this process on the files the gateway wrote (data layout vs serving path).
  *
@@ -21,7 +21,7 @@
  * postgresql://postgres@127.0.0.1:5432/postgres; BENCH_PG_URL=embedded uses the embedded catalog, whose start-up
  * dominates the peak RSS); this process is the client and the in-process baseline.
  */
-import { ChildProcess, fork } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -30,6 +30,7 @@ import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { ADMIN_URL, sql } from './pg';
 import S3rver = require('s3rver');
+import { allocatorName, startChild } from './child';
 
 const INGEST_MB = Number(process.env.BENCH_INGEST_MB ?? 1100);
 const BATCH_ROWS = Number(process.env.BENCH_BATCH_ROWS ?? 16384);
@@ -84,15 +85,6 @@ function encode(batches: arrow.RecordBatch[]): { head: Buffer; bodies: Buffer[] 
   return { head: schemaPart, bodies };
 }
 
-function start(script: string, env: Record<string, string>): Promise<ChildProcess> {
-  // BENCH_GW_EXEC_ARGV: extra node flags for the gateway child (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
-  const execArgv = [...process.execArgv, ...(process.env.BENCH_GW_EXEC_ARGV?.split(/\s+/).filter(Boolean) ?? [])];
-  const child = fork(script, [], { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-    child.once('message', () => resolve(child));
-  });
-}
 
 function peakRssMiB(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -162,24 +154,20 @@ async function main(): Promise<void> {
     const count = Math.ceil((INGEST_MB * MB) / bodies[0].length);
     const total = head.length + count * bodies[0].length;
     const rows = count * BATCH_ROWS;
+    console.log(`gateway allocator: ${allocatorName()}`);
     console.log(`ingest: ${(total / MB).toFixed(0)} MB, ${count} batches × ${BATCH_ROWS} rows (${rows} rows, ${DIM}-d float32 vectors)`);
 
     // ---- gateway (child process, embedded catalog)
     const gwDir = path.join(dir, 'gateway');
     // BENCH_GATEWAY_CHILD: another build's gateway-child.js (to compare commits with the same client and baseline).
-    const gw = await start(process.env.BENCH_GATEWAY_CHILD ?? path.join(__dirname, 'gateway-child.js'), {
+    const gw = await startChild(process.env.BENCH_GATEWAY_CHILD ?? path.join(__dirname, 'gateway-child.js'), {
       PORT: String(port),
       DATA_DIR: gwDir,
       BOOTSTRAP_DATABASE: 'bench',
       LOG_LEVEL: 'error',
-      // As npm start and the Dockerfile run it (README "Memory").
-      MALLOC_ARENA_MAX: process.env.BENCH_ARENA ?? '2',
-      ...(process.env.BENCH_MMAP_THRESHOLD === 'default' ? {} : { MALLOC_MMAP_THRESHOLD_: process.env.BENCH_MMAP_THRESHOLD ?? '1048576' }),
       ...(usePg ? { DATABASE_URL: pgUrl } : {}),
       ...storageEnv,
-      // BENCH_GW_ENV="NAME=VALUE …": more variables for the gateway child only (e.g. GLIBC_TUNABLES).
-      ...Object.fromEntries((process.env.BENCH_GW_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
-    });
+    }, { gateway: true, execArgv: process.execArgv });
     children.push(gw);
     const { api_key } = JSON.parse(fs.readFileSync(path.join(gwDir, 'initial-api-key.json'), 'utf8'));
     const headers = { 'x-api-key': api_key, 'x-service-database': 'bench' };

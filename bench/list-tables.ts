@@ -11,13 +11,14 @@
  *                             BENCH_SECONDS per run, default 5; BENCH_LARGE, default 1000000 (0: skip);
  *                             BENCH_CPU_PROF=<dir>: write a CPU profile of the gateway there)
  */
-import { ChildProcess, fork } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
 import { ADMIN_URL, sql, urlFor } from './pg';
+import { allocatorName, startChild } from './child';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_SECONDS = 1;
@@ -31,13 +32,6 @@ const CONNECTIONS = 10;
 
 
 
-function start(script: string, env: Record<string, string>, execArgv: string[] = []): Promise<ChildProcess> {
-  const child = fork(script, [], { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-    child.once('message', () => resolve(child));
-  });
-}
 
 async function waitReady(url: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -112,7 +106,7 @@ async function main(): Promise<void> {
     const floorPort = gatewayPort + 1000;
     const adminKey = randomBytes(24).toString('hex');
     children.push(
-      await start(path.join(__dirname, 'gateway-child.js'), {
+      await startChild(path.join(__dirname, 'gateway-child.js'), {
         DATABASE_URL: url,
         PORT: String(gatewayPort),
         DATA_DIR: dataDir,
@@ -122,11 +116,11 @@ async function main(): Promise<void> {
         REDIS_URL,
         // Measure the request path, not the default per-database limit (1000 req/s): the counter still runs.
         RATE_LIMIT_LIMIT: '100000000',
-      }, process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      }, { gateway: true, execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [] }),
     );
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`);
     children.push(
-      await start(path.join(__dirname, 'floor-server.js'), { DATABASE_URL: url, PORT: String(floorPort), STORAGE_ROOT: path.join(dataDir, 'tables') }),
+      await startChild(path.join(__dirname, 'floor-server.js'), { DATABASE_URL: url, PORT: String(floorPort), STORAGE_ROOT: path.join(dataDir, 'tables') }),
     );
 
     const op = { 'x-api-key': adminKey, 'content-type': 'application/json' };
@@ -184,7 +178,7 @@ async function main(): Promise<void> {
     console.log(
       `\nCatalog path: POST /v1/table/{id}/describe of a declared table; GET /v1/table, one page of ${PAGE} from the middle.` +
         `\n${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s per run; gateway with Redis throttle, metrics, request log;` +
-        ` node ${process.version}, ${os.cpus().length} cores`,
+        ` node ${process.version}, ${os.cpus().length} cores; allocator: ${allocatorName()}`,
     );
     console.log('case            target      req/s    p50 ms  p99 ms  errors  cpu µs/req');
     for (const r of Object.values(rows)) {

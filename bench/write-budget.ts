@@ -8,22 +8,23 @@
  *
  *   npm run bench:writes    (BENCH_WRITERS, BENCH_WRITE_MB, BENCH_DIM default 128; BENCH_RSS_BOUND_MIB default 768)
  *
- * Allocator: the gateway child runs with glibc's MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=1048576 (see ALLOCATOR
- * below; BENCH_ALLOCATOR=default runs it without). The engine's large, short-lived buffers are otherwise kept by
- * glibc after each commit (its mmap threshold grows up to 32 MiB once such buffers are freed, and each engine thread
- * gets its own arena), so RSS ratchets up commit after commit: measured here 805-935 MiB peak without the settings,
- * 720-741 MiB with them (and 721 MiB with jemalloc preloaded).
+ * Allocator: the gateway child starts through scripts/start.sh like `npm start`: jemalloc when installed (peak
+ * 709-723 MiB measured), LGW_ALLOCATOR=glibc for glibc with MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=1048576
+ * (720-741 MiB). With glibc's defaults the engine's large, short-lived buffers are kept after each commit (its mmap
+ * threshold grows up to 32 MiB once such buffers are freed, and each engine thread gets its own arena), so RSS
+ * ratchets up commit after commit: 805-935 MiB measured with glibc's defaults.
  *
  * The catalog is a fresh Postgres database (BENCH_PG_URL, default postgresql://postgres@127.0.0.1:5432/postgres;
  * BENCH_PG_URL=embedded uses the embedded catalog).
  */
-import { ChildProcess, fork } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { ADMIN_URL, sql } from './pg';
+import { allocatorName, startChild } from './child';
 
 const WRITERS = Number(process.env.BENCH_WRITERS ?? 8);
 const WRITE_MB = Number(process.env.BENCH_WRITE_MB ?? 128);
@@ -36,14 +37,6 @@ const MB = 1e6;
  * of 3 retries gives up after about 2 s, less than a queue of 8 writes of 128 MB takes on a small machine.
  */
 const RETRY = { retries: 12, backoffFactor: 0.25, backoffJitter: 0.5 };
-/** glibc settings for the gateway child (see above). */
-// BENCH_ALLOCATOR=default: glibc's defaults; BENCH_ALLOCATOR="NAME=VALUE NAME=VALUE": those variables instead.
-const ALLOCATOR: Record<string, string> =
-  process.env.BENCH_ALLOCATOR === 'default'
-    ? {}
-    : process.env.BENCH_ALLOCATOR
-      ? Object.fromEntries(process.env.BENCH_ALLOCATOR.split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
-      : { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '1048576' };
 
 function status(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -77,13 +70,6 @@ function makeTable(rows: number): arrow.Table {
   return new arrow.Table(batches);
 }
 
-function start(script: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = fork(script, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-    child.once('message', () => resolve(child));
-  });
-}
 
 /** Requests answered 503 on the insert route, from the gateway's Prometheus metrics. */
 async function refusedInserts(base: string): Promise<number> {
@@ -113,16 +99,15 @@ async function main(): Promise<void> {
     );
 
     const gwDir = path.join(dir, 'gateway');
-    const gw = await start(path.join(__dirname, 'gateway-child.js'), {
+    const gw = await startChild(path.join(__dirname, 'gateway-child.js'), {
       PORT: String(port),
       DATA_DIR: gwDir,
       BOOTSTRAP_DATABASE: 'bench',
       LOG_LEVEL: 'error',
       // Many requests in a short time from one database: the per-database rate limit is not what is measured.
       RATE_LIMIT_LIMIT: '1000000',
-      ...ALLOCATOR,
       ...(usePg ? { DATABASE_URL: pgUrl } : {}),
-    });
+    }, { gateway: true });
     children.push(gw);
     const { api_key } = JSON.parse(fs.readFileSync(path.join(gwDir, 'initial-api-key.json'), 'utf8'));
     const base = `http://127.0.0.1:${port}`;
@@ -148,7 +133,7 @@ async function main(): Promise<void> {
     const spill = path.join(gwDir, 'tmp');
     const leftovers = fs.existsSync(spill) ? fs.readdirSync(spill).length : 0;
 
-    const alloc = Object.entries(ALLOCATOR).map(([k, v]) => `${k}=${v}`).join(' ') || 'glibc defaults';
+    const alloc = allocatorName();
     console.log(`  budget: ${budget}; allocator: ${alloc}; ${refused} inserts answered 503 and retried by the clients`);
     console.log(`  ${((WRITERS * bytes) / MB).toFixed(0)} MB in ${seconds.toFixed(1)} s: ${((WRITERS * bytes) / MB / seconds).toFixed(0)} MB/s`);
     console.log(

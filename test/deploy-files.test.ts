@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
@@ -56,14 +57,37 @@ describe('deployment files', () => {
     const cmd = /^CMD \[(.+)\]$/m.exec(dockerfile)?.[1];
     assert.ok(cmd, 'CMD in exec form');
     const command = (JSON.parse(`[${cmd}]`) as string[]).join(' ');
-    assert.equal(command, 'node dist/src/main.js');
+    assert.equal(command, 'sh scripts/start.sh dist/src/main.js', 'started through the allocator script (README "Memory")');
+    assert.match(dockerfile, /apt-get install[^\n]*libjemalloc2/, 'the image has jemalloc for the start script to preload');
+    assert.match(dockerfile, /^COPY .*scripts\/start\.sh/m, 'the image has the start script');
     const pkg = JSON.parse(read('package.json'));
-    // The same allocator settings in both (README "Memory"), then the same command.
-    const allocator = ['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=1048576'];
-    for (const a of allocator) assert.match(dockerfile, new RegExp(`^\\s+${a}`, 'm'), `the Dockerfile sets ${a}`);
-    assert.equal(pkg.scripts['start:prod'], `${allocator.join(' ')} ${command}`, 'npm run start:prod is the same command with the same settings');
-    assert.equal(pkg.scripts.start, pkg.scripts['start:prod'], 'npm start runs it the same way');
+    assert.equal(pkg.scripts['start:prod'], command, 'npm run start:prod is the same command');
+    assert.equal(pkg.scripts.start, command, 'npm start runs it the same way (after its prestart build)');
     assert.ok(read('README.md').includes(command), 'the README shows the production start command');
+  });
+
+  it('the start script preloads jemalloc when the system has it, else sets glibc\'s settings, and keeps what the caller set', () => {
+    const probe = "const fs=require('fs');console.log(JSON.stringify({jemalloc:fs.readFileSync('/proc/self/maps','utf8').includes('libjemalloc'),conf:process.env.MALLOC_CONF??null,arenas:process.env.MALLOC_ARENA_MAX??null,mmap:process.env.MALLOC_MMAP_THRESHOLD_??null,pid:process.pid}))";
+    const run = (env: Record<string, string>) => {
+      const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(LD_PRELOAD|MALLOC_|LGW_ALLOCATOR)/.test(k))) as Record<string, string>;
+      const r = spawnSync('sh', [path.join(ROOT, 'scripts', 'start.sh'), '-e', probe], { env: { ...base, ...env }, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      return JSON.parse(r.stdout.trim()) as { jemalloc: boolean; conf: string | null; arenas: string | null; mmap: string | null; pid: number };
+    };
+    const glibc = run({ LGW_ALLOCATOR: 'glibc' });
+    assert.deepEqual({ ...glibc, pid: 0 }, { jemalloc: false, conf: null, arenas: '2', mmap: '1048576', pid: 0 });
+    assert.equal(run({ LGW_ALLOCATOR: 'glibc', MALLOC_ARENA_MAX: '4' }).arenas, '4', 'a setting made by the caller wins');
+    const jemallocInstalled = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/usr/local/lib'].some((d) =>
+      fs.existsSync(path.join(d, 'libjemalloc.so.2')),
+    );
+    const picked = run({});
+    if (jemallocInstalled) {
+      assert.equal(picked.jemalloc, true, 'jemalloc is loaded into node');
+      assert.match(picked.conf ?? '', /background_thread:true/);
+      assert.equal(picked.mmap, null, "glibc's settings are not needed then");
+    } else {
+      assert.deepEqual({ ...picked, pid: 0 }, { ...glibc, pid: 0 }, 'without jemalloc: the glibc settings');
+    }
   });
 
   it('the README documents every configuration variable', () => {

@@ -11,6 +11,7 @@ import { eventually } from './helpers/gateway';
 import { freePort } from './helpers/redis';
 
 const MAIN = path.resolve(__dirname, '../src/main.js');
+const START = path.resolve(__dirname, '../../scripts/start.sh');
 
 
 describe('npm start on the embedded default (the built entry point, as a separate process)', () => {
@@ -21,7 +22,8 @@ describe('npm start on the embedded default (the built entry point, as a separat
     const port = await freePort();
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, NODE_NO_WARNINGS: '1' };
     for (const k of ['DATABASE_URL', 'ADMIN_API_KEY', 'BOOTSTRAP_DATABASE', 'BASE_PATH', 'STORAGE_ROOT']) delete env[k];
-    const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // As `npm start` runs it after building: through the allocator script, which execs node (so SIGTERM reaches it).
+    const child = spawn('sh', [START, MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -63,7 +65,8 @@ describe('npm start on the embedded default (the built entry point, as a separat
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-term-'));
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dir, NODE_NO_WARNINGS: '1' };
     for (const k of ['DATABASE_URL', 'ADMIN_API_KEY', 'BOOTSTRAP_DATABASE', 'BASE_PATH', 'STORAGE_ROOT']) delete env[k];
-    const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // As `npm start` runs it after building: through the allocator script, which execs node (so SIGTERM reaches it).
+    const child = spawn('sh', [START, MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

@@ -1,0 +1,35 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import * as path from 'node:path';
+
+const START = path.resolve(__dirname, '..', '..', 'scripts', 'start.sh');
+
+/**
+ * Starts a benchmark's gateway (or floor) child the way `npm start` runs the gateway: through scripts/start.sh, so
+ * with the same allocator (jemalloc when present; LGW_ALLOCATOR=glibc for glibc's settings), as a child with an IPC
+ * channel (start.sh `exec`s node, so the pid is node's and the channel reaches it). Resolves when the child sends
+ * its first message ('ready'). `BENCH_GW_ENV="NAME=VALUE …"` adds variables and `BENCH_GW_EXEC_ARGV` node flags to
+ * gateway children (`gateway: true`).
+ */
+export function startChild(script: string, env: Record<string, string>, opts: { gateway?: boolean; execArgv?: string[] } = {}): Promise<ChildProcess> {
+  const extraEnv = opts.gateway ? parseEnv(process.env.BENCH_GW_ENV) : {};
+  const extraArgv = opts.gateway ? (process.env.BENCH_GW_EXEC_ARGV ?? '').split(/\s+/).filter(Boolean) : [];
+  const child = spawn('sh', [START, ...(opts.execArgv ?? []), ...extraArgv, script], {
+    env: { ...process.env, ...env, ...extraEnv },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+    child.once('message', () => resolve(child));
+  });
+}
+
+/** The allocator the children run with, for the printed header. */
+export function allocatorName(): string {
+  const env = { ...process.env, ...parseEnv(process.env.BENCH_GW_ENV) };
+  if (env.LD_PRELOAD?.includes('jemalloc')) return 'jemalloc (BENCH_GW_ENV)';
+  return env.LGW_ALLOCATOR === 'glibc' ? 'glibc (LGW_ALLOCATOR=glibc)' : 'as scripts/start.sh picks (jemalloc when installed, else glibc)';
+}
+
+function parseEnv(text: string | undefined): Record<string, string> {
+  return Object.fromEntries((text ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+}

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Runs node with the gateway's allocator settings (README "Memory"): `sh scripts/start.sh dist/src/main.js`.
+# npm start, npm run start:prod, the Dockerfile and the benchmarks all start the gateway through this file.
+#
+# - jemalloc when the system has it (Debian/Ubuntu package libjemalloc2; the Docker image installs it): two arenas,
+#   freed memory returned to the system by a background thread within about a second, large buffers (≥16 MiB, the
+#   engine's write buffers) in their own extents so they are released whole. The engine's query buffers are reused
+#   instead of mapped afresh on every query, which glibc's settings below cannot do.
+# - otherwise glibc: two arenas and blocks of 1 MiB or more returned to the system when freed (bounded write memory,
+#   at the cost of slower brute-force vector queries).
+# Settings the caller already made win; LGW_ALLOCATOR=glibc skips jemalloc. `exec`: no extra process, and signals
+# (SIGTERM for a graceful stop) reach node itself.
+set -e
+if [ -z "${LD_PRELOAD:-}" ] && [ "${LGW_ALLOCATOR:-jemalloc}" = jemalloc ]; then
+  for lib in /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/aarch64-linux-gnu/libjemalloc.so.2 \
+    /usr/lib64/libjemalloc.so.2 /usr/lib/libjemalloc.so.2 /usr/local/lib/libjemalloc.so.2; do
+    if [ -r "$lib" ]; then
+      export LD_PRELOAD="$lib"
+      export MALLOC_CONF="${MALLOC_CONF:-narenas:2,background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,oversize_threshold:16777216}"
+      break
+    fi
+  done
+fi
+if [ -z "${LD_PRELOAD:-}" ]; then
+  export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
+  export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-1048576}"
+fi
+exec node "$@"
