@@ -38,7 +38,7 @@ const DIM = Number(process.env.BENCH_DIM ?? 128);
 const QUERY_ROWS = Number(process.env.BENCH_QUERY_ROWS ?? 100_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 50);
 /** The gateway's default ingest chunk (dataplane.constants.ts); the baseline commits the same way. */
-const CHUNK_BYTES = Number(process.env.ARROW_INGEST_CHUNK_BYTES ?? 32 * 1024 * 1024);
+const CHUNK_BYTES = Number(process.env.ARROW_INGEST_CHUNK_BYTES ?? 16 * 1024 * 1024);
 const POOL = 8;
 
 const MB = 1e6;
@@ -172,7 +172,8 @@ async function main(): Promise<void> {
     const { api_key } = JSON.parse(fs.readFileSync(path.join(gwDir, 'initial-api-key.json'), 'utf8'));
     const headers = { 'x-api-key': api_key, 'x-service-database': 'bench' };
     const base = `http://127.0.0.1:${port}`;
-    const rssBefore = peakRssMiB(gw.pid!);
+    await new Promise((r) => setTimeout(r, 2000)); // settled after start-up
+    const rssBefore = rssMiB(gw.pid!);
 
     let sampled = rssMiB(gw.pid!);
     const sampler = setInterval(() => (sampled = Math.max(sampled, rssMiB(gw.pid!))), 50);
@@ -213,10 +214,17 @@ async function main(): Promise<void> {
     files.length = 0;
     console.log(`  engine native write: ${nativeSeconds.toFixed(1)} s, ${(total / MB / nativeSeconds).toFixed(0)} MB/s`);
     console.log(`  throughput ratio gateway / engine native write (the floor): ${(nativeSeconds / gwSeconds).toFixed(2)}`);
-    console.log(`  gateway RSS: peak ${gwPeak.toFixed(0)} MiB (VmHWM; ${rssBefore.toFixed(0)} MiB before the upload), highest sampled during the upload ${sampled.toFixed(0)} MiB`);
     const check = await lancedb.connect(`db://bench`, { apiKey: api_key, hostOverride: base });
     const remoteRows = await (await check.openTable('ingest')).countRows();
     if (remoteRows !== rows) throw new Error(`gateway table has ${remoteRows} rows, expected ${rows}`);
+    // Memory given back: the table dropped, a few seconds idle (the allocator returns freed memory within about one).
+    await check.dropTable('ingest');
+    await new Promise((r) => setTimeout(r, 3000));
+    const rssAfter = rssMiB(gw.pid!);
+    console.log(
+      `  gateway RSS: idle ${rssBefore.toFixed(0)} MiB before the upload (VmRSS), peak ${gwPeak.toFixed(0)} MiB (VmHWM; highest sampled during the upload ${sampled.toFixed(0)} MiB), ` +
+        `${rssAfter.toFixed(0)} MiB 3 s after the table was dropped (${rssAfter - rssBefore >= 0 ? '+' : ''}${(rssAfter - rssBefore).toFixed(0)} MiB)`,
+    );
     table?.close();
 
     // ---- vector query latency, brute force, on a smaller table

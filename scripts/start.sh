@@ -8,6 +8,8 @@
 #   instead of mapped afresh on every query, which glibc's settings below cannot do.
 # - otherwise glibc: two arenas and blocks of 1 MiB or more returned to the system when freed (bounded write memory,
 #   at the cost of slower brute-force vector queries).
+# - V8: a young generation of 4 MiB semi-spaces instead of up to 16 MiB (about 20 MiB less resident at idle; a
+#   request's garbage is small). LGW_NODE_FLAGS replaces the flags ("" for node's defaults).
 # Settings the caller already made win; LGW_ALLOCATOR=glibc skips jemalloc. `exec`: no extra process, and signals
 # (SIGTERM for a graceful stop) reach node itself.
 set -e
@@ -25,4 +27,5 @@ if [ -z "${LD_PRELOAD:-}" ]; then
   export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
   export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-1048576}"
 fi
-exec node "$@"
+# shellcheck disable=SC2086 # the flags are words
+exec node ${LGW_NODE_FLAGS---max-semi-space-size=4} "$@"

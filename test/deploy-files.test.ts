@@ -66,16 +66,17 @@ describe('deployment files', () => {
     assert.ok(read('README.md').includes(command), 'the README shows the production start command');
   });
 
-  it('the start script preloads jemalloc when the system has it, else sets glibc\'s settings, and keeps what the caller set', () => {
-    const probe = "const fs=require('fs');console.log(JSON.stringify({jemalloc:fs.readFileSync('/proc/self/maps','utf8').includes('libjemalloc'),conf:process.env.MALLOC_CONF??null,arenas:process.env.MALLOC_ARENA_MAX??null,mmap:process.env.MALLOC_MMAP_THRESHOLD_??null,pid:process.pid}))";
+  it('the start script preloads jemalloc when the system has it, else sets glibc\'s settings, sets a small V8 young generation, and keeps what the caller set', () => {
+    const probe = "const fs=require('fs');console.log(JSON.stringify({jemalloc:fs.readFileSync('/proc/self/maps','utf8').includes('libjemalloc'),conf:process.env.MALLOC_CONF??null,arenas:process.env.MALLOC_ARENA_MAX??null,mmap:process.env.MALLOC_MMAP_THRESHOLD_??null,v8:process.execArgv.filter((a)=>a.startsWith('--max-semi')),pid:process.pid}))";
     const run = (env: Record<string, string>) => {
       const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(LD_PRELOAD|MALLOC_|LGW_ALLOCATOR)/.test(k))) as Record<string, string>;
       const r = spawnSync('sh', [path.join(ROOT, 'scripts', 'start.sh'), '-e', probe], { env: { ...base, ...env }, encoding: 'utf8' });
       assert.equal(r.status, 0, r.stderr);
-      return JSON.parse(r.stdout.trim()) as { jemalloc: boolean; conf: string | null; arenas: string | null; mmap: string | null; pid: number };
+      return JSON.parse(r.stdout.trim()) as { jemalloc: boolean; conf: string | null; arenas: string | null; mmap: string | null; v8: string[]; pid: number };
     };
     const glibc = run({ LGW_ALLOCATOR: 'glibc' });
-    assert.deepEqual({ ...glibc, pid: 0 }, { jemalloc: false, conf: null, arenas: '2', mmap: '1048576', pid: 0 });
+    assert.deepEqual({ ...glibc, pid: 0 }, { jemalloc: false, conf: null, arenas: '2', mmap: '1048576', v8: ['--max-semi-space-size=4'], pid: 0 });
+    assert.deepEqual(run({ LGW_NODE_FLAGS: '' }).v8, [], 'LGW_NODE_FLAGS replaces the node flags');
     assert.equal(run({ LGW_ALLOCATOR: 'glibc', MALLOC_ARENA_MAX: '4' }).arenas, '4', 'a setting made by the caller wins');
     const jemallocInstalled = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/usr/local/lib'].some((d) =>
       fs.existsSync(path.join(d, 'libjemalloc.so.2')),

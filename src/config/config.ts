@@ -78,7 +78,7 @@ export const envSchema = z.object({
     .transform((v) => v === 'true'),
   ARROW_STREAM_LIMIT_BYTES: intWithDefault(64 * 1024 ** 3, 1),
   ARROW_BUFFERED_LIMIT_BYTES: intWithDefault(512 * 1024 ** 2, 1),
-  ARROW_INGEST_CHUNK_BYTES: intWithDefault(32 * 1024 ** 2, 1024),
+  ARROW_INGEST_CHUNK_BYTES: intWithDefault(16 * 1024 ** 2, 1024),
   WRITE_MEMORY_BUDGET_BYTES: intWithDefault(256 * 1024 ** 2, 1024 ** 2),
   WRITE_BUDGET_WAIT_MS: intWithDefault(30_000, 0),
   METRICS_API_KEY: optionalString.refine((v) => v === undefined || v.length >= 16, {
