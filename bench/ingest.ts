@@ -31,6 +31,7 @@ import * as arrow from 'apache-arrow';
 import { ADMIN_URL, sql } from './pg';
 import S3rver = require('s3rver');
 import { allocatorName, startChild } from './child';
+import { record } from './summary';
 
 const INGEST_MB = Number(process.env.BENCH_INGEST_MB ?? 1100);
 const BATCH_ROWS = Number(process.env.BENCH_BATCH_ROWS ?? 16384);
@@ -221,6 +222,23 @@ async function main(): Promise<void> {
     await check.dropTable('ingest');
     await new Promise((r) => setTimeout(r, 3000));
     const rssAfter = rssMiB(gw.pid!);
+    const where = STORAGE === 's3' ? ' (local S3 server)' : '';
+    record({
+      what: `ingest ${(total / MB).toFixed(0)} MB${where}`,
+      gateway: `${(total / MB / gwSeconds).toFixed(0)} MB/s`,
+      floor: `${(total / MB / nativeSeconds).toFixed(0)} MB/s (engine's native write; in-process ${(total / MB / localSeconds).toFixed(0)} MB/s)`,
+      ratio: (nativeSeconds / gwSeconds).toFixed(2),
+      target: '≥ 0.7',
+      ok: nativeSeconds / gwSeconds >= 0.7,
+    });
+    record({
+      what: `ingest memory${where}`,
+      gateway: `idle ${rssBefore.toFixed(0)} MiB, peak ${gwPeak.toFixed(0)} MiB, after ${rssAfter.toFixed(0)} MiB`,
+      floor: '—',
+      ratio: `after − idle ${(rssAfter - rssBefore).toFixed(0)} MiB`,
+      target: 'idle ≤ 200, peak ≤ 384, after ≤ idle + 64',
+      ok: rssBefore <= 200 && gwPeak <= 384 && rssAfter - rssBefore <= 64,
+    });
     console.log(
       `  gateway RSS: idle ${rssBefore.toFixed(0)} MiB before the upload (VmRSS), peak ${gwPeak.toFixed(0)} MiB (VmHWM; highest sampled during the upload ${sampled.toFixed(0)} MiB), ` +
         `${rssAfter.toFixed(0)} MiB 3 s after the table was dropped (${rssAfter - rssBefore >= 0 ? '+' : ''}${(rssAfter - rssBefore).toFixed(0)} MiB)`,
@@ -261,6 +279,14 @@ async function main(): Promise<void> {
     console.log(`  gateway:    p50 ${pct(viaGw, 0.5).toFixed(1)} ms, p95 ${pct(viaGw, 0.95).toFixed(1)} ms`);
     console.log(`  in-process: p50 ${pct(inProc, 0.5).toFixed(1)} ms, p95 ${pct(inProc, 0.95).toFixed(1)} ms`);
     console.log(`  latency ratio gateway / in-process (p50): ${(pct(viaGw, 0.5) / pct(inProc, 0.5)).toFixed(2)}`);
+    record({
+      what: `vector query k=10, ${qCount * BATCH_ROWS} rows${STORAGE === 's3' ? ' (local S3 server)' : ''}`,
+      gateway: `p50 ${pct(viaGw, 0.5).toFixed(1)} ms, p95 ${pct(viaGw, 0.95).toFixed(1)} ms`,
+      floor: `p50 ${pct(inProc, 0.5).toFixed(1)} ms, p95 ${pct(inProc, 0.95).toFixed(1)} ms (in-process)`,
+      ratio: `${(pct(viaGw, 0.5) / pct(inProc, 0.5)).toFixed(2)} × latency`,
+      target: '≤ 1.15',
+      ok: pct(viaGw, 0.5) / pct(inProc, 0.5) <= 1.15,
+    });
     if (onGwFiles) console.log(`  in-process on the gateway's files: p50 ${pct(onGwFiles, 0.5).toFixed(1)} ms, p95 ${pct(onGwFiles, 0.95).toFixed(1)} ms`);
     check.close();
     local.close();

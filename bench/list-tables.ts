@@ -19,6 +19,7 @@ import * as path from 'node:path';
 import autocannon from 'autocannon';
 import { ADMIN_URL, sql, urlFor } from './pg';
 import { allocatorName, startChild } from './child';
+import { record } from './summary';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_SECONDS = 1;
@@ -192,6 +193,14 @@ async function main(): Promise<void> {
       const g = Object.values(rows).find((r) => r.label === label && r.target === 'gateway')!;
       const f = Object.values(rows).find((r) => r.label === label && r.target === 'floor')!;
       console.log(`  ${label.padEnd(15)} ${ratio(g.rps, f.rps)}   (p50 ${ratio(f.p50 || 0.5, g.p50 || 0.5)}; cpu ${ratio(f.cpuUs, g.cpuUs)})`);
+      record({
+        what: `catalog: ${label} (${CONNECTIONS} connections)`,
+        gateway: `${fmt(g.rps)} req/s, p50 ${g.p50} ms, p99 ${g.p99} ms, ${g.cpuUs.toFixed(0)} µs CPU/req`,
+        floor: `${fmt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, ${f.cpuUs.toFixed(0)} µs CPU/req (Fastify + pg)`,
+        ratio: `${ratio(g.rps, f.rps)} req/s (CPU ${ratio(f.cpuUs, g.cpuUs)})`,
+        target: '≥ 0.6',
+        ok: g.rps / f.rps >= 0.6,
+      });
     }
     if (rows[`gateway ${LARGE}`]) {
       console.log(`  gateway list at ${LARGE} / at ${SMALL}: ${ratio(rows[`gateway ${LARGE}`].rps, rows[`gateway ${SMALL}`].rps)}`);

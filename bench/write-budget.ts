@@ -25,6 +25,7 @@ import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { ADMIN_URL, sql } from './pg';
 import { allocatorName, startChild } from './child';
+import { record } from './summary';
 
 const WRITERS = Number(process.env.BENCH_WRITERS ?? 8);
 const WRITE_MB = Number(process.env.BENCH_WRITE_MB ?? 128);
@@ -147,6 +148,14 @@ async function main(): Promise<void> {
     counts.forEach((c, i) => c !== rows && problems.push(`table w${i} has ${c} rows, expected ${rows} (committed ${c / rows} times)`));
     if (peak > RSS_BOUND_MIB) problems.push(`gateway peak RSS ${peak.toFixed(0)} MiB is above the bound of ${RSS_BOUND_MIB} MiB`);
     if (leftovers > 0) problems.push(`${leftovers} spill files left behind`);
+    record({
+      what: `${WRITERS} clients × ${(bytes / MB).toFixed(0)} MB inserts at once`,
+      gateway: `${((WRITERS * bytes) / MB / seconds).toFixed(0)} MB/s, peak ${peak.toFixed(0)} MiB, ${refused} × 503 retried`,
+      floor: '—',
+      ratio: counts.every((c) => c === rows) ? 'each committed once' : 'row counts wrong',
+      target: `peak ≤ ${RSS_BOUND_MIB} MiB, exactly once`,
+      ok: problems.length === 0,
+    });
     if (problems.length) throw new Error(problems.join('\n'));
     console.log('  every insert committed exactly once; peak RSS within the bound');
   } finally {
