@@ -51,10 +51,6 @@ const notServed = (op: string, reason: string) => allow(op, 'not-served', '', re
 /** Deliberate differences from the Lance Namespace spec (0.11.1). One line of reason each. */
 const ALLOWED_DIFFERENCES: Allowed[] = [
   // ---- operations we do not serve (yet)
-  notServed('CreateTableVersion', 'managed versioning: clients commit Lance versions to storage themselves'),
-  notServed('BatchDeleteTableVersions', 'managed versioning not implemented (use Lance cleanup on the data)'),
-  notServed('BatchCreateTableVersions', 'managed versioning not implemented'),
-  notServed('BatchCommitTables', 'multi-table transactions not implemented'),
   notServed('AlterTableBackfillColumns', 'asynchronous backfill jobs are a Lance Enterprise feature we do not have'),
   notServed('RefreshMaterializedView', 'materialized views are not supported'),
   notServed('CreateMaterializedView', 'materialized views are not supported'),
@@ -73,8 +69,6 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('DescribeTable', 'body-missing', 'tag', 'describe does not resolve tags; GetTableTagVersion does (then describe that version)'),
   allow('DescribeTable', 'response-missing', 'stats', 'not filled (nor by the reference); GetTableStats serves them'),
   allow('DescribeTable', 'response-missing', 'metadata', 'Lance table metadata is not reported'),
-  allow('DescribeTable', 'response-missing', 'managed_versioning', 'managed versioning is not implemented'),
-  allow('DeclareTable', 'response-missing', 'managed_versioning', 'managed versioning is not implemented'),
   allow('TableExists', 'body-missing', 'version', 'existence is of the table, whatever version is asked'),
   allow('RenameTable', 'body-extra', 'new_namespace', 'the official remote client\'s name for new_namespace_id'),
   allow('GetTableStats', 'param-extra', 'query:branch', '`branch` is also read from the query (as the GET form takes it)'),
@@ -628,6 +622,27 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/tables/{name}', '/v1/tables/enterprise_t', 201, arrowRows(0, 3));
     await call('POST', '/v1/table/{id}/drop', `/v1/table/${idPath('docs', 'again')}/drop`, 200);
     await call('POST', '/v1/transaction/{id}/describe', '/v1/transaction/00000000-0000-4000-8000-000000000000/describe', 404, {});
+
+    // Catalog-managed versions (test/managed-versions.test.ts has the official client's commits): a database that
+    // enables them, a table whose first version the gateway wrote, recorded in the catalog by naming its manifest.
+    const mvOp = operator(gw);
+    assert.equal((await mvOp.post('/admin/v1/databases', { name: 'docs_mv', managed_versioning: true })).status, 201);
+    const mvKey = (await mvOp.post('/admin/v1/databases/docs_mv/api-keys', { role: 'write' })).body.api_key;
+    const mv = { 'x-api-key': mvKey, 'x-service-database': 'docs_mv' };
+    const mvT = idPath('mv_t');
+    await call('POST', '/v1/table/{id}/create', `/v1/table/${mvT}/create`, 200, arrowRows(0, 3), mv);
+    const mvLoc = (await call('POST', '/v1/table/{id}/describe', `/v1/table/${mvT}/describe`, 200, {}, mv)).body.location as string;
+    const manifestOf = (v: number) => `${mvLoc.replace(/^\/+/, '')}/_versions/${((1n << 64n) - 1n - BigInt(v)).toString().padStart(20, '0')}.manifest`;
+    await call('POST', '/v1/table/{id}/version/create', `/v1/table/${mvT}/version/create`, 200, { version: 1, manifest_path: manifestOf(1) }, mv);
+    await call('POST', '/v1/table/{id}/version/create', `/v1/table/${mvT}/version/create`, 409, { version: 1, manifest_path: manifestOf(1) }, mv);
+    await call('POST', '/v1/table/{id}/version/create', `/v1/table/${orders}/version/create`, 406, { version: 9, manifest_path: 'x' });
+    await call('POST', '/v1/table/version/batch-create', '/v1/table/version/batch-create', 409, { entries: [{ id: ['mv_t'], version: 1, manifest_path: manifestOf(1) }] }, mv);
+    await call('POST', '/v1/table/batch-commit', '/v1/table/batch-commit', 200, {
+      operations: [{ delete_table_versions: { id: ['mv_t'], ranges: [{ start_version: 1, end_version: -1 }] } }],
+    }, mv);
+    await call('POST', '/v1/table/version/batch-create', '/v1/table/version/batch-create', 200, { entries: [{ id: ['mv_t'], version: 1, manifest_path: manifestOf(1) }] }, mv);
+    await call('POST', '/v1/table/{id}/version/list', `/v1/table/${mvT}/version/list?descending=true`, 200, undefined, mv);
+    await call('POST', '/v1/table/{id}/version/delete', `/v1/table/${mvT}/version/delete`, 200, { ranges: [{ start_version: 0, end_version: -1 }] }, mv);
 
     // Errors: the documented body.
     await call('POST', '/v1/namespace/{id}/describe', `/v1/namespace/${idPath('missing')}/describe`, 404, {});

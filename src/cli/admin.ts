@@ -21,7 +21,7 @@ import pino from 'pino';
 
 const USAGE = `usage: npm run admin -- <command>
 
-  databases create <name> [--property key=value ...] [--storage-profile name]
+  databases create <name> [--property key=value ...] [--storage-profile name] [--managed-versioning]
   databases list
   databases get <name>
   databases delete <name>
@@ -51,6 +51,7 @@ async function main(argv: string[]): Promise<unknown> {
           limit: { type: 'string' },
           delete: { type: 'boolean' },
           'storage-profile': { type: 'string' },
+          'managed-versioning': { type: 'boolean' },
           help: { type: 'boolean', short: 'h' },
         },
       });
@@ -90,7 +91,7 @@ async function main(argv: string[]): Promise<unknown> {
             return [p.slice(0, i), p.slice(i + 1)];
           }),
         );
-        return await audited(name, 'database.create', name, () => databases.create(name, properties, null, values['storage-profile']));
+        return await audited(name, 'database.create', name, () => databases.create(name, properties, null, values['storage-profile'], values['managed-versioning'] ?? false));
       }
       case 'databases list': {
         need(0);

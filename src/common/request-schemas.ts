@@ -90,15 +90,20 @@ export const CreateDatabaseBody = z.object({
   properties: properties.optional().describe('string-to-string properties'),
   rate_limit: RateLimitBody.optional().describe('null or absent: the gateway defaults'),
   storage_profile: z.string().min(1).max(64).optional().describe("the storage profile (STORAGE_PROFILES) its tables live in; absent: 'default'"),
+  managed_versioning: z
+    .boolean()
+    .optional()
+    .describe('catalog-managed versions: every commit of its tables goes through CreateTableVersion and the catalog decides the latest version; absent: false'),
 });
 export const UpdateDatabaseBody = z
   .object({
     properties: properties.optional().describe('string-to-string properties'),
     rate_limit: RateLimitBody.optional().describe('null: back to the gateway defaults'),
     storage_profile: z.string().min(1).max(64).optional().describe('a different storage profile; only while the database holds no tables'),
+    managed_versioning: z.boolean().optional().describe('turns catalog-managed versions on or off; only while the database holds no tables'),
   })
-  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined || b.storage_profile !== undefined, {
-    error: 'nothing to change: send properties, rate_limit and/or storage_profile',
+  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined || b.storage_profile !== undefined || b.managed_versioning !== undefined, {
+    error: 'nothing to change: send properties, rate_limit, storage_profile and/or managed_versioning',
   });
 export const CreateKeyBody = z.object({
   role: z.enum(['read', 'write', 'admin'], { error: "role must be 'read', 'write' or 'admin'" }),

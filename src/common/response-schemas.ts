@@ -108,12 +108,14 @@ export const DescribeTableResponse = z.object({
   version: z.number().int().optional().describe('latest (or requested) version, when the table has data'),
   schema: JsonArrowSchema.optional().describe('Arrow schema, when the table has data'),
   storage_options: z.record(z.string(), z.string()).optional().describe('vended storage options (credential vending): how the client reaches the table data itself; may carry `expires_at_millis`'),
+  managed_versioning: z.boolean().optional().describe('true when the catalog manages the table\'s versions: commit through CreateTableVersion'),
 }).meta({ id: 'DescribeTableResponse' });
 export type DescribeTableResponse = z.infer<typeof DescribeTableResponse>;
 export const DeclareTableResponse = z.object({
   location: z.string().describe('absolute location the client writes the table data to'),
   properties: props,
   storage_options: z.record(z.string(), z.string()).optional().describe('vended storage options (credential vending): how the client reaches the table data itself; may carry `expires_at_millis`'),
+  managed_versioning: z.boolean().optional().describe('true when the catalog manages the table\'s versions: commit through CreateTableVersion'),
 }).meta({ id: 'DeclareTableResponse' });
 export type DeclareTableResponse = z.infer<typeof DeclareTableResponse>;
 export const RegisterTableResponse = z.object({ location: z.string(), properties: props }).meta({ id: 'RegisterTableResponse' });
@@ -232,6 +234,7 @@ export const TableVersion = z.object({
     .string()
     .describe('the manifest file of this version, as a path on the table\'s object store (for local storage: the absolute path without its leading `/`)'),
   manifest_size: z.number().int().min(0).optional().describe('size of the manifest file in bytes'),
+  e_tag: z.string().optional().describe('the manifest\'s ETag as the writer reported it (catalog-managed versions)'),
   timestamp_millis: z.number().int().describe('when the version was committed, in milliseconds since the epoch'),
   timestamp: z.string().describe('the same instant in RFC 3339 (what the official remote client reads)'),
   metadata: z.record(z.string(), z.string()),
@@ -262,6 +265,7 @@ export const Database = z.object({
   properties: props,
   rate_limit: RateLimit.nullable().describe('the database\'s own limit; null when the gateway defaults apply'),
   storage_profile: z.string().describe('the storage profile its tables live in'),
+  managed_versioning: z.boolean().describe('whether its tables\' versions are managed by the catalog (CreateTableVersion)'),
   storage_root: z.string().describe("where its tables live (the profile's root and the database folder; never options or secrets)"),
   created_at: z.string(),
 }).meta({ id: 'Database' });

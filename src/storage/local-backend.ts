@@ -84,6 +84,21 @@ export class LocalBackend implements ObjectBackend {
     await fs.promises.access(this.root, fs.constants.R_OK | fs.constants.W_OK);
   }
 
+  /** A hard link: created whole or not at all, and EEXIST when the target exists. */
+  async publishIfAbsent(from: string, to: string): Promise<boolean> {
+    const src = this.inside(from);
+    const dst = this.inside(to);
+    if (!src || !dst) throw new Error(`not a stored file: ${!src ? from : to}`);
+    await fs.promises.mkdir(path.dirname(dst), { recursive: true });
+    try {
+      await fs.promises.link(src, dst);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  }
+
   objectPath(key: string): string {
     return path.resolve(this.root, key).split(path.sep).filter(Boolean).join('/');
   }

@@ -27,5 +27,11 @@ export interface ObjectBackend {
   probe(): Promise<void>;
   /** The path the engine reports for a key (object_store's `Path`): the key under the bucket, or the absolute path without its leading '/'. */
   objectPath(key: string): string;
+  /**
+   * Copies object `from` to `to` only if `to` does not exist, atomically (a reader never sees part of it, and of two
+   * concurrent publishers of the same `to` exactly one wins): false when `to` exists. Manifests of catalog-managed
+   * versions are published this way. Absent where the store cannot do it.
+   */
+  publishIfAbsent?(from: string, to: string): Promise<boolean>;
   close?(): void;
 }

@@ -92,6 +92,19 @@ export class S3Backend implements ObjectBackend {
     return Buffer.from(await (r.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
   }
 
+  /** Read, then a conditional put (`If-None-Match: *`): 412 when the target exists. Manifests are small. */
+  async publishIfAbsent(from: string, to: string): Promise<boolean> {
+    const body = await this.read(from);
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.full(to), Body: body, IfNoneMatch: '*' }));
+      return true;
+    } catch (err) {
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 412 || (err as { name?: string }).name === 'PreconditionFailed') return false;
+      throw err;
+    }
+  }
+
   async removeObject(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
   }

@@ -280,6 +280,21 @@ export class TableStorage implements OnModuleDestroy, OnApplicationBootstrap {
     await this.backend(profile).removeObject(key);
   }
 
+  /**
+   * Copies file `from` to `to` unless `to` exists, atomically (see ObjectBackend.publishIfAbsent): false when it
+   * exists. 406 where the profile's store cannot do it.
+   */
+  async publishIfAbsent(from: string, to: string): Promise<boolean> {
+    const a = this.split(from);
+    const b = this.split(to);
+    if (a.profile.name !== b.profile.name) throw new Error('publishIfAbsent across storage profiles');
+    const backend = this.backend(a.profile);
+    if (!backend.publishIfAbsent) {
+      throw Errors.unsupported(`catalog-managed versions are not available on storage profile '${a.profile.name}' (${a.profile.scheme})`);
+    }
+    return backend.publishIfAbsent(a.key, b.key);
+  }
+
   /** The path the engine reports for a stored file (object_store's `Path`), e.g. a version's `manifest_path`. */
   objectPath(file: string): string {
     const { profile, key } = this.split(file);

@@ -29,7 +29,7 @@ export class DatabasesController {
   })
   @Audited('database.create')
   create(@ValidBody(CreateDatabaseBody) body: z.output<typeof CreateDatabaseBody>) {
-    return this.databases.create(body.name, body.properties, body.rate_limit ?? null, body.storage_profile);
+    return this.databases.create(body.name, body.properties, body.rate_limit ?? null, body.storage_profile, body.managed_versioning ?? false);
   }
 
   @Patch(':name')
@@ -43,9 +43,14 @@ export class DatabasesController {
     responses: { 200: { description: 'The database', schema: Database } },
     errors: OPERATOR_ERRORS,
   })
-  @Audited('database.update', (b) => ({ ...(b.storage_profile !== undefined ? { storage_profile: b.storage_profile } : {}), ...(b.rate_limit !== undefined ? { rate_limit: b.rate_limit } : {}), ...(b.properties ? { properties: Object.keys(b.properties) } : {}) }))
+  @Audited('database.update', (b) => ({ ...(b.managed_versioning !== undefined ? { managed_versioning: b.managed_versioning } : {}), ...(b.storage_profile !== undefined ? { storage_profile: b.storage_profile } : {}), ...(b.rate_limit !== undefined ? { rate_limit: b.rate_limit } : {}), ...(b.properties ? { properties: Object.keys(b.properties) } : {}) }))
   update(@Param('name') name: string, @ValidBody(UpdateDatabaseBody) body: z.output<typeof UpdateDatabaseBody>) {
-    return this.databases.update(name, { properties: body.properties, rateLimit: body.rate_limit, storageProfile: body.storage_profile });
+    return this.databases.update(name, {
+      properties: body.properties,
+      rateLimit: body.rate_limit,
+      storageProfile: body.storage_profile,
+      managedVersioning: body.managed_versioning,
+    });
   }
 
   @Get()

@@ -11,9 +11,18 @@ export interface DatabaseRow {
   rateLimitLimit: number | null;
   rateLimitWindowMs: number | null;
   storageProfile: string;
+  managedVersioning: boolean;
 }
 
 export type RateLimitInput = { limit: number; windowMs: number } | null;
+
+/** What UpdateDatabase may change (undefined: unchanged). */
+export interface DatabaseChange {
+  properties?: Record<string, string>;
+  rateLimit?: RateLimitInput;
+  storageProfile?: string;
+  managedVersioning?: boolean;
+}
 
 @Injectable()
 export class DatabasesRepository {
@@ -24,22 +33,30 @@ export class DatabasesRepository {
   }
 
   /** null when the name is taken. */
-  async insert(name: string, properties: Record<string, string>, rateLimit: RateLimitInput = null, storageProfile = 'default'): Promise<DatabaseRow | null> {
+  async insert(
+    name: string,
+    properties: Record<string, string>,
+    rateLimit: RateLimitInput = null,
+    storageProfile = 'default',
+    managedVersioning = false,
+  ): Promise<DatabaseRow | null> {
     const rows = await this.db.$queryRaw<DatabaseRow[]>`
-      INSERT INTO databases (id, name, properties, rate_limit_limit, rate_limit_window_ms, storage_profile)
+      INSERT INTO databases (id, name, properties, rate_limit_limit, rate_limit_window_ms, storage_profile, managed_versioning)
       VALUES (${randomUUID()}::uuid, ${name}, ${JSON.stringify(properties)}::jsonb,
-              ${rateLimit?.limit ?? null}::int, ${rateLimit?.windowMs ?? null}::int, ${storageProfile})
+              ${rateLimit?.limit ?? null}::int, ${rateLimit?.windowMs ?? null}::int, ${storageProfile}, ${managedVersioning})
       ON CONFLICT (name) DO NOTHING
       RETURNING id, name, properties, created_at AS "createdAt",
-                rate_limit_limit AS "rateLimitLimit", rate_limit_window_ms AS "rateLimitWindowMs", storage_profile AS "storageProfile"`;
+                rate_limit_limit AS "rateLimitLimit", rate_limit_window_ms AS "rateLimitWindowMs", storage_profile AS "storageProfile",
+                managed_versioning AS "managedVersioning"`;
     return rows[0] ?? null;
   }
 
   /** Changes properties and/or the rate limit (undefined: unchanged; a null limit: back to the defaults). */
-  async update(id: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput; storageProfile?: string }): Promise<DatabaseRow> {
+  async update(id: string, change: DatabaseChange): Promise<DatabaseRow> {
     return (await this.db.database.update({
       where: { id },
       data: {
+        ...(change.managedVersioning !== undefined ? { managedVersioning: change.managedVersioning } : {}),
         ...(change.storageProfile !== undefined ? { storageProfile: change.storageProfile } : {}),
         ...(change.properties !== undefined ? { properties: change.properties } : {}),
         ...(change.rateLimit !== undefined
@@ -65,6 +82,12 @@ export class DatabasesRepository {
   async storageProfileOf(id: string): Promise<string | null> {
     const row = await this.db.database.findUnique({ where: { id }, select: { storageProfile: true } });
     return row?.storageProfile ?? null;
+  }
+
+  /** Whether a database (by id) has catalog-managed versions; null when it does not exist. */
+  async managedVersioningOf(id: string): Promise<boolean | null> {
+    const row = await this.db.database.findUnique({ where: { id }, select: { managedVersioning: true } });
+    return row ? row.managedVersioning : null;
   }
 
   /** Locks the database row until the unit of work ends (a profile change against concurrent table creation). */

@@ -16,7 +16,7 @@ import { PendingLocationsRepository } from '../reclaim/pending-locations.reposit
 import { PendingLocations } from '../reclaim/pending-locations.service';
 import { TenancyService } from '../tenancy/tenancy.service';
 import { TableStorage } from '../../storage/table-storage.service';
-import { DatabaseRow, DatabasesRepository, RateLimitInput } from './databases.repository';
+import { DatabaseChange, DatabaseRow, DatabasesRepository, RateLimitInput } from './databases.repository';
 
 
 /** The operator's view: databases (tenants) and their API keys. */
@@ -45,12 +45,19 @@ export class DatabasesService {
       /** The database's own limit, or null when the gateway defaults apply. */
       rate_limit: d.rateLimitLimit && d.rateLimitWindowMs ? { limit: d.rateLimitLimit, window_ms: d.rateLimitWindowMs } : null,
       storage_profile: d.storageProfile,
+      managed_versioning: d.managedVersioning,
       storage_root: known ? this.storage.uri(this.storage.databaseFolder(d.name, '', d.storageProfile)) : '(profile not configured)',
       created_at: new Date(d.createdAt).toISOString(),
     };
   }
 
-  async create(name: string, properties: Record<string, string> = {}, rateLimit: RateLimitInput = null, storageProfile?: string): Promise<Database> {
+  async create(
+    name: string,
+    properties: Record<string, string> = {},
+    rateLimit: RateLimitInput = null,
+    storageProfile?: string,
+    managedVersioning = false,
+  ): Promise<Database> {
     assertName(name, 'database name');
     const profile = this.storage.profile(storageProfile).name; // 400 for a profile that is not configured
     // A database name is also its storage folder's name: one made only of periods would be '.'/'..'.
@@ -60,7 +67,7 @@ export class DatabasesService {
       throw Errors.conflict(`database '${name}' is still being deleted (its storage is being removed); try again shortly`);
     }
     const row = await this.uow.run(async () => {
-      const inserted = await this.repo.insert(name, properties, rateLimit, profile);
+      const inserted = await this.repo.insert(name, properties, rateLimit, profile, managedVersioning);
       if (!inserted) throw Errors.conflict(`database '${name}' already exists`);
       await this.audit.recordWithChange({ databaseId: inserted.id });
       return inserted;
@@ -85,15 +92,19 @@ export class DatabasesService {
    * Changes a database's properties and/or rate limit. Every replica applies a new limit within
    * AUTH_CACHE_TTL_MS (the limit travels with the cached credential and database lookups).
    */
-  async update(name: string, change: { properties?: Record<string, string>; rateLimit?: RateLimitInput; storageProfile?: string }): Promise<Database> {
+  async update(name: string, change: DatabaseChange): Promise<Database> {
     const db = await this.require(name);
     if (change.storageProfile !== undefined) this.storage.profile(change.storageProfile); // 400 when not configured
     const row = await this.uow.run(async () => {
-      if (change.storageProfile !== undefined && change.storageProfile !== db.storageProfile) {
+      const profileChanges = change.storageProfile !== undefined && change.storageProfile !== db.storageProfile;
+      const versioningChanges = change.managedVersioning !== undefined && change.managedVersioning !== db.managedVersioning;
+      if (profileChanges || versioningChanges) {
         // Checked in the unit of work that changes it; a table declared at this moment is caught by the lock below.
+        // A table's version history is either all in the catalog or all on storage, never half of each.
         await this.repo.lockForUpdate(db.id);
         if (await this.repo.holdsTables(db.id)) {
-          throw Errors.conflict(`database '${name}' holds tables: its storage profile cannot change (drop or deregister them first)`);
+          const what = profileChanges ? 'its storage profile' : 'managed_versioning';
+          throw Errors.conflict(`database '${name}' holds tables: ${what} cannot change (drop or deregister them first)`);
         }
       }
       const updated = await this.repo.update(db.id, change);

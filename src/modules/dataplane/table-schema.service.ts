@@ -7,6 +7,7 @@ import { TenantContext } from '../tenancy/tenant-context';
 import { JsonDataType, parseJsonDataType } from '../../storage/arrow-json-schema';
 import { LanceEngine } from '../../storage/lance-engine';
 import { assertEngineSql } from '../../storage/engine-sql';
+import { ManagedVersionsService } from '../tables/managed-versions.service';
 import { DataTables } from './data-tables.service';
 import { display } from './dataplane.types';
 
@@ -27,6 +28,7 @@ export class TableSchemaService {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly engine: LanceEngine,
     private readonly data: DataTables,
+    private readonly managed: ManagedVersionsService,
   ) {
     this.maxListLimit = config.listMaxLimit;
   }
@@ -38,6 +40,8 @@ export class TableSchemaService {
    * `limit` is given (the official remote client reads one page only); `page_token` continues after the last one.
    */
   async listVersions(t: TenantContext, id: string[], q: VersionListing): Promise<ListTableVersionsResponse> {
+    // Catalog-managed versions: the catalog's word (an empty list for a table with none yet), not storage's.
+    if (await this.managed.isManaged(t)) return this.managed.list(t, id, q);
     const row = await this.data.written(t, id);
     const all = await this.engine.versions(row.location, q.branch);
     if (q.descending) all.reverse();
@@ -51,6 +55,7 @@ export class TableSchemaService {
 
   /** One version of a table (of a branch): `version`, or the latest when absent; 404 (code 11) when it has no such version. */
   async describeVersion(t: TenantContext, id: string[], version?: number, branch?: string): Promise<DescribeTableVersionResponse> {
+    if (await this.managed.isManaged(t)) return this.managed.describe(t, id, version, branch);
     const row = await this.data.written(t, id);
     const all = await this.engine.versions(row.location, branch);
     const found = version === undefined ? all[all.length - 1] : all.find((v) => v.version === version);

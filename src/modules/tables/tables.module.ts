@@ -5,15 +5,18 @@ import { AuthModule } from '../auth/auth.module';
 import { NamespacesModule } from '../namespaces/namespaces.module';
 import { PendingModule } from '../reclaim/pending.module';
 import { ThrottlingModule } from '../throttling/throttling.module';
+import { ManagedVersionsController } from './managed-versions.controller';
+import { ManagedVersionsService } from './managed-versions.service';
+import { TableVersionsRepository } from './table-versions.repository';
 import { TablesController } from './tables.controller';
 import { TablesRepository } from './tables.repository';
 import { TablesService } from './tables.service';
 
-/** The table catalog: declare, register, describe, list, rename, drop. */
+/** The table catalog: declare, register, describe, list, rename, drop; catalog-managed versions. */
 @Module({
   imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule],
-  controllers: [TablesController],
-  providers: [TablesRepository, TablesService],
-  exports: [TablesService],
+  controllers: [TablesController, ManagedVersionsController],
+  providers: [TablesRepository, TablesService, TableVersionsRepository, ManagedVersionsService],
+  exports: [TablesService, ManagedVersionsService],
 })
 export class TablesModule {}

@@ -198,6 +198,7 @@ export class TablesService {
         location: this.storage.uri(row.location),
         properties: this.presentProperties(row),
         ...(storageOptions ? { storage_options: storageOptions } : {}),
+        ...((await this.tenancy.managedVersioningOf(t.database)) ? { managed_versioning: true } : {}),
       };
     } catch (err) {
       await this.storage.remove(location);
@@ -254,6 +255,8 @@ export class TablesService {
     };
     const storageOptions = await this.storageOptions(t, row.location, opts.vendCredentials);
     if (storageOptions) out.storage_options = storageOptions;
+    // The namespace-mode client then commits through CreateTableVersion and reads versions from the catalog.
+    if (await this.tenancy.managedVersioningOf(t.database)) out.managed_versioning = true;
     // One look at storage at most while the catalog does not know of data (a namespace-mode client may have written
     // some directly since); once seen it is remembered, and a table known to have data needs no look here.
     const hasData = await this.materialized(row);

@@ -38,6 +38,7 @@ export interface RequestedDatabase {
 export class TenancyService {
   private readonly cache?: LRUCache<string, ResolvedDatabase>;
   private readonly profiles?: LRUCache<string, string>;
+  private readonly managed?: LRUCache<string, boolean>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -46,6 +47,7 @@ export class TenancyService {
     if (config.authCacheTtlMs > 0) {
       this.cache = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
       this.profiles = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
+      this.managed = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
     }
   }
 
@@ -89,9 +91,23 @@ export class TenancyService {
     return profile;
   }
 
+  /**
+   * Whether a database's tables have catalog-managed versions (cached like the storage profile; the flag only
+   * changes while the database holds no tables).
+   */
+  async managedVersioningOf(db: ResolvedDatabase): Promise<boolean> {
+    const cached = this.managed?.get(db.id);
+    if (cached !== undefined) return cached;
+    const managed = await this.databases.managedVersioningOf(db.id);
+    if (managed === null) throw Errors.namespaceNotFound(`database '${db.name}' not found`);
+    this.managed?.set(db.id, managed);
+    return managed;
+  }
+
   forget(): void {
     this.cache?.clear();
     this.profiles?.clear();
+    this.managed?.clear();
   }
 
   private databaseFromHost(host: string | undefined): string | undefined {
