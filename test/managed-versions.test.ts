@@ -201,6 +201,26 @@ forEachCatalog('catalog-managed versions', (kind) => {
     expectProblem(again, 409, 14, { msg: /version 1 of table 'race' already exists/ });
   });
 
+  it('writes through the gateway (remote dialect) are recorded in the catalog, and namespace-mode commits build on them', async () => {
+    const remote = await lancedb.connect(`db://${managed.name}`, { apiKey: managed.writeKey, hostOverride: gw.url });
+    try {
+      const r = await remote.createTable('mixed', rows(0, 2));
+      await r.add(rows(2, 1));
+      assert.deepEqual(await versionsOf('mixed'), [2, 1], 'the gateway engine\'s commits were adopted');
+      // A namespace-mode handle opened now is at version 2 ...
+      const held = await ns.openTable('mixed');
+      assert.equal(await held.version(), 2);
+      // ... while the gateway commits version 3; the handle's commit then lands after it.
+      await r.add(rows(3, 1));
+      await held.add(rows(4, 2));
+      assert.deepEqual(await versionsOf('mixed'), [4, 3, 2, 1]);
+      assert.equal(await countNow('mixed'), 6);
+      assert.equal(await r.countRows(), 6, 'the gateway reads the namespace-mode commit too');
+    } finally {
+      remote.close();
+    }
+  });
+
   it('version/create refuses what is not a staged manifest of the table, a reader, and a database without managed versions', async () => {
     await ns.createTable('strict', rows(0, 1));
     const v1 = (await managed.api.post(path_('strict', 'version/describe'), {})).body.version;

@@ -120,6 +120,7 @@ export class LanceEngine implements OnModuleDestroy {
    */
   private readonly handles?: LRUCache<string, CachedHandle>;
   private readonly opening = new Map<string, Promise<CachedHandle>>();
+  private readonly writeListeners: Array<(location: string, branch?: string) => Promise<unknown>> = [];
 
   constructor(
     private readonly storage: TableStorage,
@@ -257,16 +258,32 @@ export class LanceEngine implements OnModuleDestroy {
     return { conn: await lancedb.connect(dir, options ? { storageOptions: options } : {}), name };
   }
 
+  /**
+   * `fn` is told of every location (and branch) the engine may have committed to, once the change is done:
+   * catalog-managed versions record them (src/modules/tables/version-adoption.service.ts). A failing listener fails
+   * the request (the change is in, but the catalog does not know it yet: the next write or commit adopts it).
+   */
+  onWritten(fn: (location: string, branch?: string) => Promise<unknown>): void {
+    this.writeListeners.push(fn);
+  }
+
+  private async written(location: string, branch?: string): Promise<void> {
+    for (const fn of this.writeListeners) await fn(location, branchOf(branch));
+  }
+
   /** Runs `fn` with a table handle (the wrapper API), closing it afterwards. */
   async withTable<T>(location: string, fn: (t: lancedb.Table) => Promise<T>, at?: number | TableRef): Promise<T> {
     const handle = await this.open(location, at);
+    let r: T;
     try {
-      return await fn(handle.table);
+      r = await fn(handle.table);
     } catch (err) {
       throw this.translate(err);
     } finally {
       handle.close();
     }
+    await this.written(location, typeof at === 'object' ? at?.branch : undefined);
+    return r;
   }
 
   /**
@@ -390,6 +407,12 @@ export class LanceEngine implements OnModuleDestroy {
    * the table does not have is a 404 (code 22), never main's data.
    */
   async withNative<T>(location: string, fn: (t: NativeTable) => Promise<T>, branch?: string): Promise<T> {
+    const r = await this.withNativeHandle(location, fn, branch);
+    await this.written(location, branch);
+    return r;
+  }
+
+  private async withNativeHandle<T>(location: string, fn: (t: NativeTable) => Promise<T>, branch?: string): Promise<T> {
     if (branchOf(branch)) {
       const h = await this.open(location, { branch });
       try {
@@ -424,11 +447,14 @@ export class LanceEngine implements OnModuleDestroy {
     });
     try {
       const t = await nativeOf(conn).createTable(name, ipcFile, mode, [], undefined);
+      let version: number;
       try {
-        return await t.version();
+        version = await t.version();
       } finally {
         t.close();
       }
+      await this.written(location);
+      return version;
     } catch (err) {
       throw this.translate(err);
     } finally {

@@ -13,6 +13,7 @@ import { TenantContext } from '../tenancy/tenant-context';
 import { TableRow } from './tables.repository';
 import { TablesService } from './tables.service';
 import { TableVersionRow, TableVersionsRepository } from './table-versions.repository';
+import { VersionAdoption } from './version-adoption.service';
 
 /** A CreateTableVersion request (one entry of a batch), as validated. */
 export interface VersionEntry {
@@ -88,6 +89,7 @@ export class ManagedVersionsService {
     private readonly storage: TableStorage,
     private readonly uow: UnitOfWork,
     private readonly audit: AuditService,
+    private readonly adoption: VersionAdoption,
   ) {
     this.maxListLimit = config.listMaxLimit;
   }
@@ -190,6 +192,8 @@ export class ManagedVersionsService {
       }
     }
     const published: string[] = [];
+    /** A version whose manifest name was taken on storage (by the gateway's own engine) though not in the catalog. */
+    let lostTo: Resolved | undefined;
     let results: Array<TableVersion | number>;
     try {
       results = await this.uow.run(async () => {
@@ -215,6 +219,7 @@ export class ManagedVersionsService {
           if (inserted === 'taken') throw this.versionTaken(r);
           if (r.staging !== r.final) {
             if (!(await this.storage.publishIfAbsent(r.staging, r.final).catch((err) => this.publishFailed(r, err)))) {
+              lostTo = r;
               throw this.versionTaken(r);
             }
             published.push(r.final);
@@ -237,6 +242,9 @@ export class ManagedVersionsService {
     } catch (err) {
       // Nothing of the batch may stay visible to a reader that lists the table's storage.
       await Promise.all(published.map((f) => this.storage.removeFile(f).catch((e) => this.log.warn(`could not remove ${f}: ${(e as Error).message}`))));
+      // The version exists on storage, committed by the gateway's engine and not recorded yet: record it now, so the
+      // writer's retry (after this 409) reads it as the latest and commits the next one.
+      if (lostTo) await this.adoption.adopt(lostTo.row.location, lostTo.branch).catch((e) => this.log.warn(`adoption failed: ${(e as Error).message}`));
       throw err;
     }
     // The staging manifests are garbage now (the published copies are the versions).

@@ -66,6 +66,16 @@ export class TableVersionsRepository {
     }
   }
 
+  /** The table at `location` when its database manages versions in the catalog; null otherwise. */
+  async managedTableAt(location: string): Promise<{ id: string } | null> {
+    const rows = await this.uow.read<{ id: string }>(
+      `SELECT t.id FROM tables t JOIN databases d ON d.id = t.database_id
+        WHERE md5(t.location) = md5($1) AND t.location = $1 AND d.managed_versioning`,
+      [location],
+    );
+    return rows[0] ?? null;
+  }
+
   /** The versions of a table (branch), oldest first or newest first; after `after` (exclusive) in that order. */
   async list(tableId: string, branch: string, opts: { descending: boolean; after?: number; limit?: number }): Promise<TableVersionRow[]> {
     const cmp = opts.descending ? '<' : '>';

@@ -9,6 +9,7 @@ import { ManagedVersionsController } from './managed-versions.controller';
 import { ManagedVersionsService } from './managed-versions.service';
 import { TableVersionsRepository } from './table-versions.repository';
 import { TablesController } from './tables.controller';
+import { VersionAdoption } from './version-adoption.service';
 import { TablesRepository } from './tables.repository';
 import { TablesService } from './tables.service';
 
@@ -16,7 +17,7 @@ import { TablesService } from './tables.service';
 @Module({
   imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule],
   controllers: [TablesController, ManagedVersionsController],
-  providers: [TablesRepository, TablesService, TableVersionsRepository, ManagedVersionsService],
+  providers: [TablesRepository, TablesService, TableVersionsRepository, ManagedVersionsService, VersionAdoption],
   exports: [TablesService, ManagedVersionsService],
 })
 export class TablesModule {}

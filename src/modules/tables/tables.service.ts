@@ -23,6 +23,7 @@ import { scopeOf, TenantContext } from '../tenancy/tenant-context';
 import { TenancyService } from '../tenancy/tenancy.service';
 import { CredentialVendor } from '../vending/credential-vendor.service';
 import { ListedTable, TableListRow, TableRow, TablesRepository } from './tables.repository';
+import { VersionAdoption } from './version-adoption.service';
 import { TableStorage } from '../../storage/table-storage.service';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { branchOf, LanceEngine } from '../../storage/lance-engine';
@@ -65,6 +66,7 @@ export class TablesService {
     private readonly tenancy: TenancyService,
     private readonly vendor: CredentialVendor,
     private readonly audit: AuditService,
+    private readonly adoption: VersionAdoption,
   ) {}
 
   /** A table row, or 404: TableNotFound, or NamespaceNotFound when the namespace itself is missing. */
@@ -161,6 +163,8 @@ export class TablesService {
       return inserted;
     });
     work.handedOver();
+    // A database with catalog-managed versions records the version the gateway wrote (before there was a row).
+    await this.adoption.adopt(row.location);
     return row;
   }
 
@@ -238,6 +242,8 @@ export class TablesService {
       await this.audit.recordWithChange();
       return again;
     });
+    // A database with catalog-managed versions takes over the registered table's versions from storage.
+    await this.adoption.adopt(row.location);
     // The location as the caller gave it, as the reference answers (not the server's absolute path).
     return { location: body.location, properties: this.presentProperties(row) };
   }
