@@ -16,6 +16,7 @@ const OBJECT_STORE_SUITES = [
   'dataplane-enterprise',
   'official-client',
   'spec-conformance',
+  'managed-versions',
 ].map((n) => path.join(root, 'dist', 'test', `${n}.test.js`));
 
 function run(files, env) {

@@ -177,6 +177,14 @@ describe('operator CLI (Postgres catalog)', () => {
     ok(await withProfiles('databases', 'delete', 'euco')); // the later tests count databases
   });
 
+  it('databases create --managed-versioning makes a database whose table versions the catalog manages', async () => {
+    const made = ok(await cli('databases', 'create', 'mvco', '--managed-versioning'));
+    assert.equal(made.managed_versioning, true);
+    assert.equal(ok(await cli('databases', 'get', 'mvco')).managed_versioning, true);
+    assert.equal(ok(await cli('databases', 'get', 'acme')).managed_versioning, false);
+    ok(await cli('databases', 'delete', 'mvco')); // the later tests count databases
+  });
+
   it('a bad command exits 2 with the usage on stderr', async () => {
     for (const args of [[], ['frobnicate'], ['databases'], ['databases', 'explode'], ['keys', 'issue', 'acme'], ['keys', 'issue', 'acme', '--role', 'root'], ['keys', 'revoke', 'acme'], ['audit'], ['databases', 'create', 'x', '--property', 'noequals']]) {
       const r = await cli(...args);
