@@ -280,6 +280,11 @@ export class TableStorage implements OnModuleDestroy, OnApplicationBootstrap {
     await this.backend(profile).removeObject(key);
   }
 
+  /** Whether a profile's store can publish manifests put-if-absent (what catalog-managed versions need). */
+  canPublish(profileName?: string): boolean {
+    return typeof this.backend(this.profile(profileName)).publishIfAbsent === 'function';
+  }
+
   /**
    * Copies file `from` to `to` unless `to` exists, atomically (see ObjectBackend.publishIfAbsent): false when it
    * exists. 406 where the profile's store cannot do it.

@@ -60,6 +60,7 @@ export class DatabasesService {
   ): Promise<Database> {
     assertName(name, 'database name');
     const profile = this.storage.profile(storageProfile).name; // 400 for a profile that is not configured
+    if (managedVersioning) this.assertCanManage(profile);
     // A database name is also its storage folder's name: one made only of periods would be '.'/'..'.
     if (/^\.+$/.test(name)) throw Errors.invalidInput(`invalid database name '${name}': it must not consist only of periods`);
     // A database of that name was deleted and its folder is not gone yet: the new one would share it.
@@ -95,6 +96,7 @@ export class DatabasesService {
   async update(name: string, change: DatabaseChange): Promise<Database> {
     const db = await this.require(name);
     if (change.storageProfile !== undefined) this.storage.profile(change.storageProfile); // 400 when not configured
+    if (change.managedVersioning ?? db.managedVersioning) this.assertCanManage(change.storageProfile ?? db.storageProfile);
     const row = await this.uow.run(async () => {
       const profileChanges = change.storageProfile !== undefined && change.storageProfile !== db.storageProfile;
       const versioningChanges = change.managedVersioning !== undefined && change.managedVersioning !== db.managedVersioning;
@@ -217,6 +219,13 @@ export class DatabasesService {
       mode: 0o600,
     });
     this.log.log(`first start: created database '${name}' and a write key (id ${key.id}); its secret is in ${file}`);
+  }
+
+  /** Catalog-managed versions publish manifests put-if-absent: a store that cannot (GCS, Azure here) is a 400. */
+  private assertCanManage(profile: string): void {
+    if (!this.storage.canPublish(profile)) {
+      throw Errors.invalidInput(`managed_versioning is not available on storage profile '${profile}' (${this.storage.profile(profile).scheme}): local and S3 stores only`);
+    }
   }
 
   private async require(name: string): Promise<DatabaseRow> {

@@ -217,6 +217,7 @@ export class ManagedVersionsService {
             metadata: r.entry.metadata ?? {},
           });
           if (inserted === 'taken') throw this.versionTaken(r);
+          if (inserted === 'no-table') throw Errors.tableNotFound(display(r.entry.id));
           if (r.staging !== r.final) {
             if (!(await this.storage.publishIfAbsent(r.staging, r.final).catch((err) => this.publishFailed(r, err)))) {
               lostTo = r;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { isUniqueViolation } from '../../database/prisma-errors';
+import { isUniqueViolation, sqlState } from '../../database/prisma-errors';
 import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
 
 /** One catalog-managed version of a table (of a branch; '' is main). */
@@ -43,7 +43,7 @@ export class TableVersionsRepository {
    * between two writers of the same version (the second waits for the first's transaction, then fails here).
    * Inside a unit of work, a 'taken' aborts it (the caller must fail the whole unit).
    */
-  async insert(v: NewTableVersion): Promise<TableVersionRow | 'taken'> {
+  async insert(v: NewTableVersion): Promise<TableVersionRow | 'taken' | 'no-table'> {
     try {
       const rows = await this.db.$queryRawUnsafe<TableVersionRow[]>(
         `INSERT INTO table_versions (table_id, branch, version, manifest_file, manifest_size, e_tag, naming_scheme, metadata)
@@ -62,6 +62,7 @@ export class TableVersionsRepository {
       return rows[0] ?? 'taken';
     } catch (err) {
       if (isUniqueViolation(err)) return 'taken';
+      if (sqlState(err) === '23503') return 'no-table'; // the table was dropped meanwhile
       throw err;
     }
   }

@@ -59,6 +59,7 @@ export class VersionAdoption implements OnModuleInit {
         namingScheme: v.scheme,
         metadata: {},
       });
+      if (r === 'no-table') return adopted;
       if (r !== 'taken') adopted++;
     }
     if (adopted) this.log.debug(`adopted ${adopted} version(s) of ${location}${b ? ` (branch ${b})` : ''}`);
