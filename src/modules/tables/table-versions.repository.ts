@@ -14,16 +14,8 @@ export interface TableVersionRow {
   createdAt: Date;
 }
 
-export interface NewTableVersion {
-  tableId: string;
-  branch: string;
-  version: number;
-  manifestFile: string;
-  manifestSize: number | null;
-  eTag: string | null;
-  namingScheme: string;
-  metadata: Record<string, string>;
-}
+/** A version to record: a row without its timestamp, for a table's branch. */
+export type NewTableVersion = Omit<TableVersionRow, 'createdAt'> & { tableId: string; branch: string };
 
 const COLUMNS =
   'version::float8 AS version, manifest_file AS "manifestFile", manifest_size::float8 AS "manifestSize", e_tag AS "eTag", ' +
