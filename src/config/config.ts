@@ -95,6 +95,10 @@ export const envSchema = z.object({
   TABLE_HANDLE_IDLE_SECONDS: intWithDefault(300, 1),
   RECLAIM_AFTER_SECONDS: intWithDefault(300, 1),
   RECLAIM_INTERVAL_SECONDS: intWithDefault(60, 0),
+  JOBS_POLL_INTERVAL_MS: intWithDefault(1000, 0),
+  JOBS_LEASE_SECONDS: intWithDefault(30, 1),
+  JOBS_CONCURRENCY: intWithDefault(2, 0),
+  JOBS_MAX_ATTEMPTS: intWithDefault(3, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'log', 'debug', 'verbose']).default('log'),
 });
 
@@ -178,6 +182,17 @@ export interface AppConfig {
     /** How often a live writer renews its heartbeat: well within afterMs, at most every 10 s. */
     heartbeatMs: number;
   };
+  /** Jobs (README "Jobs"): kept in the catalog, run by any replica whose runner is on. */
+  jobs: {
+    /** How often this replica looks for jobs to run; 0: it runs none (jobs it takes wait for another replica). */
+    pollIntervalMs: number;
+    /** A running job's lease: a job whose runner has not renewed it for this long is taken over by another replica. */
+    leaseMs: number;
+    /** Jobs one replica runs at once; 0: none. */
+    concurrency: number;
+    /** A job whose runner was lost this many times ends TIMED_OUT instead of being run again. */
+    maxAttempts: number;
+  };
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -247,6 +262,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       intervalMs: e.RECLAIM_INTERVAL_SECONDS * 1000,
       // Three heartbeats fit in the age, so one slow catalog round trip never makes a live writer look gone.
       heartbeatMs: Math.min(10_000, Math.floor((e.RECLAIM_AFTER_SECONDS * 1000) / 3)),
+    },
+    jobs: {
+      pollIntervalMs: e.JOBS_POLL_INTERVAL_MS,
+      leaseMs: e.JOBS_LEASE_SECONDS * 1000,
+      concurrency: e.JOBS_CONCURRENCY,
+      maxAttempts: e.JOBS_MAX_ATTEMPTS,
     },
     logLevel: e.LOG_LEVEL,
   };

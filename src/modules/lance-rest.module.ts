@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { DataplaneModule } from './dataplane/dataplane.module';
+import { JobsModule } from './jobs/jobs.module';
 import { NamespacesModule } from './namespaces/namespaces.module';
 import { TablesModule } from './tables/tables.module';
 import { TransactionsModule } from './transactions/transactions.module';
 
 /** The feature modules that serve the Lance REST contract (mounted under BASE_PATH when one is set). */
-export const LANCE_REST_MODULES = [NamespacesModule, TablesModule, TransactionsModule, DataplaneModule];
+export const LANCE_REST_MODULES = [NamespacesModule, TablesModule, TransactionsModule, DataplaneModule, JobsModule];
 
 @Module({ imports: LANCE_REST_MODULES })
 export class LanceRestModule {}

@@ -35,6 +35,7 @@ import { ARROW_FILE_TYPE } from './dataplane.constants';
 import {
   AddColumnsBody,
   AlterColumnsBody,
+  BackfillColumnBody,
   BranchQuery,
   CountRowsBody,
   CountRowsQuery,
@@ -53,6 +54,8 @@ import {
 } from './dataplane.schemas';
 import { dialectOf } from '../../common/dialect';
 import { TableIndicesService } from './table-indices.service';
+import { TableJobsService } from './table-jobs.service';
+import { JobIdResponse } from '../jobs/jobs.schemas';
 import { TableReadsService } from './table-reads.service';
 import { TableSchemaService } from './table-schema.service';
 import { TableWritesService } from './table-writes.service';
@@ -125,6 +128,7 @@ export class DataplaneController {
     private readonly reads: TableReadsService,
     private readonly schema: TableSchemaService,
     private readonly writes: TableWritesService,
+    private readonly tableJobs: TableJobsService,
   ) {}
 
   @Post('table/:id/create')
@@ -466,6 +470,25 @@ export class DataplaneController {
   @Audited('table.add_columns')
   addColumns(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(AddColumnsBody) body: z.output<typeof AddColumnsBody>) {
     return this.schema.addColumns(t, id, body.new_columns, body.branch);
+  }
+
+  @Post('table/:id/backfill_column')
+  @Operation({
+    operationId: 'AlterTableBackfillColumns',
+    summary: 'Trigger an async column backfill job',
+    description:
+      'Fills the rows of a computed column (declared with add_columns and `computed`) that hold no value yet, in a job ' +
+      'kept in the catalog that any replica runs; answers its `job_id` at once (poll /v1/jobs/describe). An unknown ' +
+      'column is a 404 (code 12), a column that is not computed a 400; `where` is not supported (406).',
+    tag: 'Table data',
+    access: 'catalog',
+    role: 'write',
+    responses: { 202: { description: 'The job was accepted', schema: JobIdResponse } },
+    errors: [400, 401, 403, 404, 406, 503, '5XX'],
+  })
+  @Audited('table.backfill_column', (b) => ({ column: b?.column ?? null }))
+  backfillColumn(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(BackfillColumnBody) body: z.output<typeof BackfillColumnBody>) {
+    return this.tableJobs.backfill(t, id, body.column, body.branch, body.where);
   }
 
   @Post('table/:id/alter_columns')

@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { StorageModule } from '../../storage/storage.module';
 import { AuthModule } from '../auth/auth.module';
 import { TablesModule } from '../tables/tables.module';
+import { JobsModule } from '../jobs/jobs.module';
+import { TableJobsService } from './table-jobs.service';
 import { ThrottlingModule } from '../throttling/throttling.module';
 import { DataplaneController } from './dataplane.controller';
 import { DataTables } from './data-tables.service';
@@ -18,8 +20,8 @@ import { WriteBudget } from './write-budget';
 
 /** The compute engine: data operations for the official remote client and the Enterprise routes. */
 @Module({
-  imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule],
+  imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule, JobsModule],
   controllers: [DataplaneController, EnterpriseController, TableRefsController],
-  providers: [WriteBudget, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader],
+  providers: [WriteBudget, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
 })
 export class DataplaneModule {}

@@ -114,8 +114,22 @@ export const AddColumnsBody = z
   .object({
     ...base,
     new_columns: z
-      .array(z.object({ name: z.string(), expression: z.string({ error: 'new_columns[].expression is required' }) }).loose())
-      .min(1, 'new_columns must not be empty'),
+      .array(
+        z
+          .object({
+            name: z.string(),
+            expression: optStr.describe('SQL evaluated once over the existing rows'),
+            computed: optStr.describe('SQL kept as the column\'s definition: the column is added empty and filled by backfill_column'),
+          })
+          .loose()
+          .refine((c) => (c.expression === undefined) !== (c.computed === undefined), {
+            message: 'new_columns[] needs exactly one of expression and computed',
+          }),
+      )
+      .min(1, 'new_columns must not be empty')
+      .refine((cs) => cs.every((c) => c.computed === undefined) || cs.every((c) => c.computed !== undefined), {
+        message: 'new_columns must be all expression columns or all computed columns',
+      }),
     branch,
   })
   .loose();
@@ -186,3 +200,13 @@ export const ListVersionsQuery = z.object({
 
 /** DescribeTableVersion: `version` absent = the latest. */
 export const DescribeVersionBody = z.object({ ...base, version: optInt, branch }).loose();
+
+/** AlterTableBackfillColumns: the computed column to fill (the spec's tuning fields are accepted and not needed). */
+export const BackfillColumnBody = z
+  .object({
+    ...base,
+    column: z.string({ error: 'column is required' }).min(1, 'column must not be empty'),
+    where: optStr,
+    branch,
+  })
+  .loose();

@@ -84,14 +84,21 @@ export class TableSchemaService {
   async addColumns(
     t: TenantContext,
     id: string[],
-    columns: Array<{ name: string; expression: string }>,
+    columns: Array<{ name: string; expression?: string; computed?: string }>,
     branch?: string,
   ): Promise<VersionResponse> {
-    columns.forEach((c, i) => assertEngineSql(c.expression, `new_columns[${i}].expression`));
+    columns.forEach((c, i) =>
+      c.computed !== undefined
+        ? assertEngineSql(c.computed, `new_columns[${i}].computed`)
+        : assertEngineSql(c.expression ?? '', `new_columns[${i}].expression`),
+    );
+    // Computed columns are declared (added empty, their SQL kept in the field metadata) and filled by backfill_column.
+    const computed = columns.every((c) => c.computed !== undefined);
+    const sql = columns.map((c) => ({ name: c.name, valueSql: (c.computed ?? c.expression)! }));
     const row = await this.data.written(t, id);
     return this.engine.withTable(row.location, async (table) => {
       const r = await this.data.commit(
-        () => table.addColumns(columns.map((c) => ({ name: c.name, valueSql: c.expression }))),
+        () => table.addColumns(computed ? { computed: sql } : sql),
         (x) => ({ version: x.version, columns: columns.map((c) => c.name) }),
       );
       return { version: r.version };

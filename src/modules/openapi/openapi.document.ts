@@ -141,6 +141,7 @@ const TAGS = [
   { name: 'Index', description: 'Lance Namespace REST: indexes' },
   { name: 'Transaction', description: 'Lance Namespace REST: long-running operations' },
   { name: 'Enterprise', description: 'Routes of the extended edition (docs/rest-contract.md §4.7)' },
+  { name: 'Jobs', description: 'Long operations (backfill_column) kept in the catalog and run by any replica: list, describe, cancel' },
   { name: 'Operator', description: 'Databases (tenants), API keys and the audit trail' },
   { name: 'Health', description: 'Liveness and readiness' },
   { name: 'Observability', description: 'Metrics' },

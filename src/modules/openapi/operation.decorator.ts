@@ -39,6 +39,7 @@ export type Tag =
   | 'Index'
   | 'Transaction'
   | 'Enterprise'
+  | 'Jobs'
   | 'Operator'
   | 'Health'
   | 'Observability'

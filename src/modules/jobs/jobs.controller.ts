@@ -1,0 +1,64 @@
+import { Controller, Post } from '@nestjs/common';
+import { z } from 'zod';
+import { ValidBody } from '../../common/validation/zod-validation.pipe';
+import { Audited } from '../audit/audited.decorator';
+import { CATALOG_ERRORS, Operation } from '../openapi/operation.decorator';
+import { Tenant, TenantContext } from '../tenancy/tenant-context';
+import { CancelJobResponse, DescribeJobResponse, JobIdBody, ListJobsBody, ListJobsResponse } from './jobs.schemas';
+import { JobsService } from './jobs.service';
+
+/**
+ * The jobs of the caller's database (the official remote client's `/v1/jobs/*`): list and describe with a read
+ * credential, cancel with a write one. A job of another database (or catalog prefix) is a 404, as the client expects
+ * of a job that does not exist (describe answers None, cancel false).
+ */
+@Controller('v1/jobs')
+export class JobsController {
+  constructor(private readonly jobs: JobsService) {}
+
+  @Post('list')
+  @Operation({
+    operationId: 'ListJobs',
+    summary: 'List the jobs of the database',
+    description: 'Newest first, keyset-paginated (`limit`, `page_token`).',
+    tag: 'Jobs',
+    access: 'catalog',
+    responses: { 200: { description: 'The jobs', schema: ListJobsResponse } },
+    errors: CATALOG_ERRORS,
+  })
+  list(@Tenant() t: TenantContext, @ValidBody(ListJobsBody) body: z.output<typeof ListJobsBody>) {
+    return this.jobs.list(t, body);
+  }
+
+  @Post('describe')
+  @Operation({
+    operationId: 'DescribeJob',
+    summary: 'Describe a job',
+    description: 'Its state, specification, and once it ended its result or failure; 404 when the database has no such job.',
+    tag: 'Jobs',
+    access: 'catalog',
+    responses: { 200: { description: 'The job', schema: DescribeJobResponse } },
+    errors: CATALOG_ERRORS,
+  })
+  describe(@Tenant() t: TenantContext, @ValidBody(JobIdBody) body: z.output<typeof JobIdBody>) {
+    return this.jobs.describe(t, body.job_id);
+  }
+
+  @Post('cancel')
+  @Operation({
+    operationId: 'CancelJob',
+    summary: 'Cancel a job',
+    description:
+      'A queued job ends CANCELLED at once; a running one stops before its engine commit (and ends CANCELLED), or ' +
+      'ends DONE if it had already committed. Cancelling a finished job changes nothing. 404 when the database has no such job.',
+    tag: 'Jobs',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'The job after the request', schema: CancelJobResponse } },
+    errors: CATALOG_ERRORS,
+  })
+  @Audited('job.cancel')
+  cancel(@Tenant() t: TenantContext, @ValidBody(JobIdBody) body: z.output<typeof JobIdBody>) {
+    return this.jobs.cancel(t, body.job_id);
+  }
+}

@@ -1,0 +1,175 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { ApiError, Errors } from '../../common/errors';
+import { AuditContext, pendingAudit } from '../audit/audit-context';
+import { ReplicaIdentity } from '../reclaim/pending-locations.service';
+import { ClaimedJob, JobFailure, JobsRepository } from './jobs.repository';
+import { JobCancelled, JobsService } from './jobs.service';
+
+/**
+ * The job runner, on every replica whose JOBS_POLL_INTERVAL_MS is not 0. Jobs live only in the catalog: every
+ * interval (and when this replica queues one) it claims, through Postgres (FOR UPDATE SKIP LOCKED), queued jobs and
+ * running ones whose lease expired (their replica stopped or died), up to JOBS_CONCURRENCY at a time, and runs them.
+ * While a job runs its lease is renewed every third of JOBS_LEASE_SECONDS; a job whose lease lapsed JOBS_MAX_ATTEMPTS
+ * times ends TIMED_OUT. A job ends DONE (its result), FAILED (why), or CANCELLED (a cancel seen before its commit).
+ */
+@Injectable()
+export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger('Jobs');
+  private timer?: NodeJS.Timeout;
+  private polling?: Promise<void>;
+  private again = false;
+  private stopped = false;
+  private readonly running = new Map<string, Promise<void>>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: JobsRepository,
+    private readonly jobs: JobsService,
+    private readonly replica: ReplicaIdentity,
+  ) {}
+
+  get enabled(): boolean {
+    return this.config.jobs.pollIntervalMs > 0 && this.config.jobs.concurrency > 0;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.enabled) return;
+    this.jobs.attachRunner(
+      (job) => this.start(job),
+      () => void this.poll(),
+    );
+    this.timer = setInterval(() => void this.poll(), this.config.jobs.pollIntervalMs);
+    this.timer.unref();
+    setImmediate(() => void this.poll());
+  }
+
+  /**
+   * Stops claiming and waits for the jobs under way here. A job cut off by a crash instead is taken over by another
+   * replica once its lease expires.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.polling?.catch(() => undefined);
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  /** One claiming round (a round under way is not doubled: it runs once more after). */
+  poll(): Promise<void> {
+    if (this.stopped || !this.enabled) return Promise.resolve();
+    if (this.polling) {
+      this.again = true;
+      return this.polling;
+    }
+    this.polling = this.round().finally(() => {
+      this.polling = undefined;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        void this.poll();
+      }
+    });
+    return this.polling;
+  }
+
+  private async round(): Promise<void> {
+    try {
+      const timedOut = await this.repo.timeOutExhausted(this.config.jobs.maxAttempts);
+      if (timedOut) this.log.warn(`${timedOut} job(s) ended TIMED_OUT: their runners were lost ${this.config.jobs.maxAttempts} times`);
+      const free = this.config.jobs.concurrency - this.running.size;
+      if (free <= 0 || this.stopped) return;
+      for (const job of await this.repo.claim(this.replica.id, this.config.jobs.leaseMs, free)) {
+        if (job.attempts > 1) this.log.warn(`took over job ${job.id} (${job.jobType}, run ${job.attempts}): its runner ${job.owner ?? ''} was lost`);
+        this.start(job);
+      }
+    } catch (err) {
+      this.log.warn(`job round failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Runs a job this replica holds (claimed, or made by it), in the background. */
+  private start(job: ClaimedJob): void {
+    if (this.running.has(job.id)) return;
+    const p = this.run(job).finally(() => {
+      this.running.delete(job.id);
+      // A slot is free: there may be more waiting.
+      if (!this.stopped) void this.poll();
+    });
+    this.running.set(job.id, p);
+  }
+
+  private async run(job: ClaimedJob): Promise<void> {
+    const owner = this.replica.id;
+    const leaseMs = this.config.jobs.leaseMs;
+    let lost = false;
+    let cancelRequested = job.cancelRequested;
+    const beat = async () => {
+      try {
+        const h = await this.repo.heartbeat(job.id, owner, leaseMs);
+        if (!h.held) lost = true;
+        cancelRequested ||= h.cancelRequested;
+      } catch (err) {
+        this.log.warn(`could not renew the lease of job ${job.id}: ${(err as Error).message}`);
+      }
+    };
+    const timer = setInterval(() => void beat(), Math.max(50, Math.floor(leaseMs / 3)));
+    timer.unref();
+    const ctx = {
+      tenant: {
+        database: { id: job.databaseId, name: job.databaseName, rateLimit: null },
+        catalog: job.catalog,
+        role: 'write' as const,
+        principal: job.principal,
+        requestId: job.requestId ?? undefined,
+      },
+      beforeCommit: async () => {
+        await beat();
+        if (lost) throw Errors.serviceUnavailable(`job ${job.id} was taken over by another replica`);
+        if (cancelRequested) throw new JobCancelled();
+      },
+    };
+    try {
+      const executor = this.jobs.executorOf(job.jobType);
+      if (!executor) throw Errors.unsupported(`this gateway cannot run jobs of type '${job.jobType}'`);
+      if (cancelRequested) throw new JobCancelled();
+      // The job's engine commit is audited as the job's own change (AuditService.beforeCommit reads this context).
+      const audit = pendingAudit({
+        databaseId: job.databaseId,
+        databaseName: job.databaseName,
+        actor: job.principal,
+        action: `job.${job.jobType}`,
+        target: `${job.catalog ? `${job.catalog}:` : ''}${job.tableId.join('$')}`,
+        details: { job_id: job.id, attempt: job.attempts },
+        requestId: job.requestId ?? undefined,
+      });
+      const result = await AuditContext.run(audit, () => executor(job, ctx));
+      await this.end(job, 'DONE', { result }, lost);
+    } catch (err) {
+      if (err instanceof JobCancelled) {
+        await this.end(job, 'CANCELLED', {}, lost);
+      } else {
+        const failure = failureOf(err);
+        if (!(err instanceof ApiError && err.status < 500)) this.log.warn(`job ${job.id} (${job.jobType}) failed: ${failure.message}`);
+        await this.end(job, 'FAILED', { failure }, lost);
+      }
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  private async end(job: ClaimedJob, state: 'DONE' | 'FAILED' | 'CANCELLED', outcome: { result?: Record<string, unknown>; failure?: JobFailure }, lost: boolean) {
+    try {
+      const ended = await this.repo.finish(job.id, this.replica.id, state, outcome);
+      if (!ended) this.log.warn(`job ${job.id} ended ${state} here, but it was no longer this replica's${lost ? ' (taken over)' : ''}: left as the catalog has it`);
+    } catch (err) {
+      // Its lease lapses and another replica runs it again.
+      this.log.warn(`could not record the end of job ${job.id}: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** Why a job failed, for its `failure`: the caller's mistake (4xx) is not worth retrying; anything else may be. */
+function failureOf(err: unknown): JobFailure {
+  if (err instanceof ApiError) return { phase: 'run', message: err.message, retryable: err.status >= 500 };
+  return { phase: 'run', message: err instanceof Error ? err.message : String(err), retryable: true };
+}
