@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,6 +22,9 @@ import {
   TestGateway,
 } from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
+import { freePort } from './helpers/redis';
+
+const MAIN = path.resolve(__dirname, '../src/main.js');
 
 /**
  * Jobs (issue 13): `backfill_column` answers a job id; `/v1/jobs/list|describe|cancel` per database; jobs are kept in
@@ -262,7 +266,9 @@ describe('jobs on two replicas sharing Postgres', { skip: !CATALOG_KINDS.include
     catalog = new Client({ connectionString: pg.url });
     await catalog.connect();
   });
+  const children: ChildProcess[] = [];
   after(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     for (const g of gateways) await g.close().catch(() => undefined);
     await catalog?.end();
     await pg?.drop();
@@ -327,5 +333,78 @@ describe('jobs on two replicas sharing Postgres', { skip: !CATALOG_KINDS.include
     assert.notEqual(row3.owner, 'dead-replica/1');
     assert.equal(row3.attempts, 2);
     assert.equal((await onA.openJob(j1.id!)).state, 'cancelled', 'the cancelled job was never run');
+  });
+
+  it('a replica SIGKILLed in the middle of a job: another takes the job over once the lease expired, and runs it to the end', async () => {
+    // No replica of the previous test may run this job.
+    for (const g of gateways.splice(0)) await g.close();
+    const a = await replica({ JOBS_POLL_INTERVAL_MS: '0' });
+    const tenant = await newTenant(a);
+    const onA = await remote(a, tenant);
+    const t = await tableWithComputed(onA, 'crashy');
+    const job = await t.refreshColumnAsync('y');
+
+    // The runner-to-be is stopped inside the job: its first catalog read of the table waits on a lock held here.
+    const locker = new Client({ connectionString: pg.url });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE tables IN ACCESS EXCLUSIVE MODE');
+    const port = await freePort();
+    const childDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-jobs-child-'));
+    const child = spawn(process.execPath, [MAIN], {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATABASE_URL: pg.url,
+        DATA_DIR: childDir,
+        STORAGE_ROOT: storageRoot,
+        ADMIN_API_KEY: 'test-operator-key-0123456789',
+        BOOTSTRAP_DATABASE: '',
+        JOBS_POLL_INTERVAL_MS: '100',
+        JOBS_LEASE_SECONDS: '1',
+        RECLAIM_INTERVAL_SECONDS: '0',
+        NODE_NO_WARNINGS: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    try {
+      const [claimed] = await eventually(async () => {
+        const rows = await sql(`SELECT state, owner, attempts FROM jobs WHERE id = $1 AND state = 'RUNNING'`, [job.id]);
+        return rows.length > 0 && rows;
+      }, 400, 50);
+      assert.match(claimed.owner, new RegExp(`/${child.pid}/`), `claimed by the child process:\n${out}`);
+      assert.equal(claimed.attempts, 1);
+      // It renews its lease while it is stuck inside the job...
+      const [l1] = await sql(`SELECT lease_expires_at AS l FROM jobs WHERE id = $1`, [job.id]);
+      await eventually(async () => {
+        const [l2] = await sql(`SELECT lease_expires_at AS l FROM jobs WHERE id = $1`, [job.id]);
+        return l2.l.getTime() > l1.l.getTime();
+      }, 100, 50);
+      // ...until it dies.
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      fs.rmSync(childDir, { recursive: true, force: true });
+    }
+    assert.equal((await onA.openJob(job.id!)).state, 'running', 'still IN_PROGRESS: nobody has finished it');
+
+    const c = await replica({ JOBS_POLL_INTERVAL_MS: '100', JOBS_LEASE_SECONDS: '1' });
+    const onC = await remote(c, tenant);
+    const taken = await onC.openJob(job.id!);
+    await taken.wait();
+    assert.equal(await taken.status(), 'finished');
+    const [row] = await sql(`SELECT state, owner, attempts FROM jobs WHERE id = $1`, [job.id]);
+    assert.equal(row.state, 'DONE');
+    assert.equal(row.attempts, 2, 'run a second time, by the replica that took it over');
+    assert.match(row.owner, new RegExp(`/${process.pid}/`));
+    assert.deepEqual(await ys(await onA.openTable('crashy')), filled);
   });
 });
