@@ -206,6 +206,42 @@ forEachCatalog('jobs', (kind) => {
     assert.ok(!(await audit(gw, a)).some((e) => e.action === 'job.cancel'), 'cancelling a finished job changed nothing and is not audited');
   });
 
+  it('drops: a drop whose folder deletion outlasts DROP_SYNC_BUDGET_MS answers a job id (dropTableAsync waits on it); a quick one answers none', async () => {
+    const tenant = await newTenant(gw);
+    const db = await remote(gw, tenant);
+    await db.createTable('quick', ROWS);
+    const quick = await db.dropTableAsync('quick');
+    assert.equal(quick.id, null, 'deleted within the budget: no server job');
+    assert.deepEqual(await db.listJobs(), []);
+
+    idle = await startGateway(kind, { DROP_SYNC_BUDGET_MS: '0', JOBS_POLL_INTERVAL_MS: '0' });
+    const other = await newTenant(idle);
+    const db2 = await remote(idle, other);
+    for (const name of ['big', 'raw']) await db2.createTable(name, ROWS);
+    const where = (await other.api.post(`/v1/table/${idPath('big')}/describe`, {})).body.location as string;
+    const folder = where.replace(/^file:\/\//, '');
+    assert.ok(fs.existsSync(folder), `the table's folder ${folder}`);
+    const job = await db2.dropTableAsync('big');
+    assert.ok(job.id, 'a server job');
+    assert.deepEqual(await db2.tableNames(), ['raw'], 'the table is gone at once');
+    await job.wait();
+    assert.equal(await job.status(), 'finished');
+    assert.equal(fs.existsSync(folder), false, 'its folder is deleted when the job is done');
+    const d = await other.api.post('/v1/jobs/describe', { job_id: job.id });
+    assert.equal(d.body.job_type, 'drop_table');
+    assert.equal(d.body.job_state, 'DONE');
+    assert.equal(d.body.spec.table, 'big');
+    assert.deepEqual(d.body.result, { location: where, removed: true });
+    // The spec dialect's drop answers the job id beside the table it dropped.
+    const raw = await other.api.post(`/v1/table/${idPath('raw')}/drop`, {});
+    assert.equal(raw.status, 200, raw.text);
+    assert.deepEqual(raw.body.id, ['raw']);
+    assert.equal(typeof raw.body.job_id, 'string');
+    await (await db2.openJob(raw.body.job_id)).wait();
+    await idle.close();
+    idle = undefined;
+  });
+
   it('cancel: a queued job (no replica runs jobs) ends CANCELLED and never runs; jobs survive a restart and run on the next replica', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-jobs-'));
     const pg = kind === 'postgres' ? await createPgDatabase() : undefined;

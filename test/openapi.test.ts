@@ -89,6 +89,7 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
 
   // ---- data plane
   allow('CreateTable', 'param-missing', 'query:storage_options', 'a table\'s storage options are its profile\'s (STORAGE_PROFILES), chosen by the operator, not per request'),
+  allow('DropTable', 'response-extra', 'job_id', 'the official remote client\'s async drop: set when deleting the files outlasts DROP_SYNC_BUDGET_MS (dropTableAsync waits on the job)'),
   allow('CreateTable', 'response-extra', 'name', 'a new table also reports its name and rows written (as the Enterprise route)'),
   allow('CreateTable', 'response-extra', 'num_rows', 'a new table also reports its name and rows written (as the Enterprise route)'),
   allow('MergeInsertIntoTable', 'param-missing', 'query:timeout', 'the time limit is the `x-request-timeout-ms` header (what the official client sends)'),

@@ -120,9 +120,15 @@ export const DeclareTableResponse = z.object({
 export type DeclareTableResponse = z.infer<typeof DeclareTableResponse>;
 export const RegisterTableResponse = z.object({ location: z.string(), properties: props }).meta({ id: 'RegisterTableResponse' });
 export type RegisterTableResponse = z.infer<typeof RegisterTableResponse>;
-export const DropTableResponse = z.object({ id: z.array(z.string()), location: z.string(), properties: props }).meta({ id: 'DropTableResponse' });
+const RemovedTable = z.object({ id: z.array(z.string()), location: z.string(), properties: props });
+export const DropTableResponse = RemovedTable.extend({
+  job_id: z
+    .string()
+    .optional()
+    .describe('set when deleting the folder outlasted DROP_SYNC_BUDGET_MS: the table is gone, its files are being deleted by this job'),
+}).meta({ id: 'DropTableResponse' });
 export type DropTableResponse = z.infer<typeof DropTableResponse>;
-export const DeregisterTableResponse = DropTableResponse.meta({ id: 'DeregisterTableResponse' });
+export const DeregisterTableResponse = RemovedTable.meta({ id: 'DeregisterTableResponse' });
 export type DeregisterTableResponse = z.infer<typeof DeregisterTableResponse>;
 export const RenameTableResponse = z.object({}).meta({ id: 'RenameTableResponse' });
 export type RenameTableResponse = z.infer<typeof RenameTableResponse>;

@@ -95,6 +95,7 @@ export const envSchema = z.object({
   TABLE_HANDLE_IDLE_SECONDS: intWithDefault(300, 1),
   RECLAIM_AFTER_SECONDS: intWithDefault(300, 1),
   RECLAIM_INTERVAL_SECONDS: intWithDefault(60, 0),
+  DROP_SYNC_BUDGET_MS: intWithDefault(10_000, 0),
   JOBS_POLL_INTERVAL_MS: intWithDefault(1000, 0),
   JOBS_LEASE_SECONDS: intWithDefault(30, 1),
   JOBS_CONCURRENCY: intWithDefault(2, 0),
@@ -124,6 +125,8 @@ export interface AppConfig {
   listDefaultLimit: number;
   listMaxLimit: number;
   cascadeSyncBudgetMs: number;
+  /** How long a table drop waits for its folder's deletion before answering with a job id (0: never waits). */
+  dropSyncBudgetMs: number;
   /** How long an API-key lookup is reused (0: never); bounds how late a revocation reaches other replicas. */
   authCacheTtlMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
@@ -231,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     listDefaultLimit: e.LIST_DEFAULT_LIMIT,
     listMaxLimit: e.LIST_MAX_LIMIT,
     cascadeSyncBudgetMs: e.CASCADE_SYNC_BUDGET_MS,
+    dropSyncBudgetMs: e.DROP_SYNC_BUDGET_MS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     oauth: e.OAUTH_JWKS_URI
       ? {

@@ -34,11 +34,12 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   onApplicationBootstrap(): void {
-    if (!this.enabled) return;
     this.jobs.attachRunner(
-      (job) => this.start(job),
+      this.enabled,
+      (job, work) => this.start(job, work),
       () => void this.poll(),
     );
+    if (!this.enabled) return;
     this.timer = setInterval(() => void this.poll(), this.config.jobs.pollIntervalMs);
     this.timer.unref();
     setImmediate(() => void this.poll());
@@ -88,9 +89,9 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   /** Runs a job this replica holds (claimed, or made by it), in the background. */
-  private start(job: ClaimedJob): void {
+  private start(job: ClaimedJob, work?: () => Promise<Record<string, unknown>>): void {
     if (this.running.has(job.id)) return;
-    const p = this.run(job).finally(() => {
+    const p = this.run(job, work).finally(() => {
       this.running.delete(job.id);
       // A slot is free: there may be more waiting.
       if (!this.stopped) void this.poll();
@@ -98,7 +99,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     this.running.set(job.id, p);
   }
 
-  private async run(job: ClaimedJob): Promise<void> {
+  private async run(job: ClaimedJob, work?: () => Promise<Record<string, unknown>>): Promise<void> {
     const owner = this.replica.id;
     const leaseMs = this.config.jobs.leaseMs;
     let lost = false;
@@ -142,7 +143,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
         details: { job_id: job.id, attempt: job.attempts },
         requestId: job.requestId ?? undefined,
       });
-      const result = await AuditContext.run(audit, () => executor(job, ctx));
+      const result = await AuditContext.run(audit, () => (work ? work() : executor(job, ctx)));
       await this.end(job, 'DONE', { result }, lost);
     } catch (err) {
       if (err instanceof JobCancelled) {

@@ -49,9 +49,11 @@ const isJobKey = (v: unknown): v is [string, string] =>
 @Injectable()
 export class JobsService {
   private readonly executors = new Map<string, JobExecutor>();
-  /** Set by JobRunner: starts a job this replica has just made and owns (undefined when it runs no jobs). */
-  private startHere?: (job: ClaimedJob) => void;
+  /** Set by JobRunner: runs a job this replica has just made and owns (with `work` instead of its executor). */
+  private startHere?: (job: ClaimedJob, work?: () => Promise<Record<string, unknown>>) => void;
   private wake?: () => void;
+  /** Whether this replica's runner claims jobs (JOBS_POLL_INTERVAL_MS > 0). */
+  private runsJobs = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -70,9 +72,36 @@ export class JobsService {
   }
 
   /** @internal JobRunner's hooks. */
-  attachRunner(startHere: (job: ClaimedJob) => void, wake: () => void): void {
+  attachRunner(runsJobs: boolean, startHere: (job: ClaimedJob, work?: () => Promise<Record<string, unknown>>) => void, wake: () => void): void {
+    this.runsJobs = runsJobs;
     this.startHere = startHere;
     this.wake = wake;
+  }
+
+  /**
+   * Records work this replica has already started (a drop's storage clean-up that outlasts its request) as a job it
+   * runs, leased to it: `work` is awaited for its result. Should this replica die first, another takes the job over
+   * and runs the job type's executor. Answers the job id.
+   */
+  async adopt(t: TenantContext, tableId: string[], jobType: string, spec: Record<string, unknown>, work: () => Promise<Record<string, unknown>>): Promise<string> {
+    if (!this.executors.has(jobType)) throw new Error(`no executor for job type ${jobType}`);
+    if (!this.startHere) throw new Error('no job runner');
+    const id = randomUUID();
+    await this.repo.insert({
+      id,
+      databaseId: t.database.id,
+      catalog: t.catalog,
+      tableId,
+      jobType,
+      spec,
+      principal: t.principal,
+      requestId: t.requestId ?? null,
+      owner: this.replica.id,
+      leaseMs: this.config.jobs.leaseMs,
+    });
+    const job = await this.repo.get(id);
+    if (job) this.startHere({ ...job, databaseName: t.database.name }, work);
+    return id;
   }
 
   /**
@@ -82,7 +111,7 @@ export class JobsService {
   async submit(t: TenantContext, tableId: string[], jobType: string, spec: Record<string, unknown>): Promise<string> {
     if (!this.executors.has(jobType)) throw new Error(`no executor for job type ${jobType}`);
     const id = randomUUID();
-    const runHere = this.startHere !== undefined;
+    const runHere = this.runsJobs;
     const values = {
       id,
       databaseId: t.database.id,

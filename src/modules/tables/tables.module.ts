@@ -4,6 +4,7 @@ import { StorageModule } from '../../storage/storage.module';
 import { AuthModule } from '../auth/auth.module';
 import { NamespacesModule } from '../namespaces/namespaces.module';
 import { PendingModule } from '../reclaim/pending.module';
+import { JobsModule } from '../jobs/jobs.module';
 import { ThrottlingModule } from '../throttling/throttling.module';
 import { ManagedVersionsController } from './managed-versions.controller';
 import { ManagedVersionsService } from './managed-versions.service';
@@ -15,7 +16,7 @@ import { TablesService } from './tables.service';
 
 /** The table catalog: declare, register, describe, list, rename, drop; catalog-managed versions. */
 @Module({
-  imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule],
+  imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule, JobsModule],
   controllers: [TablesController, ManagedVersionsController],
   providers: [TablesRepository, TablesService, TableVersionsRepository, ManagedVersionsService, VersionAdoption],
   exports: [TablesService, ManagedVersionsService],

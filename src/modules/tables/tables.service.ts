@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
 import { assertName, encodePath, displayId as display, PATH_SEP } from '../../common/ids';
@@ -15,6 +15,7 @@ import type {
 } from '../../common/response-schemas';
 import type { PageRequest } from '../../common/validation/fields';
 import { AuditService } from '../audit/audit.service';
+import { JobsService } from '../jobs/jobs.service';
 import { NamespacesRepository } from '../namespaces/namespaces.repository';
 import { NamespacesService } from '../namespaces/namespaces.service';
 import { PendingLocationsRepository } from '../reclaim/pending-locations.repository';
@@ -51,8 +52,11 @@ export interface DescribeOptions {
   vendCredentials?: boolean | null;
 }
 
+/** The job a drop's storage clean-up becomes when it outlasts DROP_SYNC_BUDGET_MS. */
+export const DROP_JOB = 'drop_table';
+
 @Injectable()
-export class TablesService {
+export class TablesService implements OnModuleInit {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repo: TablesRepository,
@@ -67,7 +71,18 @@ export class TablesService {
     private readonly vendor: CredentialVendor,
     private readonly audit: AuditService,
     private readonly adoption: VersionAdoption,
+    private readonly jobs: JobsService,
   ) {}
+
+  onModuleInit(): void {
+    // A replica that takes over a drop's clean-up job deletes the folder again (deleting what is gone is no error);
+    // the pending record left by the replica that died is the reclaimer's, which then finds nothing to delete.
+    this.jobs.register(DROP_JOB, async (job) => {
+      const location = String(job.spec.location_key);
+      await this.storage.remove(location);
+      return { location: this.storage.uri(location), removed: true };
+    });
+  }
 
   /** A table row, or 404: TableNotFound, or NamespaceNotFound when the namespace itself is missing. */
   async get(t: TenantContext, id: string[]): Promise<TableRow> {
@@ -298,8 +313,27 @@ export class TablesService {
       await this.namespaces.assertExists(t, ns);
       throw Errors.tableNotFound(display(id));
     }
-    await this.pending.cleanUp(this.pending.watch({ ...v, location: row.location }));
-    return { id, location: this.storage.uri(row.location), properties: this.presentProperties(row) };
+    const answer = { id, location: this.storage.uri(row.location), properties: this.presentProperties(row) };
+    const cleanup = this.pending.cleanUp(this.pending.watch({ ...v, location: row.location }));
+    if (await this.within(cleanup, this.config.dropSyncBudgetMs)) return answer;
+    // A large table: the table is gone from the catalog; its folder's deletion goes on as a job the client may wait on.
+    const jobId = await this.jobs.adopt(t, id, DROP_JOB, { table: id[id.length - 1], table_id: id, location: answer.location, location_key: row.location }, async () => {
+      if (!(await cleanup)) throw Errors.serviceUnavailable('the folder could not be deleted now; the reclaimer will delete it');
+      return { location: answer.location, removed: true };
+    });
+    return { ...answer, job_id: jobId };
+  }
+
+  /** Whether `p` settles within `ms` (0: never waits). */
+  private async within(p: Promise<unknown>, ms: number): Promise<boolean> {
+    if (ms <= 0) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const budget = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
+    try {
+      return await Promise.race([p.then(() => true as const, () => true as const), budget]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Forgets the table but keeps its data (it can be registered again). */
