@@ -371,6 +371,36 @@ describe('jobs on two replicas sharing Postgres', { skip: !CATALOG_KINDS.include
     assert.equal((await onA.openJob(j1.id!)).state, 'cancelled', 'the cancelled job was never run');
   });
 
+  it('a cancel reaches a running job through another replica: the job stops before its engine commit and ends CANCELLED', async () => {
+    for (const g of gateways.splice(0)) await g.close();
+    const a = await replica({ JOBS_POLL_INTERVAL_MS: '0' });
+    const tenant = await newTenant(a);
+    const onA = await remote(a, tenant);
+    const t = await tableWithComputed(onA, 'stopme');
+    const job = await t.refreshColumnAsync('y');
+    // The runner is held inside the job (its catalog read of the table waits on a lock held here) while the cancel comes.
+    const locker = new Client({ connectionString: pg.url });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE tables IN ACCESS EXCLUSIVE MODE');
+    try {
+      await replica({ JOBS_POLL_INTERVAL_MS: '100', RECLAIM_INTERVAL_SECONDS: '0' });
+      await eventually(async () => (await sql(`SELECT 1 FROM jobs WHERE id = $1 AND state = 'RUNNING'`, [job.id])).length > 0, 400, 50);
+      const r = await tenant.api.post('/v1/jobs/cancel', { job_id: job.id });
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.body, { job_id: job.id, job_state: 'IN_PROGRESS', cancel_requested: true });
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    await assert.rejects(() => job.wait(), /cancel/i);
+    assert.equal((await onA.openJob(job.id!)).state, 'cancelled');
+    assert.deepEqual(await ys(await onA.openTable('stopme')), ROWS.map(() => null), 'nothing was committed');
+    const events = await audit(a, tenant);
+    assert.ok(!events.some((e) => e.action === 'job.backfill_column'), 'no commit, no record of one');
+    assert.ok(events.some((e) => e.action === 'job.cancel' && e.details.state === 'IN_PROGRESS'));
+  });
+
   it('a replica SIGKILLed in the middle of a job: another takes the job over once the lease expired, and runs it to the end', async () => {
     // No replica of the previous test may run this job.
     for (const g of gateways.splice(0)) await g.close();

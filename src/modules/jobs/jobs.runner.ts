@@ -104,6 +104,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     const leaseMs = this.config.jobs.leaseMs;
     let lost = false;
     let cancelRequested = job.cancelRequested;
+    let stoppedForCancel = false;
     const beat = async () => {
       try {
         const h = await this.repo.heartbeat(job.id, owner, leaseMs);
@@ -126,7 +127,11 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       beforeCommit: async () => {
         await beat();
         if (lost) throw Errors.serviceUnavailable(`job ${job.id} was taken over by another replica`);
-        if (cancelRequested) throw new JobCancelled();
+        if (cancelRequested) {
+          // Remembered here: layers between this and the runner (the engine's error translation) may wrap the error.
+          stoppedForCancel = true;
+          throw new JobCancelled();
+        }
       },
     };
     try {
@@ -146,7 +151,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       const result = await AuditContext.run(audit, () => (work ? work() : executor(job, ctx)));
       await this.end(job, 'DONE', { result }, lost);
     } catch (err) {
-      if (err instanceof JobCancelled) {
+      if (err instanceof JobCancelled || stoppedForCancel) {
         await this.end(job, 'CANCELLED', {}, lost);
       } else {
         const failure = failureOf(err);
