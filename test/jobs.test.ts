@@ -171,6 +171,9 @@ forEachCatalog('jobs', (kind) => {
     assert.equal(failed.body.result, undefined);
     assert.equal((await db.openJob(bad.id!)).state, 'failed');
 
+    // Events are not recorded: the client's Job.events() is told so (406), not sent to an unknown route.
+    expectProblem(await api.post('/v1/jobs/query_events', { job_id: r.body.job_id }), 406, 0);
+    await assert.rejects(() => db.openJob(r.body.job_id).then((j) => j.events()), /not recorded/);
     expectProblem(await api.post('/v1/jobs/describe', { job_id: 'not-a-uuid' }), 404, 0);
     expectProblem(await api.post('/v1/jobs/describe', { job_id: '00000000-0000-4000-8000-000000000000' }), 404, 0);
     expectProblem(await api.post('/v1/jobs/describe', {}), 400, 13);

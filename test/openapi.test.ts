@@ -140,6 +140,7 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('*', 'extra-route', 'POST /v1/tables/{name}', 'Enterprise route (docs/rest-contract.md §4.7)'),
   allow('*', 'extra-route', 'POST /v1/jobs/list', 'the official remote client\'s jobs route (listJobs); not in the namespace spec'),
   allow('*', 'extra-route', 'POST /v1/jobs/describe', 'the official remote client\'s jobs route (openJob, Job.wait); not in the namespace spec'),
+  allow('*', 'extra-route', 'POST /v1/jobs/query_events', 'the official remote client\'s Job.events(): answered 406, events are not recorded'),
   allow('*', 'extra-route', 'POST /v1/jobs/cancel', 'the official remote client\'s jobs route (cancelJob); not in the namespace spec'),
 ];
 
@@ -626,6 +627,7 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/jobs/describe', '/v1/jobs/describe', 200, { job_id: job.body.job_id });
     await call('POST', '/v1/jobs/cancel', '/v1/jobs/cancel', 200, { job_id: job.body.job_id });
     await call('POST', '/v1/jobs/describe', '/v1/jobs/describe', 404, { job_id: '00000000-0000-4000-8000-000000000000' });
+    await call('POST', '/v1/jobs/query_events', '/v1/jobs/query_events', 406, { job_id: job.body.job_id });
     await call('POST', '/v1/table/{id}/drop_columns', `/v1/table/${orders}/drop_columns`, 200, { columns: ['triple'] });
     await call('POST', '/v1/table/{id}/tags/create', `/v1/table/${orders}/tags/create`, 200, { tag: 'v1', version: 1 });
     await call('POST', '/v1/table/{id}/tags/list', `/v1/table/${orders}/tags/list`, 200);

@@ -1,8 +1,10 @@
 import { Controller, Post } from '@nestjs/common';
+import { Errors } from '../../common/errors';
 import { z } from 'zod';
 import { ValidBody } from '../../common/validation/zod-validation.pipe';
 import { Audited } from '../audit/audited.decorator';
 import { CATALOG_ERRORS, Operation } from '../openapi/operation.decorator';
+import { QueryEventsBody } from './jobs.schemas';
 import { Tenant, TenantContext } from '../tenancy/tenant-context';
 import { CancelJobResponse, DescribeJobResponse, JobIdBody, ListJobsBody, ListJobsResponse } from './jobs.schemas';
 import { JobsService } from './jobs.service';
@@ -60,5 +62,21 @@ export class JobsController {
   @Audited('job.cancel')
   cancel(@Tenant() t: TenantContext, @ValidBody(JobIdBody) body: z.output<typeof JobIdBody>) {
     return this.jobs.cancel(t, body.job_id);
+  }
+
+  @Post('query_events')
+  @Operation({
+    operationId: 'QueryJobEvents',
+    summary: 'A job\'s event history (not supported)',
+    description:
+      'Not supported: a job keeps its state, attempts, result and failure (describe), not a history of events. ' +
+      'Answers 406 (code 0), so the client\'s `Job.events()` says so instead of failing on an unknown route.',
+    tag: 'Jobs',
+    access: 'catalog',
+    responses: { 200: { description: 'Never answered (406)', schema: z.object({}) } },
+    errors: [400, 401, 403, 406, 503, '5XX'],
+  })
+  queryEvents(@ValidBody(QueryEventsBody) _body: z.output<typeof QueryEventsBody>): Record<string, never> {
+    throw Errors.unsupported('job events are not recorded by this gateway; describe the job (/v1/jobs/describe) for its state, result and failure');
   }
 }

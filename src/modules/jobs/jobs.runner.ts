@@ -35,7 +35,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
 
   onApplicationBootstrap(): void {
     this.jobs.attachRunner(
-      this.enabled,
+      () => this.enabled && !this.stopped && this.running.size < this.config.jobs.concurrency,
       (job, work) => this.start(job, work),
       () => void this.poll(),
     );

@@ -5,6 +5,7 @@ import { PageQuery } from '../../common/validation/fields';
 const base = { identity: z.unknown().optional(), context: z.unknown().optional() };
 
 export const ListJobsBody = z.object({ ...base, ...PageQuery.shape }).loose();
+export const QueryEventsBody = z.object({ ...base, job_id: z.string().nullish(), limit: z.number().int().nullish(), filter: z.string().nullish() }).loose();
 export const JobIdBody = z.object({ ...base, job_id: z.string({ error: 'job_id is required' }).min(1, 'job_id must not be empty') }).loose();
 
 const JobState = z

@@ -52,8 +52,8 @@ export class JobsService {
   /** Set by JobRunner: runs a job this replica has just made and owns (with `work` instead of its executor). */
   private startHere?: (job: ClaimedJob, work?: () => Promise<Record<string, unknown>>) => void;
   private wake?: () => void;
-  /** Whether this replica's runner claims jobs (JOBS_POLL_INTERVAL_MS > 0). */
-  private runsJobs = false;
+  /** Whether this replica's runner may start one more job now (it claims jobs and has a free slot). */
+  private hasRoom: () => boolean = () => false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -72,8 +72,8 @@ export class JobsService {
   }
 
   /** @internal JobRunner's hooks. */
-  attachRunner(runsJobs: boolean, startHere: (job: ClaimedJob, work?: () => Promise<Record<string, unknown>>) => void, wake: () => void): void {
-    this.runsJobs = runsJobs;
+  attachRunner(hasRoom: () => boolean, startHere: (job: ClaimedJob, work?: () => Promise<Record<string, unknown>>) => void, wake: () => void): void {
+    this.hasRoom = hasRoom;
     this.startHere = startHere;
     this.wake = wake;
   }
@@ -106,12 +106,12 @@ export class JobsService {
 
   /**
    * Records a job (with the request's audit record, in one transaction) and answers its id. A replica that runs
-   * jobs starts it at once, leased to itself; otherwise it waits, queued, for a replica that does.
+   * jobs and has a free slot starts it at once, leased to itself; otherwise it waits, queued, for a replica that does.
    */
   async submit(t: TenantContext, tableId: string[], jobType: string, spec: Record<string, unknown>): Promise<string> {
     if (!this.executors.has(jobType)) throw new Error(`no executor for job type ${jobType}`);
     const id = randomUUID();
-    const runHere = this.runsJobs;
+    const runHere = this.hasRoom();
     const values = {
       id,
       databaseId: t.database.id,
