@@ -132,17 +132,17 @@ export class JobsRepository {
 
   /**
    * Claims up to `limit` jobs for `owner`: queued ones, and running ones whose lease expired (their runner is gone),
-   * oldest first. FOR UPDATE SKIP LOCKED: replicas claiming at once never take the same job, and a claim never waits
+   * oldest first (a lost one only while it has attempts left: timeOutExhausted ends the others). FOR UPDATE SKIP LOCKED: replicas claiming at once never take the same job, and a claim never waits
    * on another's. Each claim counts an attempt and leases the job for `leaseMs`.
    */
-  async claim(owner: string, leaseMs: number, limit: number): Promise<ClaimedJob[]> {
+  async claim(owner: string, leaseMs: number, limit: number, maxAttempts: number): Promise<ClaimedJob[]> {
     const ids = await this.db.$queryRaw<{ id: string }[]>`
       UPDATE jobs j SET state = 'RUNNING', owner = ${owner}, attempts = j.attempts + 1,
                         lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond',
                         started_at = COALESCE(j.started_at, now())
        WHERE j.id IN (
          SELECT q.id FROM jobs q
-          WHERE q.state = 'QUEUED' OR (q.state = 'RUNNING' AND q.lease_expires_at < now())
+          WHERE q.state = 'QUEUED' OR (q.state = 'RUNNING' AND q.lease_expires_at < now() AND q.attempts < ${maxAttempts})
           ORDER BY q.created_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED)

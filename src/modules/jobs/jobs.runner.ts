@@ -79,7 +79,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       if (timedOut) this.log.warn(`${timedOut} job(s) ended TIMED_OUT: their runners were lost ${this.config.jobs.maxAttempts} times`);
       const free = this.config.jobs.concurrency - this.running.size;
       if (free <= 0 || this.stopped) return;
-      for (const job of await this.repo.claim(this.replica.id, this.config.jobs.leaseMs, free)) {
+      for (const job of await this.repo.claim(this.replica.id, this.config.jobs.leaseMs, free, this.config.jobs.maxAttempts)) {
         if (job.attempts > 1) this.log.warn(`took over job ${job.id} (${job.jobType}, run ${job.attempts}): its runner ${job.owner ?? ''} was lost`);
         this.start(job);
       }
