@@ -343,7 +343,10 @@ describe('jobs on two replicas sharing Postgres', { skip: !CATALOG_KINDS.include
     await sql(`UPDATE jobs SET state = 'RUNNING', owner = 'dead-replica/2', attempts = 3, lease_expires_at = now() - interval '1 second' WHERE id = $1`, [j4.id]);
     await sql(`UPDATE jobs SET lease_expires_at = now() + interval '8 seconds' WHERE id = $1`, [j3.id]);
 
-    const c = await replica({ JOBS_POLL_INTERVAL_MS: '100', JOBS_LEASE_SECONDS: '1', JOBS_MAX_ATTEMPTS: '3' });
+    // j1 ended long ago: older than JOBS_RETENTION_DAYS.
+    await sql(`UPDATE jobs SET finished_at = now() - interval '8 days' WHERE id = $1`, [j1.id]);
+
+    const c = await replica({ JOBS_POLL_INTERVAL_MS: '100', JOBS_LEASE_SECONDS: '1', JOBS_MAX_ATTEMPTS: '3', JOBS_RETENTION_DAYS: '7' });
     const onC = await remote(c, tenant);
     // C's first round: j4 ends TIMED_OUT (the client reports failed), never run again.
     await eventually(async () => (await tenant.api.post('/v1/jobs/describe', { job_id: j4.id })).body.job_state === 'TIMED_OUT', 200, 50);
@@ -371,7 +374,10 @@ describe('jobs on two replicas sharing Postgres', { skip: !CATALOG_KINDS.include
     assert.equal(row3.state, 'DONE');
     assert.notEqual(row3.owner, 'dead-replica/1');
     assert.equal(row3.attempts, 2);
-    assert.equal((await onA.openJob(j1.id!)).state, 'cancelled', 'the cancelled job was never run');
+    // The job that ended 8 days ago was deleted by C's first round; the others are kept.
+    assert.equal((await sql(`SELECT 1 FROM jobs WHERE id = $1`, [j1.id])).length, 0);
+    expectProblem(await tenant.api.post('/v1/jobs/describe', { job_id: j1.id }), 404, 0);
+    assert.deepEqual((await onA.listJobs()).map((j) => j.jobId).sort(), [j2.id, j3.id, j4.id].sort());
   });
 
   it('a cancel reaches a running job through another replica: the job stops before its engine commit and ends CANCELLED', async () => {

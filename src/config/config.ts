@@ -100,6 +100,7 @@ export const envSchema = z.object({
   JOBS_LEASE_SECONDS: intWithDefault(30, 1),
   JOBS_CONCURRENCY: intWithDefault(2, 0),
   JOBS_MAX_ATTEMPTS: intWithDefault(3, 1),
+  JOBS_RETENTION_DAYS: intWithDefault(7, 0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'log', 'debug', 'verbose']).default('log'),
 });
 
@@ -195,6 +196,8 @@ export interface AppConfig {
     concurrency: number;
     /** A job whose runner was lost this many times ends TIMED_OUT instead of being run again. */
     maxAttempts: number;
+    /** Days a job is kept after it ended (then deleted by a runner); 0: kept for ever. */
+    retentionDays: number;
   };
 }
 
@@ -272,6 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       leaseMs: e.JOBS_LEASE_SECONDS * 1000,
       concurrency: e.JOBS_CONCURRENCY,
       maxAttempts: e.JOBS_MAX_ATTEMPTS,
+      retentionDays: e.JOBS_RETENTION_DAYS,
     },
     logLevel: e.LOG_LEVEL,
   };

@@ -193,4 +193,11 @@ export class JobsRepository {
                         'message', 'the job lost its runner ' || attempts || ' times (replicas stopped or crashed while running it)')
        WHERE state = 'RUNNING' AND lease_expires_at < now() AND attempts >= ${maxAttempts}`;
   }
+
+  /** Deletes jobs that ended more than `days` days ago; returns how many. */
+  async deleteEndedBefore(days: number): Promise<number> {
+    return this.db.$executeRaw`
+      DELETE FROM jobs WHERE state IN ('DONE', 'FAILED', 'CANCELLED', 'TIMED_OUT')
+         AND finished_at < now() - ${days}::int * interval '1 day'`;
+  }
 }

@@ -6,12 +6,16 @@ import { ReplicaIdentity } from '../reclaim/pending-locations.service';
 import { ClaimedJob, JobFailure, JobsRepository } from './jobs.repository';
 import { JobCancelled, JobsService } from './jobs.service';
 
+/** How often a runner deletes jobs that ended more than JOBS_RETENTION_DAYS ago (and at its first round). */
+const PURGE_EVERY_MS = 60_000;
+
 /**
  * The job runner, on every replica whose JOBS_POLL_INTERVAL_MS is not 0. Jobs live only in the catalog: every
  * interval (and when this replica queues one) it claims, through Postgres (FOR UPDATE SKIP LOCKED), queued jobs and
  * running ones whose lease expired (their replica stopped or died), up to JOBS_CONCURRENCY at a time, and runs them.
  * While a job runs its lease is renewed every third of JOBS_LEASE_SECONDS; a job whose lease lapsed JOBS_MAX_ATTEMPTS
- * times ends TIMED_OUT. A job ends DONE (its result), FAILED (why), or CANCELLED (a cancel seen before its commit).
+ * times ends TIMED_OUT. A job ends DONE (its result), FAILED (why), or CANCELLED (a cancel seen before its commit);
+ * JOBS_RETENTION_DAYS after it ended it is deleted.
  */
 @Injectable()
 export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -21,6 +25,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
   private again = false;
   private stopped = false;
   private readonly running = new Map<string, Promise<void>>();
+  private lastPurge = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -75,6 +80,10 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
 
   private async round(): Promise<void> {
     try {
+      if (this.config.jobs.retentionDays > 0 && Date.now() - this.lastPurge >= PURGE_EVERY_MS) {
+        this.lastPurge = Date.now();
+        await this.repo.deleteEndedBefore(this.config.jobs.retentionDays);
+      }
       const timedOut = await this.repo.timeOutExhausted(this.config.jobs.maxAttempts);
       if (timedOut) this.log.warn(`${timedOut} job(s) ended TIMED_OUT: their runners were lost ${this.config.jobs.maxAttempts} times`);
       const free = this.config.jobs.concurrency - this.running.size;
