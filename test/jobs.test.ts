@@ -179,6 +179,23 @@ forEachCatalog('jobs', (kind) => {
     expectProblem(await api.post('/v1/jobs/describe', {}), 400, 13);
   });
 
+  it('backfill_column on a branch fills the branch only; a branch the table lacks is refused before a job is made', async () => {
+    const tenant = await newTenant(gw);
+    const db = await remote(gw, tenant);
+    await tableWithComputed(db, 'branchy');
+    const p = `/v1/table/${idPath('branchy')}`;
+    assert.equal((await tenant.api.post(`${p}/branches/create`, { name: 'dev' })).status, 200);
+    const r = await tenant.api.post(`${p}/backfill_column`, { column: 'y', branch: 'dev' });
+    assert.equal(r.status, 202, r.text);
+    await (await db.openJob(r.body.job_id)).wait();
+    const nulls = async (branch?: string) => (await tenant.api.post(`${p}/count_rows`, { predicate: 'y IS NULL', ...(branch ? { branch } : {}) })).body;
+    assert.equal(await nulls('dev'), 0);
+    assert.equal(await nulls(), ROWS.length, 'main is untouched');
+    assert.equal((await tenant.api.post('/v1/jobs/describe', { job_id: r.body.job_id })).body.spec.branch, 'dev');
+    expectProblem(await tenant.api.post(`${p}/backfill_column`, { column: 'y', branch: 'ghost' }), 404, 22);
+    assert.equal((await db.listJobs()).length, 1);
+  });
+
   it('per database: another database sees 404 (openJob rejects, cancelJob false); read keys list and describe, only write keys cancel or submit', async () => {
     const a = await newTenant(gw);
     const b = await newTenant(gw);
@@ -195,6 +212,17 @@ forEachCatalog('jobs', (kind) => {
     await assert.rejects(() => dbB.openJob(id));
     assert.equal(await dbB.cancelJob(id), false);
     assert.deepEqual(await dbB.listJobs(), []);
+
+    // A database prefix is a catalog of its own: its jobs are not the database's, nor the other way round.
+    const dbP = await lancedb.connect(`db://${a.name}/team1`, { apiKey: a.writeKey, hostOverride: gw.url });
+    await assert.rejects(() => dbP.openJob(id));
+    assert.deepEqual(await dbP.listJobs(), []);
+    const tp = await tableWithComputed(dbP, 'mine');
+    const jp = await tp.refreshColumnAsync('y');
+    await jp.wait();
+    assert.deepEqual((await dbP.listJobs()).map((j) => j.jobId), [jp.id]);
+    assert.deepEqual((await dbA.listJobs()).map((j) => j.jobId), [id]);
+    expectProblem(await a.api.post('/v1/jobs/describe', { job_id: jp.id }), 404, 0);
 
     assert.equal((await a.reader.post('/v1/jobs/describe', { job_id: id })).status, 200);
     assert.equal((await a.reader.post('/v1/jobs/list', {})).status, 200);
