@@ -11,6 +11,8 @@ import { HealthModule } from './modules/health/health.module';
 import { LANCE_REST_MODULES, LanceRestModule } from './modules/lance-rest.module';
 import { ObservabilityModule } from './modules/observability/observability.module';
 import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
+import { UsageCoreModule } from './modules/usage/usage-core.module';
+import { UsageModule } from './modules/usage/usage.module';
 
 /** Composes the gateway: infrastructure, the operator API, health, and the REST contract (under BASE_PATH). */
 @Module({})
@@ -23,8 +25,10 @@ export class AppModule {
         DatabaseModule.register(catalog),
         ObservabilityModule.register(logger),
         AuditModule,
+        UsageCoreModule,
         HealthModule,
         DatabasesModule,
+        UsageModule,
         LanceRestModule,
         ReclaimerModule,
         ...(config.basePath ? [RouterModule.register([{ path: config.basePath, module: LanceRestModule, children: LANCE_REST_MODULES }])] : []),

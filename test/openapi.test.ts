@@ -453,7 +453,7 @@ describe(`OpenAPI document [${kind}]`, () => {
     for (const o of operationsOf(doc)) {
       const names = (o.op.security ?? []).flatMap((s: Json) => Object.keys(s)).sort().join(',');
       if (o.path.startsWith('/v1/')) assert.equal(names, 'ApiKeyAuth,BearerAuth', `${o.method} ${o.path}`);
-      else if (/^\/admin\/v1\/databases(\/\{name\})?$/.test(o.path)) assert.equal(names, 'OperatorKeyAuth', `${o.method} ${o.path}`);
+      else if (/^\/admin\/v1\/(databases(\/\{name\})?|usage(\/top-storage)?)$/.test(o.path)) assert.equal(names, 'OperatorKeyAuth', `${o.method} ${o.path}`);
       else if (o.path.startsWith('/admin/')) assert.equal(names, 'ApiKeyAuth,BearerAuth,OperatorKeyAuth', `${o.method} ${o.path}`);
       else if (o.path === '/metrics') assert.deepEqual(o.op.security, [{ MetricsKeyAuth: [] }, {}], 'the metrics key, or none when unset');
       else assert.deepEqual(o.op.security, [], `${o.method} ${o.path} is public`);
@@ -692,6 +692,10 @@ describe(`OpenAPI document [${kind}]`, () => {
     const key = await call('POST', '/admin/v1/databases/{name}/api-keys', '/admin/v1/databases/docs_db/api-keys', 201, { role: 'read', description: 'docs' }, op);
     await call('GET', '/admin/v1/databases/{name}/api-keys', '/admin/v1/databases/docs_db/api-keys', 200, undefined, op);
     await call('GET', '/admin/v1/databases/{name}/audit', `/admin/v1/databases/${tenant.name}/audit`, 200, undefined, op);
+    await call('GET', '/admin/v1/databases/{name}/usage', `/admin/v1/databases/${tenant.name}/usage?granularity=hour`, 200, undefined, op);
+    await call('GET', '/admin/v1/usage', '/admin/v1/usage?sort=requests&limit=2', 200, undefined, op);
+    await call('GET', '/admin/v1/usage/top-storage', '/admin/v1/usage/top-storage?limit=3', 200, undefined, op);
+    await call('PATCH', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 200, { quotas: { max_tables: 10, max_storage_bytes: null } }, op);
     await call('DELETE', '/admin/v1/databases/{name}/api-keys/{id}', `/admin/v1/databases/docs_db/api-keys/${key.body.id}`, 204, undefined, op);
     await call('DELETE', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 204, undefined, op);
     await call('GET', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 404, undefined, op);

@@ -17,7 +17,14 @@ import type { Role } from '../modules/auth/api-keys.repository';
 import { DatabasesService } from '../modules/databases/databases.service';
 import { createRootLogger } from '../modules/observability/logger';
 import { StorageScan } from '../modules/reclaim/storage-scan.service';
+import { UsageService } from '../modules/usage/usage.service';
+import { FleetUsageQuery, FleetUsageReport, UsageQuery } from '../modules/usage/usage.schemas';
 import pino from 'pino';
+
+/** An answer printed as it is (CSV), not as JSON. */
+class CsvText {
+  constructor(readonly text: string) {}
+}
 
 const USAGE = `usage: npm run admin -- <command>
 
@@ -29,6 +36,10 @@ const USAGE = `usage: npm run admin -- <command>
   keys list <database>
   keys revoke <database> <key-id>
   audit <database> [--limit n]
+  usage <database> [--from 2026-11-01] [--to 2026-12-01] [--granularity day|hour] [--csv]
+      requests, rows written, bytes ingested, queries (and per day storage, tables, namespaces); to is exclusive
+  usage --date 2026-11-23 [--sort storage|requests] [--csv]
+      every database's usage on a day, largest first
   storage scan <database> [--delete]
       folders in the database's storage that no table, pending write or clean-up knows; --delete removes them
 
@@ -52,6 +63,12 @@ async function main(argv: string[]): Promise<unknown> {
           delete: { type: 'boolean' },
           'storage-profile': { type: 'string' },
           'managed-versioning': { type: 'boolean' },
+          from: { type: 'string' },
+          to: { type: 'string' },
+          granularity: { type: 'string' },
+          date: { type: 'string' },
+          sort: { type: 'string' },
+          csv: { type: 'boolean' },
           help: { type: 'boolean', short: 'h' },
         },
       });
@@ -69,7 +86,12 @@ async function main(argv: string[]): Promise<unknown> {
 
   // The CLI reclaims nothing in the background: the running gateways do that (README "Crash safety").
   const loaded = loadConfig();
-  const config = { ...loaded, reclaim: { ...loaded.reclaim, intervalMs: 0 } };
+  // Nor does it meter or refresh usage figures (it serves no requests).
+  const config = {
+    ...loaded,
+    reclaim: { ...loaded.reclaim, intervalMs: 0 },
+    usage: { ...loaded.usage, metering: false, refreshIntervalMs: 0 },
+  };
   const catalog = await openCatalogDb(config);
   await catalog.migrate();
   // Logs go to stderr (warnings and errors only): stdout carries the JSON answer.
@@ -81,7 +103,7 @@ async function main(argv: string[]): Promise<unknown> {
   const audited = <T>(databaseName: string, act: string, target: string, fn: () => Promise<T>) =>
     AuditContext.run(pendingAudit({ databaseName, actor, action: act, target }), fn);
   try {
-    switch (group === 'audit' ? 'audit' : `${group} ${action ?? ''}`.trim()) {
+    switch (group === 'audit' || group === 'usage' ? group : `${group} ${action ?? ''}`.trim()) {
       case 'databases create': {
         const [name] = need(1);
         const properties = Object.fromEntries(
@@ -140,6 +162,30 @@ async function main(argv: string[]): Promise<unknown> {
         if (!name || rest.length) throw new UsageError('audit takes the database name');
         return await databases.auditTrail(name, { limit: Number(values.limit ?? 100) });
       }
+      case 'usage': {
+        if (rest.length) throw new UsageError('usage takes at most the database name');
+        const usage = app.get(UsageService);
+        const raw = { from: values.from, to: values.to, granularity: values.granularity, date: values.date, sort: values.sort };
+        if (action) {
+          const q = UsageQuery.safeParse(raw);
+          if (!q.success) throw new UsageError(q.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
+          const report = await usage.database(action, q.data);
+          return values.csv ? new CsvText(usage.toCsv(report)) : report;
+        }
+        const q = FleetUsageQuery.safeParse({ ...raw, limit: String(config.listMaxLimit) });
+        if (!q.success) throw new UsageError(q.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
+        const all: FleetUsageReport['databases'] = [];
+        let token: string | undefined;
+        let first: FleetUsageReport | undefined;
+        do {
+          const page = await usage.fleet({ ...q.data, page_token: token });
+          first ??= page;
+          all.push(...page.databases);
+          token = page.page_token;
+        } while (token);
+        const report: FleetUsageReport = { date: first.date, sort: first.sort, databases: all };
+        return values.csv ? new CsvText(usage.toCsv(report)) : report;
+      }
       default:
         throw new UsageError(`unknown command '${group} ${action ?? ''}'`);
     }
@@ -150,7 +196,7 @@ async function main(argv: string[]): Promise<unknown> {
 
 main(process.argv.slice(2)).then(
   (out) => {
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    process.stdout.write(out instanceof CsvText ? out.text : `${JSON.stringify(out, null, 2)}\n`);
     process.exit(0);
   },
   (err: unknown) => {

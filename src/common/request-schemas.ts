@@ -85,6 +85,33 @@ const RateLimitBody = z
   .nullable()
   .transform((v) => (v ? { limit: v.limit, windowMs: v.window_ms } : null));
 
+const quotaLimit = (what: string) =>
+  z
+    .number({ error: `quotas.${what} must be a number or null` })
+    .int({ error: `quotas.${what} must be an integer` })
+    .min(0, { error: `quotas.${what} must be >= 0` })
+    .max(Number.MAX_SAFE_INTEGER)
+    .nullable()
+    .optional()
+    .describe(`null: the gateway's default (QUOTA_${what.toUpperCase()}); absent: unchanged`);
+
+/** A database's quotas; each null → the gateway's default, absent → unchanged (on PATCH). */
+const QuotasBody = z
+  .object({
+    max_tables: quotaLimit('max_tables'),
+    max_namespaces: quotaLimit('max_namespaces'),
+    max_storage_bytes: quotaLimit('max_storage_bytes'),
+    max_rows_per_write: quotaLimit('max_rows_per_write'),
+  })
+  .strict()
+  .describe('tables, namespaces, storage bytes and rows per write the database may have; past one, a 403 (code 15)')
+  .transform((q) => ({
+    maxTables: q.max_tables,
+    maxNamespaces: q.max_namespaces,
+    maxStorageBytes: q.max_storage_bytes,
+    maxRowsPerWrite: q.max_rows_per_write,
+  }));
+
 export const CreateDatabaseBody = z.object({
   name: z.string({ error: 'name is required' }).describe('letters, digits, `_`, `-` and `.`'),
   properties: properties.optional().describe('string-to-string properties'),
@@ -94,6 +121,7 @@ export const CreateDatabaseBody = z.object({
     .boolean()
     .optional()
     .describe('catalog-managed versions: every commit of its tables goes through CreateTableVersion and the catalog decides the latest version; absent: false'),
+  quotas: QuotasBody.optional(),
 });
 export const UpdateDatabaseBody = z
   .object({
@@ -101,9 +129,10 @@ export const UpdateDatabaseBody = z
     rate_limit: RateLimitBody.optional().describe('null: back to the gateway defaults'),
     storage_profile: z.string().min(1).max(64).optional().describe('a different storage profile; only while the database holds no tables'),
     managed_versioning: z.boolean().optional().describe('turns catalog-managed versions on or off; only while the database holds no tables'),
+    quotas: QuotasBody.optional(),
   })
-  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined || b.storage_profile !== undefined || b.managed_versioning !== undefined, {
-    error: 'nothing to change: send properties, rate_limit, storage_profile and/or managed_versioning',
+  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined || b.storage_profile !== undefined || b.managed_versioning !== undefined || b.quotas !== undefined, {
+    error: 'nothing to change: send properties, rate_limit, storage_profile, managed_versioning and/or quotas',
   });
 export const CreateKeyBody = z.object({
   role: z.enum(['read', 'write', 'admin'], { error: "role must be 'read', 'write' or 'admin'" }),

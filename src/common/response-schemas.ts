@@ -273,6 +273,14 @@ export const Database = z.object({
   storage_profile: z.string().describe('the storage profile its tables live in'),
   managed_versioning: z.boolean().describe('whether its tables\' versions are managed by the catalog (CreateTableVersion)'),
   storage_root: z.string().describe("where its tables live (the profile's root and the database folder; never options or secrets)"),
+  quotas: z
+    .object({
+      max_tables: z.number().int().nullable(),
+      max_namespaces: z.number().int().nullable(),
+      max_storage_bytes: z.number().int().nullable(),
+      max_rows_per_write: z.number().int().nullable(),
+    })
+    .describe("the quotas in force (its own, else the gateway's defaults); null: no limit"),
   created_at: z.string(),
 }).meta({ id: 'Database' });
 export type Database = z.infer<typeof Database>;

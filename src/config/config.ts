@@ -25,6 +25,21 @@ const intWithDefault = (def: number, min = 0) =>
       return n;
     });
 
+/** An integer setting that may be left unset (undefined: no limit). */
+const optionalInt = (min = 0) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return undefined;
+      const n = Number(v);
+      if (!Number.isSafeInteger(n) || n < min) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer >= ${min} (or unset for no limit), got '${v}'` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
 export const envSchema = z.object({
   PORT: intWithDefault(2333, 0),
   HOST: z.string().default('127.0.0.1'),
@@ -101,6 +116,18 @@ export const envSchema = z.object({
   JOBS_CONCURRENCY: intWithDefault(2, 0),
   JOBS_MAX_ATTEMPTS: intWithDefault(3, 1),
   JOBS_RETENTION_DAYS: intWithDefault(7, 0),
+  USAGE_METERING: z
+    .enum(['true', 'false', ''], { error: "must be 'true' or 'false'" })
+    .optional()
+    .transform((v) => v !== 'false'),
+  USAGE_FLUSH_INTERVAL_SECONDS: intWithDefault(10, 1),
+  USAGE_REFRESH_INTERVAL_SECONDS: intWithDefault(60, 0),
+  USAGE_REFRESH_TABLES_PER_MINUTE: intWithDefault(600, 1),
+  USAGE_FULL_SCAN_HOURS: intWithDefault(24, 1),
+  QUOTA_MAX_TABLES: optionalInt(0),
+  QUOTA_MAX_NAMESPACES: optionalInt(0),
+  QUOTA_MAX_STORAGE_BYTES: optionalInt(0),
+  QUOTA_MAX_ROWS_PER_WRITE: optionalInt(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'log', 'debug', 'verbose']).default('log'),
 });
 
@@ -199,6 +226,29 @@ export interface AppConfig {
     /** Days a job is kept after it ended (then deleted by a runner); 0: kept for ever. */
     retentionDays: number;
   };
+  /** Usage metering (README "Usage and quotas"). */
+  usage: {
+    /** Off: nothing is counted (USAGE_METERING=false). */
+    metering: boolean;
+    /** How often a replica adds what it counted to the catalog; a crash loses at most this much. */
+    flushIntervalMs: number;
+    /** How often this replica runs a storage-refresh round; 0: never (other replicas do). */
+    refreshIntervalMs: number;
+    /** Most tables whose statistics one replica re-reads per minute. */
+    refreshTablesPerMinute: number;
+    /** Every table is re-read at least this often (also when nothing says it changed). */
+    fullScanMs: number;
+  };
+  /** Default quotas of databases that set none of their own; undefined: no limit. */
+  quotas: Quotas;
+}
+
+/** A database's quotas (undefined / null: no limit). */
+export interface Quotas {
+  maxTables?: number | null;
+  maxNamespaces?: number | null;
+  maxStorageBytes?: number | null;
+  maxRowsPerWrite?: number | null;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -276,6 +326,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       concurrency: e.JOBS_CONCURRENCY,
       maxAttempts: e.JOBS_MAX_ATTEMPTS,
       retentionDays: e.JOBS_RETENTION_DAYS,
+    },
+    usage: {
+      metering: e.USAGE_METERING,
+      flushIntervalMs: e.USAGE_FLUSH_INTERVAL_SECONDS * 1000,
+      refreshIntervalMs: e.USAGE_REFRESH_INTERVAL_SECONDS * 1000,
+      refreshTablesPerMinute: e.USAGE_REFRESH_TABLES_PER_MINUTE,
+      fullScanMs: e.USAGE_FULL_SCAN_HOURS * 3600_000,
+    },
+    quotas: {
+      maxTables: e.QUOTA_MAX_TABLES,
+      maxNamespaces: e.QUOTA_MAX_NAMESPACES,
+      maxStorageBytes: e.QUOTA_MAX_STORAGE_BYTES,
+      maxRowsPerWrite: e.QUOTA_MAX_ROWS_PER_WRITE,
     },
     logLevel: e.LOG_LEVEL,
   };

@@ -18,6 +18,10 @@ export type KeyWithDatabase = ApiKeyRow & {
   databaseName: string;
   rateLimitLimit: number | null;
   rateLimitWindowMs: number | null;
+  maxTables: number | null;
+  maxNamespaces: number | null;
+  maxStorageBytes: number | null;
+  maxRowsPerWrite: number | null;
 };
 
 const PUBLIC_COLUMNS = {
@@ -54,7 +58,9 @@ export class ApiKeysRepository {
     const rows = await this.db.$queryRaw<KeyWithDatabase[]>`
       SELECT k.id, k.database_id AS "databaseId", k.role, k.description, k.created_at AS "createdAt",
              k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.hash, d.name AS "databaseName",
-             d.rate_limit_limit AS "rateLimitLimit", d.rate_limit_window_ms AS "rateLimitWindowMs"
+             d.rate_limit_limit AS "rateLimitLimit", d.rate_limit_window_ms AS "rateLimitWindowMs",
+             d.max_tables AS "maxTables", d.max_namespaces AS "maxNamespaces",
+             d.max_storage_bytes::float8 AS "maxStorageBytes", d.max_rows_per_write::float8 AS "maxRowsPerWrite"
         FROM api_keys k JOIN databases d ON d.id = k.database_id
        WHERE k.hash = ${hash}`;
     return rows[0] ?? null;

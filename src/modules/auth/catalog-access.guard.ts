@@ -41,7 +41,7 @@ export class CatalogAccessGuard implements CanActivate {
     }
     const database =
       principal.kind === 'key'
-        ? { id: principal.databaseId, name, rateLimit: principal.databaseRateLimit }
+        ? { id: principal.databaseId, name, rateLimit: principal.databaseRateLimit, quotas: principal.databaseQuotas }
         : await this.tenancy.resolve(name);
     const need =
       this.reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, [ctx.getHandler(), ctx.getClass()]) ?? 'read';
@@ -49,7 +49,7 @@ export class CatalogAccessGuard implements CanActivate {
     if (!roleSatisfies(principal.role, need)) {
       throw Errors.permissionDenied(`this operation needs '${need}'; this credential has '${principal.role}'`);
     }
-    req.tenant = { database, catalog, role: principal.role, principal: principalLabel(principal), requestId: req.id };
+    req.tenant = { database, catalog, role: principal.role, need, principal: principalLabel(principal), requestId: req.id };
     return true;
   }
 }

@@ -2,7 +2,7 @@ import { ExecutionContext, Injectable } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
 import { Errors } from '../../common/errors';
 import { headerValue } from '../tenancy/tenancy.service';
-import { rateLimitOf } from '../tenancy/tenant-context';
+import { quotasOf, rateLimitOf } from '../tenancy/tenant-context';
 import { ApiKeysService } from './api-keys.service';
 import { JwtVerifier } from './jwt-verifier.service';
 import { Principal } from './principal';
@@ -66,6 +66,7 @@ export class CredentialsService {
       databaseId: key.databaseId,
       databaseName: key.databaseName,
       databaseRateLimit: rateLimitOf(key),
+      databaseQuotas: quotasOf(key),
     };
   }
 }

@@ -1,3 +1,4 @@
+import type { Quotas } from '../../config/config';
 import type { RateLimit } from '../tenancy/tenant-context';
 import type { Role } from './api-keys.repository';
 
@@ -12,6 +13,7 @@ export type Principal =
       databaseId: string;
       databaseName: string;
       databaseRateLimit: RateLimit;
+      databaseQuotas: Quotas;
     }
   | {
       kind: 'token';

@@ -29,27 +29,28 @@ export class DatabasesController {
   })
   @Audited('database.create')
   create(@ValidBody(CreateDatabaseBody) body: z.output<typeof CreateDatabaseBody>) {
-    return this.databases.create(body.name, body.properties, body.rate_limit ?? null, body.storage_profile, body.managed_versioning ?? false);
+    return this.databases.create(body.name, body.properties, body.rate_limit ?? null, body.storage_profile, body.managed_versioning ?? false, body.quotas);
   }
 
   @Patch(':name')
   @Operation({
     operationId: 'UpdateDatabase',
-    summary: 'Change a database\'s properties or rate limit',
-    description: 'A changed rate limit applies on every replica within AUTH_CACHE_TTL_MS.',
+    summary: 'Change a database\'s properties, rate limit, storage profile or quotas',
+    description: 'A changed rate limit or quota applies on every replica within AUTH_CACHE_TTL_MS.',
     tag: 'Operator',
     access: 'operator',
     pathParams: NAME,
     responses: { 200: { description: 'The database', schema: Database } },
     errors: OPERATOR_ERRORS,
   })
-  @Audited('database.update', (b) => ({ ...(b.managed_versioning !== undefined ? { managed_versioning: b.managed_versioning } : {}), ...(b.storage_profile !== undefined ? { storage_profile: b.storage_profile } : {}), ...(b.rate_limit !== undefined ? { rate_limit: b.rate_limit } : {}), ...(b.properties ? { properties: Object.keys(b.properties) } : {}) }))
+  @Audited('database.update', (b) => ({ ...(b.quotas !== undefined ? { quotas: b.quotas } : {}), ...(b.managed_versioning !== undefined ? { managed_versioning: b.managed_versioning } : {}), ...(b.storage_profile !== undefined ? { storage_profile: b.storage_profile } : {}), ...(b.rate_limit !== undefined ? { rate_limit: b.rate_limit } : {}), ...(b.properties ? { properties: Object.keys(b.properties) } : {}) }))
   update(@Param('name') name: string, @ValidBody(UpdateDatabaseBody) body: z.output<typeof UpdateDatabaseBody>) {
     return this.databases.update(name, {
       properties: body.properties,
       rateLimit: body.rate_limit,
       storageProfile: body.storage_profile,
       managedVersioning: body.managed_versioning,
+      quotas: body.quotas,
     });
   }
 

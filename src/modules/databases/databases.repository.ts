@@ -12,7 +12,20 @@ export interface DatabaseRow {
   rateLimitWindowMs: number | null;
   storageProfile: string;
   managedVersioning: boolean;
+  /** Quotas (null: the gateway's default); bigint columns come back as bigint or string, see quotasOf. */
+  maxTables: number | null;
+  maxNamespaces: number | null;
+  maxStorageBytes: number | bigint | string | null;
+  maxRowsPerWrite: number | bigint | string | null;
 }
+
+/** A change of quotas: undefined fields unchanged, null back to the default. */
+export type QuotasInput = {
+  maxTables?: number | null;
+  maxNamespaces?: number | null;
+  maxStorageBytes?: number | null;
+  maxRowsPerWrite?: number | null;
+};
 
 export type RateLimitInput = { limit: number; windowMs: number } | null;
 
@@ -22,6 +35,7 @@ export interface DatabaseChange {
   rateLimit?: RateLimitInput;
   storageProfile?: string;
   managedVersioning?: boolean;
+  quotas?: QuotasInput;
 }
 
 @Injectable()
@@ -39,24 +53,36 @@ export class DatabasesRepository {
     rateLimit: RateLimitInput = null,
     storageProfile = 'default',
     managedVersioning = false,
+    quotas: QuotasInput = {},
   ): Promise<DatabaseRow | null> {
     const rows = await this.db.$queryRaw<DatabaseRow[]>`
-      INSERT INTO databases (id, name, properties, rate_limit_limit, rate_limit_window_ms, storage_profile, managed_versioning)
+      INSERT INTO databases (id, name, properties, rate_limit_limit, rate_limit_window_ms, storage_profile, managed_versioning,
+                             max_tables, max_namespaces, max_storage_bytes, max_rows_per_write)
       VALUES (${randomUUID()}::uuid, ${name}, ${JSON.stringify(properties)}::jsonb,
-              ${rateLimit?.limit ?? null}::int, ${rateLimit?.windowMs ?? null}::int, ${storageProfile}, ${managedVersioning})
+              ${rateLimit?.limit ?? null}::int, ${rateLimit?.windowMs ?? null}::int, ${storageProfile}, ${managedVersioning},
+              ${quotas.maxTables ?? null}::int, ${quotas.maxNamespaces ?? null}::int,
+              ${quotas.maxStorageBytes ?? null}::bigint, ${quotas.maxRowsPerWrite ?? null}::bigint)
       ON CONFLICT (name) DO NOTHING
       RETURNING id, name, properties, created_at AS "createdAt",
                 rate_limit_limit AS "rateLimitLimit", rate_limit_window_ms AS "rateLimitWindowMs", storage_profile AS "storageProfile",
-                managed_versioning AS "managedVersioning"`;
+                managed_versioning AS "managedVersioning",
+                max_tables AS "maxTables", max_namespaces AS "maxNamespaces",
+                max_storage_bytes::float8 AS "maxStorageBytes", max_rows_per_write::float8 AS "maxRowsPerWrite"`;
     return rows[0] ?? null;
   }
 
   /** Changes properties and/or the rate limit (undefined: unchanged; a null limit: back to the defaults). */
   async update(id: string, change: DatabaseChange): Promise<DatabaseRow> {
+    const q = change.quotas ?? {};
+    const big = (v: number | null) => (v === null ? null : BigInt(v));
     return (await this.db.database.update({
       where: { id },
       data: {
         ...(change.managedVersioning !== undefined ? { managedVersioning: change.managedVersioning } : {}),
+        ...(q.maxTables !== undefined ? { maxTables: q.maxTables } : {}),
+        ...(q.maxNamespaces !== undefined ? { maxNamespaces: q.maxNamespaces } : {}),
+        ...(q.maxStorageBytes !== undefined ? { maxStorageBytes: big(q.maxStorageBytes) } : {}),
+        ...(q.maxRowsPerWrite !== undefined ? { maxRowsPerWrite: big(q.maxRowsPerWrite) } : {}),
         ...(change.storageProfile !== undefined ? { storageProfile: change.storageProfile } : {}),
         ...(change.properties !== undefined ? { properties: change.properties } : {}),
         ...(change.rateLimit !== undefined

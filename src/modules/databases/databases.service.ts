@@ -16,7 +16,9 @@ import { PendingLocationsRepository } from '../reclaim/pending-locations.reposit
 import { PendingLocations } from '../reclaim/pending-locations.service';
 import { TenancyService } from '../tenancy/tenancy.service';
 import { TableStorage } from '../../storage/table-storage.service';
-import { DatabaseChange, DatabaseRow, DatabasesRepository, RateLimitInput } from './databases.repository';
+import { QuotaService } from '../usage/quotas.service';
+import { quotasOf } from '../tenancy/tenant-context';
+import { DatabaseChange, DatabaseRow, DatabasesRepository, QuotasInput, RateLimitInput } from './databases.repository';
 
 
 /** The operator's view: databases (tenants) and their API keys. */
@@ -34,6 +36,7 @@ export class DatabasesService {
     private readonly pending: PendingLocations,
     private readonly pendingRepo: PendingLocationsRepository,
     private readonly uow: UnitOfWork,
+    private readonly quotas: QuotaService,
   ) {}
 
   private present(d: DatabaseRow): Database {
@@ -47,6 +50,12 @@ export class DatabasesService {
       storage_profile: d.storageProfile,
       managed_versioning: d.managedVersioning,
       storage_root: known ? this.storage.uri(this.storage.databaseFolder(d.name, '', d.storageProfile)) : '(profile not configured)',
+      quotas: (({ maxTables, maxNamespaces, maxStorageBytes, maxRowsPerWrite }) => ({
+        max_tables: maxTables,
+        max_namespaces: maxNamespaces,
+        max_storage_bytes: maxStorageBytes,
+        max_rows_per_write: maxRowsPerWrite,
+      }))(this.quotas.effective(quotasOf(d))),
       created_at: new Date(d.createdAt).toISOString(),
     };
   }
@@ -57,6 +66,7 @@ export class DatabasesService {
     rateLimit: RateLimitInput = null,
     storageProfile?: string,
     managedVersioning = false,
+    quotas: QuotasInput = {},
   ): Promise<Database> {
     assertName(name, 'database name');
     const profile = this.storage.profile(storageProfile).name; // 400 for a profile that is not configured
@@ -68,7 +78,7 @@ export class DatabasesService {
       throw Errors.conflict(`database '${name}' is still being deleted (its storage is being removed); try again shortly`);
     }
     const row = await this.uow.run(async () => {
-      const inserted = await this.repo.insert(name, properties, rateLimit, profile, managedVersioning);
+      const inserted = await this.repo.insert(name, properties, rateLimit, profile, managedVersioning, quotas);
       if (!inserted) throw Errors.conflict(`database '${name}' already exists`);
       await this.audit.recordWithChange({ databaseId: inserted.id });
       return inserted;

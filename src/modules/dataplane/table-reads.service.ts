@@ -10,6 +10,7 @@ import { assertEngineSql } from '../../storage/engine-sql';
 import { toEngineQuery } from './query-executor';
 import { columnsOf, planQuery } from './query-plan';
 import { DataTables } from './data-tables.service';
+import { UsageMeter } from '../usage/usage-meter.service';
 
 /** The SQL a query carries: its filter and, when columns are given as aliases, each alias's expression. */
 function checkQuerySql(req: QueryRequest): void {
@@ -28,6 +29,7 @@ export class TableReadsService {
     private readonly tables: TablesService,
     private readonly engine: LanceEngine,
     private readonly data: DataTables,
+    private readonly meter: UsageMeter,
   ) {}
 
   // ---------------------------------------------------------------- reads
@@ -83,6 +85,7 @@ export class TableReadsService {
       }
       const body = Readable.from(file(), { objectMode: false });
       body.once('close', h.release);
+      this.meter.query(t.database.id);
       return { body, version };
     } catch (err) {
       h.release();

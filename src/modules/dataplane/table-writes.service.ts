@@ -15,6 +15,18 @@ import { assertEngineSql } from '../../storage/engine-sql';
 import { DataTables } from './data-tables.service';
 import { Body, CreateMode, Dialect, display, MergeOptions } from './dataplane.types';
 import { COMMIT_MEMORY_FACTOR, discard, metered, Reservation, WriteBudget } from './write-budget';
+import { UsageMeter } from '../usage/usage-meter.service';
+import { QuotaService } from '../usage/quotas.service';
+
+/** A buffered body as loaded for its commit, with the bytes that arrived for it (metered as ingested). */
+type Loaded = BufferedIpc & { bodyBytes: number };
+
+/** The body, counting the bytes that arrive (its length and `settled` kept). */
+function counting(body: Body): { body: Body; bytes: () => number } {
+  let n = 0;
+  const wrapped = Object.assign(metered(body, (k) => (n += k)), { contentLength: body.contentLength, settled: body.settled });
+  return { body: wrapped, bytes: () => n };
+}
 
 /**
  * Writes: create (buffered or streamed), insert, merge_insert, update and delete. Every accepted write commits
@@ -39,6 +51,8 @@ export class TableWritesService {
     private readonly data: DataTables,
     private readonly audit: AuditService,
     private readonly budget: WriteBudget,
+    private readonly meter: UsageMeter,
+    private readonly quotas: QuotaService,
   ) {
     this.limits = config.arrow;
   }
@@ -85,7 +99,7 @@ export class TableWritesService {
         return { location, properties: { ...existing.properties } };
       }
       return this.spooled(body, async (load) => {
-        const data = await load();
+        const data = await this.withinQuota(t, await load());
         const work = await this.tables.beginInPlace(t, existing);
         const version = await this.inPlace(work, () =>
           this.data.commit(
@@ -93,13 +107,14 @@ export class TableWritesService {
             (v) => ({ version: v, mode: 'overwrite', num_rows: data.rows }),
           ),
         );
+        this.meterWrite(t, existing.id, data);
         return { location, version, properties: { ...existing.properties } };
       });
     }
     if (existing) {
       // Declared only: its first version is written at the declared location, in one commit.
       return this.spooled(body, async (load) => {
-        const data = await load();
+        const data = await this.withinQuota(t, await load());
         const work = await this.tables.beginInPlace(t, existing);
         let version: number;
         try {
@@ -113,6 +128,7 @@ export class TableWritesService {
           throw err;
         }
         await this.markWrittenQuietly(existing);
+        this.meterWrite(t, existing.id, data);
         return { location: this.storage.uri(existing.location), version, properties: { ...existing.properties } };
       });
     }
@@ -124,14 +140,17 @@ export class TableWritesService {
    * folder is recorded as pending (in the lookup's statement) before anything is written, and the record is handed
    * to the table row when it is registered: a crash in between leaves a record the reclaimer finishes.
    */
-  async createStreamed(t: TenantContext, id: string[], body: Body, dialect: Dialect, properties: Record<string, string> = {}): Promise<EnterpriseCreateTableResponse> {
+  async createStreamed(t: TenantContext, id: string[], raw: Body, dialect: Dialect, properties: Record<string, string> = {}): Promise<EnterpriseCreateTableResponse> {
+    const { body, bytes } = counting(raw);
     // About two chunks are held at once (the one being read, the one being written): reserved up front by
     // Content-Length, else as the bytes arrive, up to that.
     const cap = 2 * this.limits.ingestChunkBytes;
     const reservation = await this.admit(body, Math.min(body.contentLength ?? 0, cap));
     const source = body.contentLength === undefined ? metered(body, (n) => reservation.grow(Math.min(n, cap - reservation.bytes))) : body;
     try {
-      return await this.createStreamedAdmitted(t, id, source, dialect, properties);
+      const created = await this.createStreamedAdmitted(t, id, source, dialect, properties, bytes);
+      this.meter.ingested(t.database.id, created.num_rows, bytes());
+      return created;
     } catch (err) {
       await this.settleRefused(body, err);
       throw err;
@@ -140,7 +159,17 @@ export class TableWritesService {
     }
   }
 
-  private async createStreamedAdmitted(t: TenantContext, id: string[], body: Body, dialect: Dialect, properties: Record<string, string>): Promise<EnterpriseCreateTableResponse> {
+  private async createStreamedAdmitted(
+    t: TenantContext,
+    id: string[],
+    body: Body,
+    dialect: Dialect,
+    properties: Record<string, string>,
+    bytes: () => number,
+  ): Promise<EnterpriseCreateTableResponse> {
+    // Quotas before anything is written: room for a table, and the storage the declared body would add.
+    await this.quotas.assertTableRoom(t);
+    await this.quotas.assertStorage(t, body.contentLength ?? 0);
     const location = await this.tables.newLocation(t);
     // Refuse a taken name before reading the body; registering at the end settles races between creators.
     const { existing, work } = await this.tables.reserveNew(t, id, location);
@@ -148,8 +177,13 @@ export class TableWritesService {
       throw dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));
     }
     try {
-      const result = await streamInChunks(body, this.limits.streamBodyBytes, this.limits.ingestChunkBytes, async (file, _rows, i) => {
+      let rows = 0;
+      const result = await streamInChunks(body, this.limits.streamBodyBytes, this.limits.ingestChunkBytes, async (file, chunkRows, i) => {
         work.assertHeld();
+        // A body past a quota stops before its chunk is written (what was written goes with the folder, below).
+        rows += chunkRows;
+        this.quotas.assertRows(t, rows);
+        if (i > 0) await this.quotas.assertStorage(t, bytes());
         if (i === 0) await this.engine.create(location, file, 'create');
         else await this.engine.append(location, file);
       });
@@ -180,10 +214,10 @@ export class TableWritesService {
     return this.spooled(body, (load) => this.insertSpooled(t, id, mode, load, branch));
   }
 
-  private async insertSpooled(t: TenantContext, id: string[], mode: 'append' | 'overwrite', load: () => Promise<BufferedIpc>, branch?: string): Promise<InsertIntoTableResponse> {
+  private async insertSpooled(t: TenantContext, id: string[], mode: 'append' | 'overwrite', load: () => Promise<Loaded>, branch?: string): Promise<InsertIntoTableResponse> {
     const { row, work } = await this.tables.getForWrite(t, id);
-    const data = await this.bodyFor(work, load);
-    return this.inPlace(work, async () => {
+    const data = await this.bodyFor(t, work, load);
+    const out = await this.inPlace(work, async () => {
       if (!(await this.tables.hasData(row))) {
         this.data.assertNoBranch(id, branch);
         const version = await this.data.commit(() => this.engine.create(row.location, data.file, 'create'), (v) => ({ version: v, num_rows: data.rows }));
@@ -197,6 +231,8 @@ export class TableWritesService {
       const version = await this.data.commit(() => this.engine.append(row.location, data.file, mode, branch), (v) => ({ version: v, mode, num_rows: data.rows }));
       return { version, num_inserted_rows: data.rows };
     });
+    this.meterWrite(t, row.id, data);
+    return out;
   }
 
   async mergeInsert(t: TenantContext, id: string[], opts: MergeOptions, body: Body): Promise<MergeInsertIntoTableResponse> {
@@ -204,8 +240,10 @@ export class TableWritesService {
     assertEngineSql(opts.whenNotMatchedBySourceDeleteFilt, 'when_not_matched_by_source_delete_filt');
     return this.spooled(body, async (load) => {
       const { row, work } = await this.tables.getForWrite(t, id);
-      const data = await this.bodyFor(work, load);
-      return this.inPlace(work, () => this.merge(id, row, opts, data));
+      const data = await this.bodyFor(t, work, load);
+      const out = await this.inPlace(work, () => this.merge(id, row, opts, data));
+      this.meterWrite(t, row.id, data);
+      return out;
     });
   }
 
@@ -243,14 +281,30 @@ export class TableWritesService {
     }, opts.branch), merged);
   }
 
-  /** Reads a buffered body for a recorded in-place write; a bad body ends the work (nothing was written). */
-  private async bodyFor(work: PendingWork, load: () => Promise<BufferedIpc>) {
+  /**
+   * Reads a buffered body for a recorded in-place write and checks it against the quotas; a bad body or a refusal
+   * ends the work (nothing was written).
+   */
+  private async bodyFor(t: TenantContext, work: PendingWork, load: () => Promise<Loaded>): Promise<Loaded> {
     try {
-      return await load();
+      return await this.withinQuota(t, await load());
     } catch (err) {
       work.done();
       throw err;
     }
+  }
+
+  /** A loaded body within the database's quotas (rows per write, storage), else 403 code 15 before any commit. */
+  private async withinQuota(t: TenantContext, data: Loaded): Promise<Loaded> {
+    this.quotas.assertRows(t, data.rows);
+    await this.quotas.assertStorage(t, data.bodyBytes);
+    return data;
+  }
+
+  /** A committed write: its rows and body bytes counted, its table due for a size re-read. */
+  private meterWrite(t: TenantContext, tableId: string, data: Loaded): void {
+    this.meter.ingested(t.database.id, data.rows, data.bodyBytes);
+    this.meter.touch(tableId);
   }
 
   /**
@@ -262,7 +316,8 @@ export class TableWritesService {
    * circle); past WRITE_BUDGET_WAIT_MS it is a 503 with nothing written. The file and the reservations go when `fn`
    * ends, however it ends.
    */
-  private async spooled<T>(body: Body, fn: (load: () => Promise<BufferedIpc>) => Promise<T>): Promise<T> {
+  private async spooled<T>(raw: Body, fn: (load: () => Promise<Loaded>) => Promise<T>): Promise<T> {
+    const { body, bytes } = counting(raw);
     const limit = this.limits.bufferedBodyBytes;
     if (body.contentLength !== undefined && body.contentLength > limit) {
       throw Errors.payloadTooLarge(`request body of ${body.contentLength} bytes exceeds the limit of ${limit} bytes`);
@@ -286,7 +341,7 @@ export class TableWritesService {
         whole = await this.budget.reserve(spilled.bytes * COMMIT_MEMORY_FACTOR);
         const buf = await fs.promises.readFile(path);
         await fs.promises.rm(path, { force: true });
-        return { schema: spilled.schema, file: buf, rows: spilled.rows, batches: spilled.batches };
+        return { schema: spilled.schema, file: buf, rows: spilled.rows, batches: spilled.batches, bodyBytes: bytes() };
       });
     } catch (err) {
       await this.settleRefused(body, err);

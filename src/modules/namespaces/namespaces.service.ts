@@ -10,6 +10,7 @@ import { scopeOf, TenantContext } from '../tenancy/tenant-context';
 import { TransactionsService } from '../transactions/transactions.service';
 import { NamespacesRepository } from './namespaces.repository';
 import { UnitOfWork } from '../../database/unit-of-work';
+import { QuotaService } from '../usage/quotas.service';
 
 export type CreateMode = 'create' | 'existok' | 'overwrite';
 
@@ -29,6 +30,7 @@ export class NamespacesService {
     private readonly transactions: TransactionsService,
     private readonly uow: UnitOfWork,
     private readonly audit: AuditService,
+    private readonly quotas: QuotaService,
   ) {}
 
   async create(t: TenantContext, id: string[], mode: CreateMode, properties: Record<string, string> = {}): Promise<CreateNamespaceResponse> {
@@ -46,6 +48,8 @@ export class NamespacesService {
         throw Errors.namespaceNotFound(`parent namespace '${display(id.slice(0, -1))}'`);
       }
       const ns = { path, parentPath, name: id[id.length - 1], properties };
+      // A new namespace needs room under max_namespaces (an existing one is kept or replaced, not added).
+      await this.quotas.assertNamespaceRoom(t, async () => !!(await this.repo.find(scope, path)));
       const inserted = await this.repo.insert(scope, ns);
       if (inserted) {
         await this.audit.recordWithChange();

@@ -73,6 +73,23 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly usageFlushes = new Counter({
+    name: 'lgw_usage_flushes_total',
+    help: 'Usage flushes of this replica: applied, already_applied (a retried flush that had committed), failed (kept, retried)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly usageTablesScanned = new Counter({
+    name: 'lgw_usage_tables_scanned_total',
+    help: 'Tables whose statistics the storage refresher of this replica re-read, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** Fleet-wide figures, as the last storage-refresh round of this replica measured them (none before one ran). */
+  fleet?: { databases: number; tables: number; namespaces: number; storageBytes: number };
+
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(CATALOG_DB) catalog: CatalogDb,
@@ -110,6 +127,21 @@ export class MetricsService {
         this.set({ state: 'waiting' }, s.waiting);
       },
     });
+    const fleet = () => this.fleet;
+    const fleetGauge = (name: string, help: string, pick: (f: NonNullable<MetricsService['fleet']>) => number) =>
+      new Gauge({
+        name,
+        help: `${help} (whole gateway, no per-database series; absent until a storage-refresh round ran here)`,
+        registers: [this.registry],
+        collect() {
+          const f = fleet();
+          if (f) this.set(pick(f));
+        },
+      });
+    fleetGauge('lgw_usage_databases', 'Databases', (f) => f.databases);
+    fleetGauge('lgw_usage_tables', 'Tables of all databases', (f) => f.tables);
+    fleetGauge('lgw_usage_namespaces', 'Namespaces of all databases', (f) => f.namespaces);
+    fleetGauge('lgw_usage_storage_bytes', 'Storage of all tables, as last measured by the storage refresher', (f) => f.storageBytes);
     new Gauge({
       name: 'lgw_redis_up',
       help: 'Rate-limit store: 1 connected, 0 unreachable (absent without REDIS_URL)',

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { TenantContext } from '../tenancy/tenant-context';
+import { UsageMeter } from '../usage/usage-meter.service';
 import { MetricsService } from './metrics.service';
 
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
@@ -19,6 +20,7 @@ export class RequestObserver implements OnModuleInit {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly metrics: MetricsService,
+    private readonly meter: UsageMeter,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -42,6 +44,8 @@ export class RequestObserver implements OnModuleInit {
     const status = reply.statusCode;
     const seconds = reply.elapsedTime / 1000;
     const database = req.tenant?.database.name ?? '';
+    // Usage: every answered request that passed its database's access check, by the role its route needs.
+    if (req.tenant) this.meter.request(req.tenant.database.id, (req.tenant.need ?? 'read') !== 'read');
     this.metrics.requests.inc({ method: req.method, route, status: String(status), database });
     this.metrics.latency.observe({ method: req.method, route, status: String(status) }, seconds);
     if (status === 401 || status === 403) this.metrics.authFailures.inc({ status: String(status) });

@@ -29,6 +29,8 @@ import { TableStorage } from '../../storage/table-storage.service';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { branchOf, LanceEngine } from '../../storage/lance-engine';
 import type { SchemaDialect } from '../../storage/arrow-json-schema';
+import { QuotaService } from '../usage/quotas.service';
+import { UsageMeter } from '../usage/usage-meter.service';
 
 
 const originOf = (t: TenantContext): PendingOrigin => ({ databaseId: t.database.id, databaseName: t.database.name, requestId: t.requestId });
@@ -72,6 +74,8 @@ export class TablesService implements OnModuleInit {
     private readonly audit: AuditService,
     private readonly adoption: VersionAdoption,
     private readonly jobs: JobsService,
+    private readonly quotas: QuotaService,
+    private readonly meter: UsageMeter,
   ) {}
 
   onModuleInit(): void {
@@ -209,9 +213,12 @@ export class TablesService implements OnModuleInit {
         `Cannot declare table ${display(id)} at location ${body.location}: this server chooses table locations`,
       );
     }
+    await this.quotas.assertTableRoom(t); // before the folder is made (checked again, exactly, when the row is inserted)
     await this.storage.prepare(location);
     try {
       const row = await this.insert(t, ns, name, location, body.properties ?? {}, false);
+      // The client writes its data itself from here: its size is due for a re-read (README "Usage and quotas").
+      this.meter.touch(row.id);
       const storageOptions = await this.storageOptions(t, row.location, body.vend_credentials);
       return {
         location: this.storage.uri(row.location),
@@ -241,6 +248,8 @@ export class TablesService implements OnModuleInit {
         throw Errors.conflict(`location ${body.location} is being written or deleted by the gateway`);
       }
       const values = { namespacePath: encodePath(ns), name, location, properties: body.properties ?? {}, materialized: true };
+      // A new name needs room under max_tables; overwriting a registered name replaces it.
+      await this.quotas.assertTableRoom(t, true, async () => body.mode === 'overwrite' && !!(await this.repo.find(scope, encodePath(ns), name)));
       const inserted = await this.repo.insert(scope, values);
       if (inserted === 'location-taken') throw this.locationTaken(body.location);
       if (inserted !== 'name-taken') {
@@ -265,6 +274,8 @@ export class TablesService implements OnModuleInit {
 
   async describe(t: TenantContext, id: string[], opts: DescribeOptions): Promise<DescribeTableResponse> {
     const row = await this.get(t, id);
+    // A writer that opens the table may write it directly (namespace mode): its size is due for a re-read.
+    if (t.role !== 'read') this.meter.touch(row.id);
     const { ns, name } = splitTableId(id);
     const abs = this.storage.uri(row.location);
     const out: DescribeTableResponse = {
@@ -413,6 +424,7 @@ export class TablesService implements OnModuleInit {
     const scope = scopeOf(t);
     return this.uow.run(async () => {
       if (!(await this.namespacesRepo.lockShared(scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
+      await this.quotas.assertTableRoom(t, true);
       const row = await this.repo.insert(scope, { namespacePath: encodePath(ns), name, location, properties, materialized });
       if (row === 'name-taken') throw Errors.tableAlreadyExists(display([...ns, name]));
       if (row === 'location-taken') throw this.locationTaken(location);

@@ -4,7 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
 import { assertName } from '../../common/ids';
 import { DatabasesRepository } from '../databases/databases.repository';
-import { rateLimitOf, TenantContext } from './tenant-context';
+import { quotasOf, rateLimitOf, TenantContext } from './tenant-context';
 
 export const DATABASE_HEADER = 'x-service-database';
 /** What the official LanceDB clients send (remote mode with a host override). */
@@ -73,7 +73,7 @@ export class TenancyService {
     if (cached) return cached;
     const db = await this.databases.findByName(name);
     if (!db) throw Errors.namespaceNotFound(`database '${name}' not found`);
-    const found = { id: db.id, name: db.name, rateLimit: rateLimitOf(db) };
+    const found = { id: db.id, name: db.name, rateLimit: rateLimitOf(db), quotas: quotasOf(db) };
     this.cache?.set(name, found);
     return found;
   }

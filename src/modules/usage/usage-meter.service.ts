@@ -1,0 +1,129 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { MetricsService } from '../observability/metrics.service';
+import { ReplicaIdentity } from '../reclaim/pending-locations.service';
+import { CounterRow, UsageRepository } from './usage.repository';
+
+const HOUR_MS = 3600_000;
+
+interface Batch {
+  seq: number;
+  rows: CounterRow[];
+  touched: string[];
+}
+
+/**
+ * Usage metering in memory (README "Usage and quotas"). Requests, rows written, bytes ingested and queries are
+ * counted per database and UTC hour in this process (no catalog write per request); every USAGE_FLUSH_INTERVAL_SECONDS
+ * the counts are cut into a batch with the next sequence number of this replica and added to the catalog in one
+ * transaction, together with a (replica, seq) row: a batch whose commit succeeded but whose answer was lost is sent
+ * again with the same number and adds nothing. A batch that fails stays and is retried first (the counts made
+ * meanwhile wait for the next batch). A crash loses what was counted since the last flush that committed; a shutdown
+ * flushes first.
+ */
+@Injectable()
+export class UsageMeter implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger('UsageMeter');
+  private current = new Map<string, CounterRow>();
+  private touched = new Set<string>();
+  private pending?: Batch;
+  private seq = 0;
+  private timer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+  private readonly enabled: boolean;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: UsageRepository,
+    private readonly uow: UnitOfWork,
+    private readonly replica: ReplicaIdentity,
+    private readonly metrics: MetricsService,
+  ) {
+    this.enabled = config.usage.metering;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.enabled) return;
+    this.timer = setInterval(() => void this.flush().catch(() => undefined), this.config.usage.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush().catch((err) => this.log.warn(`usage not flushed at shutdown: ${(err as Error).message}`));
+  }
+
+  private row(databaseId: string): CounterRow {
+    const hour = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
+    const key = `${databaseId}|${hour}`;
+    let r = this.current.get(key);
+    if (!r) {
+      r = { databaseId, hour, readRequests: 0, writeRequests: 0, rowsWritten: 0, bytesIngested: 0, queries: 0 };
+      this.current.set(key, r);
+    }
+    return r;
+  }
+
+  /** An answered request of a database (read: needed the read role; else write). */
+  request(databaseId: string, write: boolean): void {
+    if (!this.enabled) return;
+    const r = this.row(databaseId);
+    if (write) r.writeRequests++;
+    else r.readRequests++;
+  }
+
+  /** A committed write of `rows` rows from `bytes` bytes of Arrow IPC body. */
+  ingested(databaseId: string, rows: number, bytes: number): void {
+    if (!this.enabled) return;
+    const r = this.row(databaseId);
+    r.rowsWritten += rows;
+    r.bytesIngested += bytes;
+  }
+
+  /** A query answered (vector, full-text or plain). */
+  query(databaseId: string): void {
+    if (!this.enabled) return;
+    this.row(databaseId).queries++;
+  }
+
+  /** A table written through the gateway, or handed out for writing: its size is due for a re-read. */
+  touch(tableId: string): void {
+    if (!this.enabled) return;
+    this.touched.add(tableId);
+  }
+
+  /** Counts not yet in the catalog (for metrics and tests). */
+  get unflushedRows(): number {
+    return this.current.size + (this.pending?.rows.length ?? 0);
+  }
+
+  /** Adds what was counted to the catalog now (a flush already under way is joined, then this one runs). */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing.catch(() => undefined);
+    this.flushing = this.flushAll().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  private async flushAll(): Promise<void> {
+    for (;;) {
+      if (!this.pending) {
+        if (this.current.size === 0 && this.touched.size === 0) return;
+        this.pending = { seq: ++this.seq, rows: [...this.current.values()], touched: [...this.touched] };
+        this.current = new Map();
+        this.touched = new Set();
+      }
+      const batch = this.pending;
+      try {
+        const applied = await this.uow.run(() => this.repo.applyFlush(this.replica.id, batch.seq, batch.rows, batch.touched));
+        this.metrics.usageFlushes.inc({ outcome: applied ? 'applied' : 'already_applied' });
+      } catch (err) {
+        this.metrics.usageFlushes.inc({ outcome: 'failed' });
+        this.log.warn(`usage flush ${batch.seq} failed (kept, retried at the next flush): ${(err as Error).message}`);
+        throw err;
+      }
+      this.pending = undefined;
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { LanceEngine } from '../../storage/lance-engine';
+import { MetricsService } from '../observability/metrics.service';
+import { ReplicaIdentity } from '../reclaim/pending-locations.service';
+import { UsageRepository } from './usage.repository';
+
+export interface RefreshRound {
+  /** Tables whose statistics were re-read. */
+  scanned: number;
+  /** Tables that could not be read (left for a later round). */
+  failed: number;
+  /** Databases whose figures for today were written. */
+  databases: number;
+}
+
+const BATCH = 50;
+/** A claimed table not finished within this is free again for any replica (its refresher died or hung). */
+const LEASE_MS = 5 * 60_000;
+/** Today's figures of a database nothing changed in are rewritten at most this often (its tables re-read or not). */
+const DAILY_STALE_MS = 5 * 60_000;
+const DAILY_PER_ROUND = 500;
+/** Flush records are kept this long (a retry comes within seconds). */
+const FLUSH_RECORD_AGE_MS = 24 * 3600_000;
+
+/**
+ * The storage refresher (README "Usage and quotas"). Namespace-mode clients write table data themselves, so storage
+ * figures cannot come from the gateway's own writes: every USAGE_REFRESH_INTERVAL_SECONDS a replica leases, through
+ * Postgres (FOR UPDATE SKIP LOCKED, leases that expire), the tables due for a scan — never scanned, written or handed
+ * out for writing since their last scan, or not scanned for USAGE_FULL_SCAN_HOURS — re-reads their statistics
+ * (total_bytes, rows) and records them; then it rewrites today's per-database figures. A round re-reads at most its
+ * share of USAGE_REFRESH_TABLES_PER_MINUTE, so a million tables are worked through over time, not at once.
+ */
+@Injectable()
+export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger('UsageRefresher');
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<RefreshRound>;
+  private stopped = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: UsageRepository,
+    private readonly engine: LanceEngine,
+    private readonly replica: ReplicaIdentity,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.usage.refreshIntervalMs <= 0) return;
+    this.timer = setInterval(() => void this.runOnce(), this.config.usage.refreshIntervalMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** Tables one round may re-read: this replica's share of the per-minute budget. */
+  get perRound(): number {
+    const interval = this.config.usage.refreshIntervalMs || 60_000;
+    return Math.max(1, Math.ceil((this.config.usage.refreshTablesPerMinute * interval) / 60_000));
+  }
+
+  /** One round (a round under way is joined, not doubled). */
+  runOnce(): Promise<RefreshRound> {
+    if (this.stopped) return Promise.resolve({ scanned: 0, failed: 0, databases: 0 });
+    this.running ??= this.round().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async round(): Promise<RefreshRound> {
+    const out: RefreshRound = { scanned: 0, failed: 0, databases: 0 };
+    const changed = new Set<string>();
+    try {
+      let budget = this.perRound;
+      while (budget > 0 && !this.stopped) {
+        const claimed = await this.repo.claimDue(this.replica.id, Math.min(BATCH, budget), this.config.usage.fullScanMs, LEASE_MS);
+        budget -= claimed.length;
+        for (const c of claimed) {
+          try {
+            const s = await this.engine.stats(c.location);
+            await this.repo.recordScan(c.tableId, this.replica.id, c.claimedAt, s.total_bytes, s.num_rows);
+            changed.add(c.databaseId);
+            out.scanned++;
+            this.metrics.usageTablesScanned.inc({ outcome: 'scanned' });
+          } catch (err) {
+            out.failed++;
+            this.metrics.usageTablesScanned.inc({ outcome: 'failed' });
+            this.log.warn(`could not read the statistics of ${c.location}: ${(err as Error).message}`);
+            await this.repo.releaseLease(c.tableId, this.replica.id).catch(() => undefined);
+          }
+        }
+        if (claimed.length < BATCH) break;
+      }
+      out.databases = await this.repo.snapshotDaily([...changed], DAILY_STALE_MS, DAILY_PER_ROUND);
+      await this.repo.pruneFlushes(FLUSH_RECORD_AGE_MS);
+      this.metrics.fleet = await this.repo.fleetTotals();
+    } catch (err) {
+      this.log.warn(`storage refresh round failed: ${(err as Error).message}`);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { TenancyModule } from '../tenancy/tenancy.module';
+import { UsageController } from './usage.controller';
+import { UsageService } from './usage.service';
+
+/** The usage API (operator routes). */
+@Module({
+  imports: [AuthModule, TenancyModule],
+  controllers: [UsageController],
+  providers: [UsageService],
+  exports: [UsageService],
+})
+export class UsageModule {}

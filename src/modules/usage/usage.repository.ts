@@ -1,0 +1,293 @@
+import { Injectable } from '@nestjs/common';
+import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
+
+/** What one replica counted for one database in one UTC hour. */
+export interface CounterRow {
+  databaseId: string;
+  /** The hour's start (ms since the epoch, UTC). */
+  hour: number;
+  readRequests: number;
+  writeRequests: number;
+  rowsWritten: number;
+  bytesIngested: number;
+  queries: number;
+}
+
+/** Counters summed over a period (an hour or a day), as the usage API reports them. */
+export interface PeriodRow {
+  start: Date;
+  readRequests: number;
+  writeRequests: number;
+  rowsWritten: number;
+  bytesIngested: number;
+  queries: number;
+  storageBytes: number | null;
+  tables: number | null;
+  namespaces: number | null;
+}
+
+export interface FleetRow extends Omit<PeriodRow, 'start'> {
+  name: string;
+  sortKey: number;
+}
+
+export interface ClaimedTable {
+  tableId: string;
+  databaseId: string;
+  location: string;
+  /** The catalog's time of the claim: what scanned_at becomes (writes after it leave the table due again). */
+  claimedAt: Date;
+}
+
+export type FleetSort = 'storage' | 'requests';
+
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+/**
+ * The usage tables (migration 20261124020000_usage_quotas): hourly counters added to by flushes (idempotent through
+ * usage_flushes), per-table sizes with the refresher's leases, and the daily storage snapshot.
+ */
+@Injectable()
+export class UsageRepository {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private get db(): CatalogClient {
+    return this.uow.db;
+  }
+
+  /**
+   * Adds one flush's counters and marks the tables it saw written, once: the (replica, seq) row is inserted first, in
+   * the caller's unit of work; if it exists already (a retry of a flush that committed) nothing is added. Returns
+   * whether the flush was applied now.
+   */
+  async applyFlush(replica: string, seq: number, rows: CounterRow[], touched: string[]): Promise<boolean> {
+    if (!this.uow.inProgress) throw new Error('applyFlush needs a unit of work');
+    const fresh = await this.db.$queryRaw<{ seq: unknown }[]>`
+      INSERT INTO usage_flushes (replica, seq) VALUES (${replica}, ${seq}::bigint) ON CONFLICT DO NOTHING RETURNING seq`;
+    if (fresh.length === 0) return false;
+    if (rows.length > 0) {
+      const json = JSON.stringify(
+        rows.map((r) => ({
+          d: r.databaseId,
+          h: new Date(r.hour).toISOString(),
+          r: r.readRequests,
+          w: r.writeRequests,
+          rw: r.rowsWritten,
+          b: r.bytesIngested,
+          q: r.queries,
+        })),
+      );
+      await this.db.$executeRaw`
+        INSERT INTO usage_counters AS c (database_id, hour, read_requests, write_requests, rows_written, bytes_ingested, queries)
+        SELECT x.d, x.h, x.r, x.w, x.rw, x.b, x.q
+          FROM jsonb_to_recordset(${json}::jsonb) AS x(d uuid, h timestamptz, r bigint, w bigint, rw bigint, b bigint, q bigint)
+        ON CONFLICT (database_id, hour) DO UPDATE SET
+          read_requests = c.read_requests + EXCLUDED.read_requests,
+          write_requests = c.write_requests + EXCLUDED.write_requests,
+          rows_written = c.rows_written + EXCLUDED.rows_written,
+          bytes_ingested = c.bytes_ingested + EXCLUDED.bytes_ingested,
+          queries = c.queries + EXCLUDED.queries`;
+    }
+    if (touched.length > 0) {
+      await this.db.$executeRaw`
+        UPDATE table_usage SET touched_at = now()
+         WHERE table_id IN (SELECT (jsonb_array_elements_text(${JSON.stringify(touched)}::jsonb))::uuid)`;
+    }
+    return true;
+  }
+
+  /** Forgets flush records older than `ageMs` (a retry never comes that late: the replica's memory is long gone). */
+  async pruneFlushes(ageMs: number): Promise<void> {
+    await this.db.$executeRaw`DELETE FROM usage_flushes WHERE flushed_at < now() - ${ageMs}::int * interval '1 millisecond'`;
+  }
+
+  /** Counters of one database by hour or day in [from, to), with the daily storage figures for days. */
+  async periods(databaseId: string, granularity: 'hour' | 'day', from: Date, to: Date): Promise<PeriodRow[]> {
+    const rows =
+      granularity === 'hour'
+        ? await this.db.$queryRaw<Record<string, unknown>[]>`
+            SELECT hour AS start, read_requests AS r, write_requests AS w, rows_written AS rw, bytes_ingested AS b, queries AS q,
+                   NULL::bigint AS s, NULL::int AS t, NULL::int AS n
+              FROM usage_counters
+             WHERE database_id = ${databaseId}::uuid AND hour >= ${from} AND hour < ${to}
+             ORDER BY hour`
+        : await this.db.$queryRaw<Record<string, unknown>[]>`
+            WITH c AS (
+              SELECT (hour AT TIME ZONE 'UTC')::date AS day, sum(read_requests) AS r, sum(write_requests) AS w,
+                     sum(rows_written) AS rw, sum(bytes_ingested) AS b, sum(queries) AS q
+                FROM usage_counters
+               WHERE database_id = ${databaseId}::uuid AND hour >= ${from} AND hour < ${to}
+               GROUP BY 1),
+            d AS (
+              SELECT day, storage_bytes AS s, tables AS t, namespaces AS n FROM usage_daily
+               WHERE database_id = ${databaseId}::uuid AND day >= (${from}::timestamptz AT TIME ZONE 'UTC')::date
+                 AND day < (${to}::timestamptz AT TIME ZONE 'UTC')::date)
+            SELECT (COALESCE(c.day, d.day)::timestamp AT TIME ZONE 'UTC') AS start, c.r, c.w, c.rw, c.b, c.q, d.s, d.t, d.n
+              FROM c FULL JOIN d ON d.day = c.day
+             ORDER BY 1`;
+    return rows.map((r) => ({
+      start: new Date(r.start as Date),
+      readRequests: num(r.r),
+      writeRequests: num(r.w),
+      rowsWritten: num(r.rw),
+      bytesIngested: num(r.b),
+      queries: num(r.q),
+      storageBytes: numOrNull(r.s),
+      tables: numOrNull(r.t),
+      namespaces: numOrNull(r.n),
+    }));
+  }
+
+  /**
+   * Every live database's usage on one UTC day, by `sort` (descending) then name: keyset-paginated after
+   * (sortKey, name).
+   */
+  async fleet(day: string, sort: FleetSort, after: [number, string] | undefined, take: number): Promise<FleetRow[]> {
+    const key = sort === 'storage' ? 'COALESCE(u.storage_bytes, 0)' : 'COALESCE(c.r, 0) + COALESCE(c.w, 0)';
+    const afterKey = after ? after[0] : null;
+    const afterName = after ? after[1] : null;
+    const sql = `
+      WITH c AS (
+        SELECT database_id, sum(read_requests) AS r, sum(write_requests) AS w, sum(rows_written) AS rw,
+               sum(bytes_ingested) AS b, sum(queries) AS q
+          FROM usage_counters
+         WHERE hour >= ($1::date)::timestamp AT TIME ZONE 'UTC' AND hour < ($1::date + 1)::timestamp AT TIME ZONE 'UTC'
+         GROUP BY database_id),
+      f AS (
+        SELECT d.name, ${key} AS k, c.r, c.w, c.rw, c.b, c.q, u.storage_bytes AS s, u.tables AS t, u.namespaces AS n
+          FROM databases d
+          LEFT JOIN c ON c.database_id = d.id
+          LEFT JOIN usage_daily u ON u.database_id = d.id AND u.day = $1::date)
+      SELECT * FROM f
+       WHERE $2::numeric IS NULL OR f.k < $2::numeric OR (f.k = $2::numeric AND f.name > $3::text)
+       ORDER BY f.k DESC, f.name ASC
+       LIMIT $4::int`;
+    const rows = await this.db.$queryRawUnsafe<Record<string, unknown>[]>(sql, day, afterKey, afterName, take);
+    return rows.map((r) => ({
+      name: r.name as string,
+      sortKey: num(r.k),
+      readRequests: num(r.r),
+      writeRequests: num(r.w),
+      rowsWritten: num(r.rw),
+      bytesIngested: num(r.b),
+      queries: num(r.q),
+      storageBytes: numOrNull(r.s),
+      tables: numOrNull(r.t),
+      namespaces: numOrNull(r.n),
+    }));
+  }
+
+  /** The `limit` databases storing most now (sum of their tables' last measured total_bytes). */
+  async topByStorage(limit: number): Promise<{ name: string; storageBytes: number; tables: number }[]> {
+    const rows = await this.db.$queryRaw<{ name: string; s: unknown; t: unknown }[]>`
+      SELECT d.name, x.s, x.t FROM (
+        SELECT database_id, sum(total_bytes) AS s, count(*) AS t FROM table_usage GROUP BY database_id
+        ORDER BY sum(total_bytes) DESC LIMIT ${limit}::int) x
+      JOIN databases d ON d.id = x.database_id
+      ORDER BY x.s DESC, d.name`;
+    return rows.map((r) => ({ name: r.name, storageBytes: num(r.s), tables: num(r.t) }));
+  }
+
+  /** The database's storage now: the sum of its tables' last measured total_bytes. */
+  async storageOf(databaseId: string): Promise<number> {
+    const rows = await this.db.$queryRaw<{ s: unknown }[]>`
+      SELECT COALESCE(sum(total_bytes), 0) AS s FROM table_usage WHERE database_id = ${databaseId}::uuid`;
+    return num(rows[0]?.s);
+  }
+
+  async tableCount(databaseId: string): Promise<number> {
+    const rows = await this.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM tables WHERE database_id = ${databaseId}::uuid`;
+    return rows[0].n;
+  }
+
+  async namespaceCount(databaseId: string): Promise<number> {
+    const rows = await this.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM namespaces WHERE database_id = ${databaseId}::uuid`;
+    return rows[0].n;
+  }
+
+  /**
+   * Serialises, until the unit of work ends, the checks and inserts that count one database's tables or namespaces
+   * (two creates at once cannot both take the last place under a quota).
+   */
+  async lockQuota(databaseId: string, what: 'tables' | 'namespaces'): Promise<void> {
+    await this.db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`quota:${what}:${databaseId}`}))`;
+  }
+
+  /**
+   * Leases up to `limit` tables due for a scan: written (or handed out for writing) since their last scan, never
+   * scanned, or not scanned for `fullScanMs`; none leased by another replica (live lease). FOR UPDATE SKIP LOCKED:
+   * two replicas claiming at once take different tables. The lease lasts `leaseMs`.
+   */
+  async claimDue(owner: string, limit: number, fullScanMs: number, leaseMs: number): Promise<ClaimedTable[]> {
+    const rows = await this.db.$queryRaw<{ tableId: string; databaseId: string; location: string; claimedAt: Date }[]>`
+      WITH due AS (
+        SELECT u.table_id FROM table_usage u
+         WHERE (u.lease_until IS NULL OR u.lease_until < now())
+           AND (u.scanned_at IS NULL OR u.touched_at >= u.scanned_at
+                OR u.scanned_at < now() - ${fullScanMs}::bigint * interval '1 millisecond')
+         ORDER BY u.scanned_at NULLS FIRST
+         LIMIT ${limit}::int
+         FOR UPDATE SKIP LOCKED),
+      claimed AS (
+        UPDATE table_usage u SET lease_owner = ${owner}, lease_until = now() + ${leaseMs}::int * interval '1 millisecond'
+          FROM due WHERE u.table_id = due.table_id
+        RETURNING u.table_id, u.database_id)
+      SELECT c.table_id AS "tableId", c.database_id AS "databaseId", t.location, now() AS "claimedAt"
+        FROM claimed c JOIN tables t ON t.id = c.table_id`;
+    return rows;
+  }
+
+  /** Records a table's measured size and gives its lease back (only while the lease is still the caller's). */
+  async recordScan(tableId: string, owner: string, claimedAt: Date, totalBytes: number, numRows: number): Promise<void> {
+    await this.db.$executeRaw`
+      UPDATE table_usage SET total_bytes = ${totalBytes}::bigint, num_rows = ${numRows}::bigint, scanned_at = ${claimedAt},
+             lease_owner = NULL, lease_until = NULL
+       WHERE table_id = ${tableId}::uuid AND lease_owner = ${owner}`;
+  }
+
+  /** Gives a lease back without a measurement (the table could not be read; tried again later). */
+  async releaseLease(tableId: string, owner: string): Promise<void> {
+    await this.db.$executeRaw`
+      UPDATE table_usage SET lease_owner = NULL, lease_until = NULL WHERE table_id = ${tableId}::uuid AND lease_owner = ${owner}`;
+  }
+
+  /**
+   * Writes today's (UTC) storage, table and namespace figures of the given databases, and of up to `staleLimit`
+   * others whose figure for today is missing or older than `staleMs`. Returns how many databases were written.
+   */
+  async snapshotDaily(databaseIds: string[], staleMs: number, staleLimit: number): Promise<number> {
+    const rows = await this.db.$queryRaw<{ n: number }[]>`
+      WITH pick AS (
+        SELECT d.id FROM databases d
+         WHERE d.id IN (SELECT (jsonb_array_elements_text(${JSON.stringify(databaseIds)}::jsonb))::uuid)
+        UNION
+        (SELECT d.id FROM databases d
+           LEFT JOIN usage_daily u ON u.database_id = d.id AND u.day = (now() AT TIME ZONE 'UTC')::date
+          WHERE u.database_id IS NULL OR u.measured_at < now() - ${staleMs}::int * interval '1 millisecond'
+          ORDER BY u.measured_at NULLS FIRST
+          LIMIT ${staleLimit}::int)),
+      upserted AS (
+        INSERT INTO usage_daily AS x (database_id, day, storage_bytes, tables, namespaces, measured_at)
+        SELECT p.id, (now() AT TIME ZONE 'UTC')::date,
+               COALESCE((SELECT sum(total_bytes) FROM table_usage WHERE database_id = p.id), 0),
+               (SELECT count(*) FROM tables WHERE database_id = p.id),
+               (SELECT count(*) FROM namespaces WHERE database_id = p.id),
+               now()
+          FROM pick p
+        ON CONFLICT (database_id, day) DO UPDATE SET storage_bytes = EXCLUDED.storage_bytes, tables = EXCLUDED.tables,
+           namespaces = EXCLUDED.namespaces, measured_at = EXCLUDED.measured_at
+        RETURNING 1)
+      SELECT count(*)::int AS n FROM upserted`;
+    return rows[0].n;
+  }
+
+  /** Fleet totals now, for the Prometheus gauges (no per-database series). */
+  async fleetTotals(): Promise<{ databases: number; tables: number; namespaces: number; storageBytes: number }> {
+    const rows = await this.db.$queryRaw<{ d: number; t: number; n: number; s: unknown }[]>`
+      SELECT (SELECT count(*)::int FROM databases) AS d, (SELECT count(*)::int FROM tables) AS t,
+             (SELECT count(*)::int FROM namespaces) AS n, (SELECT COALESCE(sum(total_bytes), 0) FROM table_usage) AS s`;
+    const r = rows[0];
+    return { databases: r.d, tables: r.t, namespaces: r.n, storageBytes: num(r.s) };
+  }
+}

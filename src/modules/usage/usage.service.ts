@@ -1,0 +1,117 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { Errors } from '../../common/errors';
+import { decodePageToken, encodePageToken, pageLimit } from '../../common/pagination';
+import type { PageRequest } from '../../common/validation/fields';
+import { DatabasesRepository } from '../databases/databases.repository';
+import type { FleetUsageReport, TopStorageReport, UsageReport } from './usage.schemas';
+import { FleetSort, PeriodRow, UsageRepository } from './usage.repository';
+
+const HOUR_MS = 3600_000;
+const DAY_MS = 24 * HOUR_MS;
+const MAX_DAYS = 400;
+const MAX_HOURS = 31 * 24;
+
+const isKey = (v: unknown): v is [number, string] => Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'string';
+
+const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
+
+/** One period row as the API shows it. */
+function present(r: Omit<PeriodRow, 'start'>) {
+  return {
+    read_requests: r.readRequests,
+    write_requests: r.writeRequests,
+    requests: r.readRequests + r.writeRequests,
+    rows_written: r.rowsWritten,
+    bytes_ingested: r.bytesIngested,
+    queries: r.queries,
+    storage_bytes: r.storageBytes,
+    tables: r.tables,
+    namespaces: r.namespaces,
+  };
+}
+
+const EMPTY: Omit<PeriodRow, 'start'> = {
+  readRequests: 0,
+  writeRequests: 0,
+  rowsWritten: 0,
+  bytesIngested: 0,
+  queries: 0,
+  storageBytes: null,
+  tables: null,
+  namespaces: null,
+};
+
+/** Columns of the CSV answers, in order. */
+const CSV_COUNTERS = ['read_requests', 'write_requests', 'requests', 'rows_written', 'bytes_ingested', 'queries', 'storage_bytes', 'tables', 'namespaces'] as const;
+
+const csvField = (v: unknown): string => {
+  if (v === null || v === undefined) return '';
+  const s = String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+};
+
+/** The usage API's reports (README "Usage and quotas"). */
+@Injectable()
+export class UsageService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: UsageRepository,
+    private readonly databases: DatabasesRepository,
+  ) {}
+
+  /** One database's usage per UTC day or hour in [from, to): every period of the range, zero when nothing was counted. */
+  async database(name: string, q: { from?: string; to?: string; granularity: 'day' | 'hour' }): Promise<UsageReport> {
+    const db = await this.databases.findByName(name);
+    if (!db) throw Errors.notFound(`database '${name}' not found`);
+    const unit = q.granularity === 'day' ? DAY_MS : HOUR_MS;
+    const to = q.to ? floorTo(new Date(q.to).getTime() + unit - 1, unit) : floorTo(Date.now(), unit) + unit;
+    const from = q.from ? floorTo(new Date(q.from).getTime(), unit) : to - (q.granularity === 'day' ? 30 : 24) * unit;
+    if (from >= to) throw Errors.invalidInput('from must be before to');
+    const max = q.granularity === 'day' ? MAX_DAYS : MAX_HOURS;
+    if ((to - from) / unit > max) throw Errors.invalidInput(`at most ${max} ${q.granularity}s per request; narrow from/to`);
+    const rows = await this.repo.periods(db.id, q.granularity, new Date(from), new Date(to));
+    const byStart = new Map(rows.map((r) => [r.start.getTime(), r]));
+    const periods = [];
+    for (let t = from; t < to; t += unit) {
+      const r = byStart.get(t) ?? EMPTY;
+      periods.push({ start: new Date(t).toISOString(), ...present(r) });
+    }
+    return { database: db.name, granularity: q.granularity, from: new Date(from).toISOString(), to: new Date(to).toISOString(), periods };
+  }
+
+  /** Every database's usage on one UTC day, largest first by `sort`, keyset-paginated. */
+  async fleet(q: PageRequest & { date?: string; sort: FleetSort }): Promise<FleetUsageReport> {
+    const date = q.date ?? new Date().toISOString().slice(0, 10);
+    const limit = pageLimit(q.limit, this.config);
+    const after = decodePageToken(q.page_token, isKey);
+    if (limit === 0) return { date, sort: q.sort, databases: [] };
+    const rows = await this.repo.fleet(date, q.sort, after, limit + 1);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      date,
+      sort: q.sort,
+      databases: page.map((r) => ({ database: r.name, ...present(r) })),
+      ...(rows.length > limit && last ? { page_token: encodePageToken([last.sortKey, last.name]) } : {}),
+    };
+  }
+
+  async topByStorage(limit = 10): Promise<TopStorageReport> {
+    const rows = await this.repo.topByStorage(Math.min(Math.max(limit, 1), 1000));
+    return { databases: rows.map((r) => ({ database: r.name, storage_bytes: r.storageBytes, tables: r.tables })) };
+  }
+
+  /** A report as CSV (RFC 4180, a header line, one line per period or database). */
+  toCsv(report: UsageReport | FleetUsageReport): string {
+    const lines: string[] = [];
+    if ('periods' in report) {
+      lines.push(['database', 'granularity', 'start', ...CSV_COUNTERS].join(','));
+      for (const p of report.periods) lines.push([report.database, report.granularity, p.start, ...CSV_COUNTERS.map((c) => p[c])].map(csvField).join(','));
+    } else {
+      lines.push(['date', 'database', ...CSV_COUNTERS].join(','));
+      for (const d of report.databases) lines.push([report.date, d.database, ...CSV_COUNTERS.map((c) => d[c])].map(csvField).join(','));
+    }
+    return lines.join('\r\n') + '\r\n';
+  }
+}
