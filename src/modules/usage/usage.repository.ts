@@ -215,9 +215,11 @@ export class UsageRepository {
   }
 
   /**
-   * Leases up to `limit` tables due for a scan: written (or handed out for writing) since their last scan, never
-   * scanned, or not scanned for `fullScanMs`; none leased by another replica (live lease). FOR UPDATE SKIP LOCKED:
-   * two replicas claiming at once take different tables. The lease lasts `leaseMs`.
+   * Leases up to `limit` tables due for a scan, none leased by another replica (live lease): never scanned; written
+   * through the gateway or handed out for writing since their last scan; handed out for writing within the last hour
+   * and not scanned for 5 minutes (a namespace-mode writer keeps writing with the handle it opened); or not scanned
+   * for `fullScanMs`. Never-scanned and longest-unscanned first. FOR UPDATE SKIP LOCKED: two replicas claiming at
+   * once take different tables. The lease lasts `leaseMs`.
    */
   async claimDue(owner: string, limit: number, fullScanMs: number, leaseMs: number): Promise<ClaimedTable[]> {
     const rows = await this.db.$queryRaw<{ tableId: string; databaseId: string; location: string; claimedAt: Date }[]>`
@@ -225,6 +227,7 @@ export class UsageRepository {
         SELECT u.table_id FROM table_usage u
          WHERE (u.lease_until IS NULL OR u.lease_until < now())
            AND (u.scanned_at IS NULL OR u.touched_at >= u.scanned_at
+                OR (u.touched_at > now() - interval '1 hour' AND u.scanned_at < now() - interval '5 minutes')
                 OR u.scanned_at < now() - ${fullScanMs}::bigint * interval '1 millisecond')
          ORDER BY u.scanned_at NULLS FIRST
          LIMIT ${limit}::int

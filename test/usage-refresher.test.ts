@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import * as lancedb from '@lancedb/lancedb';
+import { PrismaClient } from '../src/generated/prisma/client';
+import { UsageMeter } from '../src/modules/usage/usage-meter.service';
+import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
+import { Api, CATALOG_KINDS, createPgDatabase, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
+
+/**
+ * The storage refresher (README "Usage and quotas"): storage, table and namespace figures stay current although a
+ * namespace-mode client (the official @lancedb/lancedb `connectNamespace('rest', …)`) writes table data itself; tables
+ * are leased through Postgres so two replicas never re-read the same table in one round, and a round re-reads at most
+ * its share of USAGE_REFRESH_TABLES_PER_MINUTE. Fleet gauges carry no database label.
+ */
+const today = () => new Date().toISOString().slice(0, 10);
+
+async function storageToday(gw: TestGateway, name: string): Promise<{ storage_bytes: number | null; tables: number | null; namespaces: number | null }> {
+  const r = await operator(gw).get(`/admin/v1/databases/${name}/usage?from=${today()}`);
+  assert.equal(r.status, 200, r.text);
+  return r.body.periods[0];
+}
+
+const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: from + i, label: `row-${from + i}`, vector: [from + i, 1, 2, 3] }));
+
+forEachCatalog('storage refresher', (kind) => {
+  let gw: TestGateway;
+  let tenant: Tenant;
+  let ns: lancedb.Connection;
+
+  before(async () => {
+    gw = await startGateway(kind, { USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0' });
+    tenant = await newTenant(gw);
+    ns = await lancedb.connectNamespace('rest', { uri: gw.url, headers: { 'x-api-key': tenant.writeKey, 'x-service-database': tenant.name } });
+  });
+  after(async () => {
+    ns?.close();
+    await gw?.close();
+  });
+
+  const refresh = async () => {
+    await gw.app.get(UsageMeter).flush();
+    return gw.app.get(UsageRefresher).runOnce();
+  };
+  const stats = async (table: string, nsId: string[]) => {
+    const id = [...nsId, table].join('$');
+    const r = await tenant.api.post(`/v1/table/${encodeURIComponent(id)}/stats`, {});
+    assert.equal(r.status, 200, r.text);
+    return r.body.total_bytes as number;
+  };
+  const ageScans = () => gw.app.get(PrismaClient).$executeRawUnsafe(`UPDATE table_usage SET scanned_at = now() - interval '25 hours'`);
+
+  it('measures a table a namespace-mode client wrote itself, and again after it wrote more', async () => {
+    await ns.createNamespace(['team']);
+    const table = await ns.createTable('direct', rows(0, 30), ['team']);
+    const round = await refresh();
+    assert.ok(round.scanned >= 1, JSON.stringify(round));
+    const first = await storageToday(gw, tenant.name);
+    assert.equal(first.storage_bytes, await stats('direct', ['team']));
+    assert.ok(first.storage_bytes! > 0);
+    assert.equal(first.tables, 1);
+    assert.equal(first.namespaces, 1);
+
+    // Written again straight to storage with the handle it holds: nothing passes through the gateway.
+    await table.add(rows(30, 400));
+    const grown = await stats('direct', ['team']);
+    assert.ok(grown > first.storage_bytes!);
+    // Just measured, and nothing said it changed: not re-read yet (bounded work) …
+    await refresh();
+    assert.equal((await storageToday(gw, tenant.name)).storage_bytes, first.storage_bytes);
+    // … but within USAGE_FULL_SCAN_HOURS every table is (the clock moved on by a day here).
+    await ageScans();
+    await refresh();
+    assert.equal((await storageToday(gw, tenant.name)).storage_bytes, grown);
+
+    // A writer that opens the table through the gateway marks it due at once.
+    const again = await ns.openTable('direct', ['team']);
+    await again.add(rows(1000, 400));
+    const more = await stats('direct', ['team']);
+    assert.ok(more > grown);
+    const r2 = await refresh();
+    assert.ok(r2.scanned >= 1, JSON.stringify(r2));
+    assert.equal((await storageToday(gw, tenant.name)).storage_bytes, more);
+
+    const top = await operator(gw).get('/admin/v1/usage/top-storage?limit=5');
+    assert.equal(top.status, 200);
+    assert.deepEqual(top.body.databases.find((d: any) => d.database === tenant.name), { database: tenant.name, storage_bytes: more, tables: 1 });
+  });
+
+  it('exposes fleet gauges without a database label', async () => {
+    const m = await new Api(gw.url).get('/metrics');
+    assert.equal(m.status, 200);
+    const line = (name: string) => m.text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+    for (const g of ['lgw_usage_storage_bytes', 'lgw_usage_tables', 'lgw_usage_namespaces', 'lgw_usage_databases']) {
+      const l = line(g);
+      assert.ok(l, `${g} in /metrics`);
+      assert.ok(!l!.includes('database='), `${g} has no database label: ${l}`);
+    }
+    assert.equal(Number(line('lgw_usage_storage_bytes')!.split(' ')[1]), await stats('direct', ['team']));
+    assert.match(m.text, /lgw_usage_flushes_total\{outcome="applied"\} \d+/);
+  });
+});
+
+describe('storage refresher: two replicas and a bounded round [postgres]', { skip: !CATALOG_KINDS.includes('postgres') }, () => {
+  let pg: Awaited<ReturnType<typeof createPgDatabase>>;
+  let a: TestGateway;
+  let b: TestGateway;
+
+  before(async () => {
+    pg = await createPgDatabase('lgw_refresh');
+    const env = { DATABASE_URL: pg.url, USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0', USAGE_REFRESH_TABLES_PER_MINUTE: '3' };
+    a = await startGateway('postgres', env);
+    b = await startGateway('postgres', { ...env, STORAGE_ROOT: a.config.storageRoot });
+  });
+  after(async () => {
+    await a?.close();
+    await b?.close();
+    await pg?.drop();
+  });
+
+  it('never re-reads one table on both replicas in a round, and re-reads at most its share per round', async () => {
+    const t = await newTenant(a);
+    const ns = await lancedb.connectNamespace('rest', { uri: a.url, headers: { 'x-api-key': t.writeKey, 'x-service-database': t.name } });
+    try {
+      for (let i = 0; i < 5; i++) await ns.createTable(`t${i}`, rows(i * 10, 10));
+    } finally {
+      ns.close();
+    }
+    // USAGE_REFRESH_TABLES_PER_MINUTE=3 with the one-minute default share: 3 tables per round and replica.
+    assert.equal(a.app.get(UsageRefresher).perRound, 3);
+    const [ra, rb] = await Promise.all([a.app.get(UsageRefresher).runOnce(), b.app.get(UsageRefresher).runOnce()]);
+    assert.ok(ra.scanned <= 3 && rb.scanned <= 3, JSON.stringify([ra, rb]));
+    assert.equal(ra.scanned + rb.scanned, 5, `each table once: ${JSON.stringify([ra, rb])}`);
+    // All five measured once; nothing is due again.
+    const [ra2, rb2] = await Promise.all([a.app.get(UsageRefresher).runOnce(), b.app.get(UsageRefresher).runOnce()]);
+    assert.equal(ra2.scanned + rb2.scanned, 0);
+    const day = await operator(a).get(`/admin/v1/databases/${t.name}/usage?from=${today()}`);
+    assert.equal(day.body.periods[0].tables, 5);
+    assert.ok(day.body.periods[0].storage_bytes > 0);
+  });
+});
