@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -262,6 +262,43 @@ describe('usage metering: two gateways on one Postgres and Redis [postgres]', { 
     await b.app.get(UsageMeter).flush();
     assert.ok(e.matches(await todayOf(operator(a), t.name)));
     assert.equal(e.rows, 10 + 3 * 3 * 7);
+
+    // The same figures from the operator CLI (JSON and CSV), with the gateways running.
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: pg.url, DATA_DIR: a.dataDir, NODE_NO_WARNINGS: '1' };
+        delete env.ADMIN_API_KEY;
+        execFile(process.execPath, [path.resolve(__dirname, '../src/cli/admin.js'), ...args], { env, timeout: 120_000 }, (err, stdout, stderr) =>
+          resolve({ code: err ? Number((err as any).code ?? -1) : 0, stdout, stderr }),
+        );
+      });
+    const json = await cli('usage', t.name, '--from', today());
+    assert.equal(json.code, 0, json.stderr);
+    const report = JSON.parse(json.stdout);
+    assert.equal(report.database, t.name);
+    assert.equal(report.periods.length, 1);
+    assert.ok(e.matches(report.periods[0]), json.stdout);
+    const csv = await cli('usage', t.name, '--from', today(), '--granularity', 'day', '--csv');
+    assert.equal(csv.code, 0, csv.stderr);
+    const lines = csv.stdout.trim().split('\r\n');
+    assert.equal(lines.length, 2);
+    assert.ok(lines[1].startsWith(`${t.name},day,${today()}T00:00:00.000Z,${e.read},${e.write},${e.read + e.write},${e.rows},${e.bytes},${e.queries},`), lines[1]);
+    const fleet = await cli('usage', '--date', today(), '--sort', 'requests');
+    assert.equal(fleet.code, 0, fleet.stderr);
+    assert.equal(JSON.parse(fleet.stdout).databases[0].database, t.name);
+    const bad = await cli('usage', t.name, '--granularity', 'week');
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /granularity/);
+  });
+
+  it('flushes what it counted when it shuts down', async () => {
+    const t = await newTenant(a);
+    const reader = new Api(b.url, t.reader.headers);
+    for (let i = 0; i < 4; i++) assert.equal((await reader.get('/v1/table')).status, 200);
+    const closing = b;
+    b = undefined as unknown as TestGateway;
+    await closing.close();
+    assert.equal((await todayOf(operator(a), t.name)).read_requests, 4);
   });
 });
 

@@ -16,6 +16,20 @@ describe('configuration', () => {
     assert.equal(c.rateLimitFailClosed, false);
   });
 
+  test('usage metering and quota defaults, and their validation', () => {
+    const c = loadConfig({});
+    assert.deepEqual(c.usage, { metering: true, flushIntervalMs: 10_000, refreshIntervalMs: 60_000, refreshTablesPerMinute: 600, fullScanMs: 24 * 3600_000 });
+    assert.deepEqual(c.quotas, { maxTables: undefined, maxNamespaces: undefined, maxStorageBytes: undefined, maxRowsPerWrite: undefined });
+    const q = loadConfig({ QUOTA_MAX_TABLES: '100', QUOTA_MAX_STORAGE_BYTES: '1099511627776', USAGE_METERING: 'false', USAGE_REFRESH_INTERVAL_SECONDS: '0' });
+    assert.equal(q.quotas.maxTables, 100);
+    assert.equal(q.quotas.maxStorageBytes, 1024 ** 4);
+    assert.equal(q.usage.metering, false);
+    assert.equal(q.usage.refreshIntervalMs, 0);
+    assert.throws(() => loadConfig({ USAGE_FLUSH_INTERVAL_SECONDS: '0' }), /USAGE_FLUSH_INTERVAL_SECONDS: must be an integer >= 1/);
+    assert.throws(() => loadConfig({ QUOTA_MAX_TABLES: 'many' }), /QUOTA_MAX_TABLES: must be an integer >= 0/);
+    assert.throws(() => loadConfig({ USAGE_REFRESH_TABLES_PER_MINUTE: '0' }), /USAGE_REFRESH_TABLES_PER_MINUTE/);
+  });
+
   test('a Postgres catalog does not bootstrap a database unless asked', () => {
     assert.equal(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).bootstrapDatabase, undefined);
     assert.equal(loadConfig({ DATABASE_URL: 'postgresql://u@h/db', BOOTSTRAP_DATABASE: 'acme' }).bootstrapDatabase, 'acme');
