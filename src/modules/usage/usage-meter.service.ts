@@ -26,6 +26,9 @@ interface Batch {
 export class UsageMeter implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('UsageMeter');
   private current = new Map<string, CounterRow>();
+  /** The current hour's rows by database (the hot path: one Map lookup per count). */
+  private hourRows = new Map<string, CounterRow>();
+  private hourStart = 0;
   private touched = new Set<string>();
   private pending?: Batch;
   private seq = 0;
@@ -56,11 +59,18 @@ export class UsageMeter implements OnApplicationBootstrap, OnApplicationShutdown
   }
 
   private row(databaseId: string): CounterRow {
-    const hour = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
-    const key = `${databaseId}|${hour}`;
-    let r = this.current.get(key);
+    const now = Date.now();
+    if (now < this.hourStart || now >= this.hourStart + HOUR_MS) {
+      this.hourStart = Math.floor(now / HOUR_MS) * HOUR_MS;
+      this.hourRows = new Map();
+    }
+    let r = this.hourRows.get(databaseId);
     if (!r) {
-      r = { databaseId, hour, readRequests: 0, writeRequests: 0, rowsWritten: 0, bytesIngested: 0, queries: 0 };
+      const hour = this.hourStart;
+      const key = `${databaseId}|${hour}`;
+      // The batch may hold this hour's row already (the clock stepped back into an hour counted before).
+      r = this.current.get(key) ?? { databaseId, hour, readRequests: 0, writeRequests: 0, rowsWritten: 0, bytesIngested: 0, queries: 0 };
+      this.hourRows.set(databaseId, r);
       this.current.set(key, r);
     }
     return r;
@@ -94,11 +104,6 @@ export class UsageMeter implements OnApplicationBootstrap, OnApplicationShutdown
     this.touched.add(tableId);
   }
 
-  /** Counts not yet in the catalog (for metrics and tests). */
-  get unflushedRows(): number {
-    return this.current.size + (this.pending?.rows.length ?? 0);
-  }
-
   /** Adds what was counted to the catalog now (a flush already under way is joined, then this one runs). */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing.catch(() => undefined);
@@ -112,6 +117,7 @@ export class UsageMeter implements OnApplicationBootstrap, OnApplicationShutdown
         if (this.current.size === 0 && this.touched.size === 0) return;
         this.pending = { seq: ++this.seq, rows: [...this.current.values()], touched: [...this.touched] };
         this.current = new Map();
+        this.hourRows = new Map();
         this.touched = new Set();
       }
       const batch = this.pending;
