@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import * as arrow from 'apache-arrow';
+import { UnitOfWork } from '../src/database/unit-of-work';
 import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
 import { expectProblem } from './helpers/assertions';
 import { Api, forEachCatalog, idPath, operator, startGateway, TestGateway } from './helpers/gateway';
@@ -44,7 +45,8 @@ forEachCatalog('quotas', (kind) => {
   const folders = () => stored.entries(stored.dbFolder(gw, name));
 
   before(async () => {
-    gw = await startGateway(kind, { QUOTA_MAX_ROWS_PER_WRITE: '1000', USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0' });
+    // AUTH_CACHE_TTL_MS=0: every request looks its key up, so catalog queries per request are countable.
+    gw = await startGateway(kind, { QUOTA_MAX_ROWS_PER_WRITE: '1000', USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0', AUTH_CACHE_TTL_MS: '0' });
     const op = operator(gw);
     const created = await op.post('/admin/v1/databases', { name, quotas: { max_tables: 2, max_namespaces: 1, max_rows_per_write: 20 } });
     assert.equal(created.status, 201, created.text);
@@ -131,5 +133,45 @@ forEachCatalog('quotas', (kind) => {
     assert.equal((await operator(gw).request('PATCH', `/admin/v1/databases/${name}`, { quotas: { max_storage_bytes: null } })).status, 200);
     assert.equal((await arrowPost('/v1/table/t1/insert', body)).status, 200);
     assert.equal(await countRows('t1'), 40);
+  });
+
+  it('adds no catalog query to reads: a database with every quota set reads like one with none', async () => {
+    const op = operator(gw);
+    assert.equal((await op.request('PATCH', `/admin/v1/databases/${name}`, { quotas: { max_storage_bytes: 1 << 30, max_tables: 10, max_namespaces: 10 } })).status, 200);
+    const free = `free_${kind}`;
+    assert.equal((await op.post('/admin/v1/databases', { name: free, quotas: { max_rows_per_write: null } })).status, 201);
+    const fr = await op.post(`/admin/v1/databases/${free}/api-keys`, { role: 'read' });
+    const fw = await op.post(`/admin/v1/databases/${free}/api-keys`, { role: 'write' });
+    const freeWriter = { 'x-api-key': fw.body.api_key, 'x-service-database': free };
+    const created = await fetch(`${gw.url}/v1/tables/t1`, { method: 'POST', headers: { ...freeWriter, 'content-type': ARROW }, body: rowsOf(0, 10) });
+    assert.equal(created.status, 201);
+    const freeReader = new Api(gw.url, { 'x-api-key': fr.body.api_key, 'x-service-database': free });
+
+    // Catalog statements through the unit of work (every repository query goes through `db` or `read`).
+    const uow = gw.app.get(UnitOfWork);
+    let statements = 0;
+    const dbGetter = Object.getOwnPropertyDescriptor(UnitOfWork.prototype, 'db')!.get!;
+    const read = uow.read.bind(uow);
+    Object.defineProperty(uow, 'db', { configurable: true, get: () => (statements++, dbGetter.call(uow)) });
+    Object.defineProperty(uow, 'read', { configurable: true, value: (sql: string, params: readonly unknown[]) => (statements++, read(sql, params)) });
+    const readsCost = async (r: Api) => {
+      await r.post(`/v1/table/${idPath('t1')}/describe`, {}); // warm: data already seen on storage
+      const before = statements;
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await r.post(`/v1/table/t1/count_rows`, {})).status, 200);
+        assert.equal((await r.post(`/v1/table/${idPath('t1')}/query`, { k: 3, filter: 'id >= 0', columns: ['id'] })).status, 200);
+        assert.equal((await r.post(`/v1/table/${idPath('t1')}/describe`, {})).status, 200);
+      }
+      return statements - before;
+    };
+    try {
+      const limited = await readsCost(reader);
+      const unlimited = await readsCost(freeReader);
+      assert.ok(limited > 0, 'statements are counted');
+      assert.equal(limited, unlimited, `catalog statements for 9 reads: ${limited} with quotas, ${unlimited} without`);
+    } finally {
+      delete (uow as any).db;
+      delete (uow as any).read;
+    }
   });
 });
