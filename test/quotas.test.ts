@@ -45,8 +45,16 @@ forEachCatalog('quotas', (kind) => {
   const folders = () => stored.entries(stored.dbFolder(gw, name));
 
   before(async () => {
-    // AUTH_CACHE_TTL_MS=0: every request looks its key up, so catalog queries per request are countable.
-    gw = await startGateway(kind, { QUOTA_MAX_ROWS_PER_WRITE: '1000', USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0', AUTH_CACHE_TTL_MS: '0' });
+    // AUTH_CACHE_TTL_MS=0: every request looks its key up, and no background work (jobs, reclaimer, refresher,
+    // flushes) queries the catalog meanwhile, so catalog statements per request are countable.
+    gw = await startGateway(kind, {
+      QUOTA_MAX_ROWS_PER_WRITE: '1000',
+      USAGE_FLUSH_INTERVAL_SECONDS: '3600',
+      USAGE_REFRESH_INTERVAL_SECONDS: '0',
+      AUTH_CACHE_TTL_MS: '0',
+      JOBS_POLL_INTERVAL_MS: '0',
+      RECLAIM_INTERVAL_SECONDS: '0',
+    });
     const op = operator(gw);
     const created = await op.post('/admin/v1/databases', { name, quotas: { max_tables: 2, max_namespaces: 1, max_rows_per_write: 20 } });
     assert.equal(created.status, 201, created.text);
