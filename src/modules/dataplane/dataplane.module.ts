@@ -12,6 +12,7 @@ import { TableReadsService } from './table-reads.service';
 import { TableSchemaService } from './table-schema.service';
 import { TableWritesService } from './table-writes.service';
 import { EnterpriseController } from './enterprise.controller';
+import { MaterializedViewsController } from './materialized-views.controller';
 import { TableMetadataService } from './table-metadata.service';
 import { TableRefsController } from './table-refs.controller';
 import { TableRefsService } from './table-refs.service';
@@ -21,7 +22,7 @@ import { WriteBudget } from './write-budget';
 /** The compute engine: data operations for the official remote client and the Enterprise routes. */
 @Module({
   imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule, JobsModule],
-  controllers: [DataplaneController, EnterpriseController, TableRefsController],
+  controllers: [DataplaneController, EnterpriseController, TableRefsController, MaterializedViewsController],
   providers: [WriteBudget, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
 })
 export class DataplaneModule {}

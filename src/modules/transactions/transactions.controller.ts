@@ -25,4 +25,24 @@ export class TransactionsController {
   describe(@Tenant() t: TenantContext, @Param('id') id: string, @ValidBody(IdOnlyBody) _body: unknown) {
     return this.transactions.describe(t.database.id, id);
   }
+
+  /** Never changes anything: 404 (code 10) for an unknown transaction, else 406 (code 0) saying why. */
+  @Post(':id/alter')
+  @Operation({
+    operationId: 'AlterTransaction',
+    summary: 'Alter information of a transaction.',
+    description:
+      'Not supported: the only transactions here are the storage clean-ups of cascade drops, whose catalog change ' +
+      'is already committed; they cannot be aborted or given properties. 404 (code 10) for an unknown transaction, ' +
+      'else 406 (code 0).',
+    tag: 'Transaction',
+    access: 'catalog',
+    role: 'write',
+    pathParams: { id: { description: 'The transaction id, as answered (not split by `delimiter`).' } },
+    responses: { 200: { description: 'Never answered: always 406 (code 0) or 404' } },
+    errors: [400, 401, 403, 404, 406, 503, '5XX'],
+  })
+  alter(@Tenant() t: TenantContext, @Param('id') id: string) {
+    return this.transactions.alter(t.database.id, id);
+  }
 }

@@ -50,6 +50,19 @@ export class TransactionsService implements OnApplicationShutdown {
     return Promise.race([work.then(() => true), budget]);
   }
 
+  /**
+   * AlterTransaction: a recorded clean-up follows a catalog change that is already committed, so there is nothing
+   * to abort or annotate. 404 (code 10) for a transaction the database does not have, else 406 (code 0).
+   */
+  async alter(databaseId: string, id: string): Promise<never> {
+    const row = isUuid(id) ? await this.repo.find(databaseId, id) : null;
+    if (!row) throw Errors.transactionNotFound(`transaction '${id}'`);
+    throw Errors.unsupported(
+      `transaction '${id}' cannot be altered: it is the storage clean-up of a ${row.operation} whose catalog change is ` +
+        'already committed, so it can be neither aborted nor given properties (DescribeTransaction reports its progress)',
+    );
+  }
+
   async describe(databaseId: string, id: string): Promise<DescribeTransactionResponse> {
     const row = isUuid(id) ? await this.repo.find(databaseId, id) : null;
     if (!row) throw Errors.transactionNotFound(`transaction '${id}'`);
