@@ -17,6 +17,7 @@ const OBJECT_STORE_SUITES = [
   'official-client',
   'spec-conformance',
   'managed-versions',
+  'clone',
 ].map((n) => path.join(root, 'dist', 'test', `${n}.test.js`));
 
 function run(files, env) {

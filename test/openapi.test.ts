@@ -142,6 +142,7 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('*', 'extra-route', 'GET /v1/table/{id}/stats', 'GetTableStats as the reference adapter serves it'),
   allow('*', 'extra-route', 'GET /v1/table/{id}/count_rows', 'count_rows is served as GET (what the official client sends) and POST (the spec)'),
   allow('*', 'extra-route', 'GET /v1/table/{id}/tags/list', 'ListTableTags as the reference adapter and the generated namespace clients send it'),
+  allow('*', 'extra-route', 'POST /v1/table/{id}/clone', 'CloneTable of the official remote client (cloneTable); the spec has no clone operation'),
   allow('*', 'extra-route', 'GET /v1/tables', 'Enterprise route (docs/rest-contract.md §4.7)'),
   allow('*', 'extra-route', 'POST /v1/tables/{name}', 'Enterprise route (docs/rest-contract.md §4.7)'),
   allow('*', 'extra-route', 'POST /v1/jobs/list', 'the official remote client\'s jobs route (listJobs); not in the namespace spec'),
@@ -650,6 +651,7 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/table/{id}/schema_metadata/update', `/v1/table/${orders}/schema_metadata/update`, 406, { owner: 'a' });
     await call('POST', '/v1/table/{id}/analyze_plan', `/v1/table/${orders}/analyze_plan`, 200, { k: 5, filter: 'id < 10' });
     await call('POST', '/v1/table/{id}/create_scalar_index', `/v1/table/${orders}/create_scalar_index`, 200, { column: 'id', index_type: 'BITMAP', name: 'id_bitmap' });
+    await call('POST', '/v1/table/{id}/clone', `/v1/table/${idPath('docs', 'orders_clone')}/clone`, 200, { source_location: 'docs$orders', is_shallow: true });
     await call('POST', '/v1/table/{id}/restore', `/v1/table/${orders}/restore`, 200, { version: 1 });
     await call('POST', '/v1/table/{id}/rename', `/v1/table/${decl}/rename`, 200, { new_table_name: 'decl2' });
     const gone = await call('POST', '/v1/table/{id}/deregister', `/v1/table/${orders}/deregister`, 200, {});

@@ -90,6 +90,14 @@ export interface NativeTable {
 interface NativeConnection {
   openTable(name: string, namespacePath: string[], storageOptions: undefined): Promise<NativeTable>;
   createTable(name: string, buf: Buffer, mode: string, namespacePath: string[], storageOptions: undefined): Promise<NativeTable>;
+  cloneTable(
+    targetTableName: string,
+    sourceUri: string,
+    targetNamespacePath: string[],
+    sourceVersion: number | null,
+    sourceTag: string | null,
+    isShallow: boolean,
+  ): Promise<NativeTable>;
 }
 const nativeOf = (c: lancedb.Connection): NativeConnection => {
   const inner = (c as unknown as { inner?: NativeConnection }).inner;
@@ -455,6 +463,30 @@ export class LanceEngine implements OnModuleDestroy {
       }
       await this.written(location);
       return version;
+    } catch (err) {
+      throw this.translate(err);
+    } finally {
+      conn.close();
+    }
+  }
+
+  /**
+   * A shallow clone of the table at `source` (its latest version, `version` or the version `tag` points to) as a new
+   * table at `target`: a manifest of its own that refers to the source's data files, which stay in the source's
+   * folder. Answers the clone's version (the source version's number).
+   */
+  async shallowClone(source: string, target: string, ref: { version?: number; tag?: string }): Promise<number> {
+    const { conn, name } = await this.connect(target).catch((err) => {
+      throw this.translate(err);
+    });
+    try {
+      const sourceUri = this.storage.uri(source);
+      const t = await nativeOf(conn).cloneTable(name, sourceUri, [], ref.version ?? null, ref.tag ?? null, true);
+      try {
+        return await t.version();
+      } finally {
+        t.close();
+      }
     } catch (err) {
       throw this.translate(err);
     } finally {

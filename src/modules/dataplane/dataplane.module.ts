@@ -13,6 +13,8 @@ import { TableSchemaService } from './table-schema.service';
 import { TableWritesService } from './table-writes.service';
 import { EnterpriseController } from './enterprise.controller';
 import { MaterializedViewsController } from './materialized-views.controller';
+import { TableCloneController } from './table-clone.controller';
+import { TableCloneService } from './table-clone.service';
 import { TableMetadataService } from './table-metadata.service';
 import { TableRefsController } from './table-refs.controller';
 import { TableRefsService } from './table-refs.service';
@@ -22,7 +24,7 @@ import { WriteBudget } from './write-budget';
 /** The compute engine: data operations for the official remote client and the Enterprise routes. */
 @Module({
   imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule, JobsModule],
-  controllers: [DataplaneController, EnterpriseController, TableRefsController, MaterializedViewsController],
-  providers: [WriteBudget, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
+  controllers: [DataplaneController, EnterpriseController, TableRefsController, MaterializedViewsController, TableCloneController],
+  providers: [WriteBudget, TableCloneService, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
 })
 export class DataplaneModule {}

@@ -58,6 +58,15 @@ export class TablesRepository {
     return rows[0] ?? null;
   }
 
+  /** The table registered at a storage location in the caller's catalog (a location is one table's at most). */
+  async findByLocation(scope: Scope, location: string): Promise<TableRow | null> {
+    const rows = await this.uow.read<TableRow>(
+      `SELECT ${ROW_COLUMNS} FROM tables WHERE database_id = $1::uuid AND catalog = $2 AND location = $3`,
+      [scope.databaseId, scope.catalog, location],
+    );
+    return rows[0] ?? null;
+  }
+
   /**
    * Inserts a table row. 'name-taken' when the name exists (concurrent creators: exactly one wins);
    * 'location-taken' when another entry already uses the storage folder (then the transaction is aborted).

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
-import { Errors } from '../../common/errors';
-import { assertName, encodePath, displayId as display, PATH_SEP } from '../../common/ids';
+import { ApiError, Errors } from '../../common/errors';
+import { assertName, encodePath, displayId as display, parseObjectId, PATH_SEP } from '../../common/ids';
 import { isString, isStringPair, paginate } from '../../common/pagination';
 import type {
   DeclareTableResponse,
@@ -104,6 +104,39 @@ export class TablesService implements OnModuleInit {
     if (row) return row;
     await this.namespaces.assertExists(t, ns);
     return null;
+  }
+
+  /**
+   * The table a clone's `source_location` names, which must be a table of the caller's own catalog (database, and
+   * prefix when one is in use): its location as describe and create report it (an absolute path, `file://…` or the
+   * store URI), that location relative to the database folder, or its identifier (`ns$table`, with the request's
+   * delimiter). Anything else (a path outside the database folder, another database's or prefix's table, data no
+   * table of the catalog is registered at) is a 400 or a 404; the engine is only ever given the catalog's location.
+   */
+  async findCloneSource(t: TenantContext, source: string, delimiter: string): Promise<TableRow> {
+    const given = source.trim();
+    if (!given) throw Errors.invalidInput('source_location must name a table of this database');
+    const looksLikePath = given.includes('/') || given.includes('\\') || given.endsWith('.lance');
+    if (looksLikePath) {
+      let location: string;
+      try {
+        // An absolute path is the location a local table reports: resolved like its file:// URI (inside the folder only).
+        const asUri = given.startsWith('/') ? `file://${given}` : given;
+        location = await this.storage.resolveRegistered(t.database.name, t.catalog, asUri, await this.tenancy.storageProfileOf(t.database));
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 400) {
+          throw Errors.invalidInput(
+            `source_location must be a table of this database (its location as describe reports it, that location relative to the ` +
+              `database folder, or its identifier): ${given}`,
+          );
+        }
+        throw err;
+      }
+      const row = await this.repo.findByLocation(scopeOf(t), location);
+      if (row) return row;
+      throw Errors.tableNotFound(`no table of this database is registered at source_location ${given}`);
+    }
+    return this.get(t, parseObjectId(given, delimiter));
   }
 
   /**
