@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import * as arrow from 'apache-arrow';
 import { Schema } from 'apache-arrow';
 import { ApiError, Errors } from '../../common/errors';
 import { APP_CONFIG, AppConfig } from '../../config/config';
@@ -8,7 +7,8 @@ import { TableStorage } from '../../storage/table-storage.service';
 import { TableRow } from '../tables/tables.repository';
 import { TablesService } from '../tables/tables.service';
 import { TenantContext } from '../tenancy/tenant-context';
-import { decodeSchema, IpcMessage, ipcFile, splitStream } from './arrow-ipc';
+import { decodeSchema, IpcMessage, ipcFile } from './arrow-ipc';
+import { engineBatches } from './engine-batches';
 import { display } from './dataplane.types';
 import type { CloneTableResponse } from './table-clone.schemas';
 import { WriteBudget } from './write-budget';
@@ -109,10 +109,6 @@ export class TableCloneService {
     const h = await this.engine.open(source.location, req.source_version !== undefined ? { version: req.source_version } : undefined);
     try {
       if (req.source_tag !== undefined) await h.table.checkout(req.source_tag);
-      const q = h.table.query();
-      const exec = (q as unknown as { nativeExecute?: () => Promise<{ next(): Promise<Buffer | null> }> }).nativeExecute;
-      if (typeof exec !== 'function') throw new Error('@lancedb/lancedb: query has no native batch iterator');
-      const it = await exec.call(q);
       let schemaMsg: IpcMessage | undefined;
       let schema: Schema | undefined;
       let pending: IpcMessage[] = [];
@@ -129,8 +125,7 @@ export class TableCloneService {
         pending = [];
         pendingBytes = 0;
       };
-      for (let b = await it.next(); b; b = await it.next()) {
-        const messages = splitStream(b);
+      for await (const messages of engineBatches(h.table)) {
         const head = messages.find((m) => m.kind === 'schema');
         if (!schemaMsg && head) {
           schemaMsg = head;
@@ -148,12 +143,6 @@ export class TableCloneService {
         pending.push(...batches);
         pendingBytes += batches.reduce((n, m) => n + m.framedMeta.length + m.bodyLength, 0);
         if (pendingBytes >= this.chunkBytes) await flush();
-      }
-      if (!schemaMsg) {
-        // No rows at all: the schema alone makes the table's first version.
-        const [head] = splitStream(Buffer.from(arrow.tableToIPC(new arrow.Table(await q.outputSchema()), 'stream')));
-        schemaMsg = head;
-        schema = decodeSchema(head);
       }
       await flush();
       return { version: await this.engine.withNative(target, (n) => n.version()), rows };
