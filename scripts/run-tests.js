@@ -18,6 +18,7 @@ const OBJECT_STORE_SUITES = [
   'spec-conformance',
   'managed-versions',
   'clone',
+  'multipart',
 ].map((n) => path.join(root, 'dist', 'test', `${n}.test.js`));
 
 function run(files, env) {

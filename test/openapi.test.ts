@@ -98,6 +98,8 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('DropTable', 'response-extra', 'job_id', 'the official remote client\'s async drop: set when deleting the files outlasts DROP_SYNC_BUDGET_MS (dropTableAsync waits on the job)'),
   allow('CreateTable', 'response-extra', 'name', 'a new table also reports its name and rows written (as the Enterprise route)'),
   allow('CreateTable', 'response-extra', 'num_rows', 'a new table also reports its name and rows written (as the Enterprise route)'),
+  allow('InsertIntoTable', 'param-extra', 'query:upload_id', 'a part of a multipart write of the official remote client (staged, committed at complete)'),
+  allow('InsertIntoTable', 'param-extra', 'query:upload_part_id', 'a part of a multipart write of the official remote client (staged, committed at complete)'),
   allow('MergeInsertIntoTable', 'param-missing', 'query:timeout', 'the time limit is the `x-request-timeout-ms` header (what the official client sends)'),
   allow('MergeInsertIntoTable', 'param-type', 'query:on', '`on` may repeat for a composite key, as the reference and the newest client do'),
   allow('MergeInsertIntoTable', 'response-extra', 'num_attempts', 'commit attempts, reported by the Lance engine'),
@@ -143,6 +145,9 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('*', 'extra-route', 'GET /v1/table/{id}/count_rows', 'count_rows is served as GET (what the official client sends) and POST (the spec)'),
   allow('*', 'extra-route', 'GET /v1/table/{id}/tags/list', 'ListTableTags as the reference adapter and the generated namespace clients send it'),
   allow('*', 'extra-route', 'POST /v1/table/{id}/clone', 'CloneTable of the official remote client (cloneTable); the spec has no clone operation'),
+  allow('*', 'extra-route', 'POST /v1/table/{id}/multipart_write/create', 'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation'),
+  allow('*', 'extra-route', 'POST /v1/table/{id}/multipart_write/complete', 'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation'),
+  allow('*', 'extra-route', 'POST /v1/table/{id}/multipart_write/abort', 'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation'),
   allow('*', 'extra-route', 'GET /v1/tables', 'Enterprise route (docs/rest-contract.md §4.7)'),
   allow('*', 'extra-route', 'POST /v1/tables/{name}', 'Enterprise route (docs/rest-contract.md §4.7)'),
   allow('*', 'extra-route', 'POST /v1/jobs/list', 'the official remote client\'s jobs route (listJobs); not in the namespace spec'),
@@ -652,6 +657,10 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/table/{id}/analyze_plan', `/v1/table/${orders}/analyze_plan`, 200, { k: 5, filter: 'id < 10' });
     await call('POST', '/v1/table/{id}/create_scalar_index', `/v1/table/${orders}/create_scalar_index`, 200, { column: 'id', index_type: 'BITMAP', name: 'id_bitmap' });
     await call('POST', '/v1/table/{id}/clone', `/v1/table/${idPath('docs', 'orders_clone')}/clone`, 200, { source_location: 'docs$orders', is_shallow: true });
+    const upload = await call('POST', '/v1/table/{id}/multipart_write/create', `/v1/table/${orders}/multipart_write/create`, 200);
+    await call('POST', '/v1/table/{id}/insert', `/v1/table/${orders}/insert?upload_id=${upload.body.upload_id}&upload_part_id=p1`, 200, arrowRows(100, 3));
+    await call('POST', '/v1/table/{id}/multipart_write/complete', `/v1/table/${orders}/multipart_write/complete?upload_id=${upload.body.upload_id}`, 200);
+    await call('POST', '/v1/table/{id}/multipart_write/abort', `/v1/table/${orders}/multipart_write/abort?upload_id=${upload.body.upload_id}`, 200);
     await call('POST', '/v1/table/{id}/restore', `/v1/table/${orders}/restore`, 200, { version: 1 });
     await call('POST', '/v1/table/{id}/rename', `/v1/table/${decl}/rename`, 200, { new_table_name: 'decl2' });
     const gone = await call('POST', '/v1/table/{id}/deregister', `/v1/table/${orders}/deregister`, 200, {});

@@ -1,9 +1,10 @@
 /**
  * The `phalanx-version` this gateway advertises to the official remote client: 0.2.0 = one query may carry several
  * vectors (answered with a `query_index` column); 0.3.0 = structured full-text queries (match, phrase, boost,
- * multi_match, boolean). Multipart writes (0.4.0) and blobs (0.5.0) are not implemented, so not advertised.
+ * multi_match, boolean); 0.4.0 = multipart writes (`multipart_write/create|complete|abort`, inserts with
+ * `upload_id`, test/multipart.test.ts). Blobs (0.5.0) are not implemented, so not advertised.
  */
-export const PHALANX_VERSION = '0.3.0';
+export const PHALANX_VERSION = '0.4.0';
 
 export const ARROW_STREAM_TYPE = 'application/vnd.apache.arrow.stream';
 export const ARROW_FILE_TYPE = 'application/vnd.apache.arrow.file';

@@ -159,6 +159,10 @@ export class DataplaneController {
   @Operation({
     operationId: 'InsertIntoTable',
     summary: 'Insert records into a table',
+    description:
+      'Appends (or with `mode=overwrite` replaces) rows in one commit. With `upload_id` and `upload_part_id` the body is ' +
+      'one part of a multipart write: staged on the table\'s storage and committed by multipart_write/complete ' +
+      '(answered with version 0 and nothing inserted yet).',
     tag: 'Table data',
     access: 'catalog',
     role: 'write',
@@ -172,6 +176,11 @@ export class DataplaneController {
     @ValidQuery(InsertQuery) q: z.output<typeof InsertQuery>,
     @ArrowStream('The rows, as an Arrow IPC stream.') rows: AsyncIterable<Buffer>,
   ) {
+    if (q.upload_id !== undefined || q.upload_part_id !== undefined) {
+      if (q.upload_id === undefined || q.upload_part_id === undefined) throw Errors.invalidInput('a multipart part needs both upload_id and upload_part_id');
+      if (q.mode === 'overwrite') throw Errors.invalidInput('a multipart write appends: mode=overwrite cannot be combined with upload_id');
+      return this.writes.stagePart(t, id, q.upload_id, q.upload_part_id, rows);
+    }
     return this.writes.insert(t, id, q.mode, rows, q.branch);
   }
 

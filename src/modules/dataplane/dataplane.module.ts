@@ -14,6 +14,7 @@ import { TableWritesService } from './table-writes.service';
 import { EnterpriseController } from './enterprise.controller';
 import { MaterializedViewsController } from './materialized-views.controller';
 import { TableCloneController } from './table-clone.controller';
+import { MultipartController } from './multipart.controller';
 import { TableCloneService } from './table-clone.service';
 import { TableMetadataService } from './table-metadata.service';
 import { TableRefsController } from './table-refs.controller';
@@ -24,7 +25,7 @@ import { WriteBudget } from './write-budget';
 /** The compute engine: data operations for the official remote client and the Enterprise routes. */
 @Module({
   imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule, JobsModule],
-  controllers: [DataplaneController, EnterpriseController, TableRefsController, MaterializedViewsController, TableCloneController],
+  controllers: [DataplaneController, EnterpriseController, TableRefsController, MaterializedViewsController, TableCloneController, MultipartController],
   providers: [WriteBudget, TableCloneService, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
 })
 export class DataplaneModule {}

@@ -166,7 +166,18 @@ export const CreateTableQuery = z.object({
   properties: queryJsonStringMap().describe('Table properties as one JSON-encoded object of strings.'),
 });
 
-export const InsertQuery = z.object({ mode: queryParam(mode(['append', 'overwrite'], 'append')), branch: branchParam() });
+export const InsertQuery = z.object({
+  mode: queryParam(mode(['append', 'overwrite'], 'append')),
+  branch: branchParam(),
+  upload_id: queryText().describe('A multipart write (from multipart_write/create): the body is staged as one part, committed at complete.'),
+  upload_part_id: queryText().describe('The part\'s id within the multipart write (sending a part again replaces it).'),
+});
+
+/** multipart_write/create takes the branch; complete and abort name the upload. */
+export const UploadQuery = z.object({
+  upload_id: queryParam(z.string({ error: 'upload_id is required' }).min(1, 'upload_id is required')).describe('The id multipart_write/create answered.'),
+  branch: branchParam(),
+});
 
 export const MergeInsertQuery = z.object({
   on: queryList("merge_insert requires the 'on' query parameter").describe(
