@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
+import { WriteBudget } from '../src/modules/dataplane/write-budget';
 import { expectProblem } from './helpers/assertions';
 import { forEachCatalog, idPath, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
 
@@ -161,5 +162,45 @@ forEachCatalog('multipart writes', (kind) => {
     assert.ok(Number(inserts[0].details?.parts) >= 1, JSON.stringify(inserts[0]));
     assert.equal(inserts[0].details?.num_rows, 1_500_000);
     assert.equal(await t.countRows('id >= 1499990'), 11);
+  });
+
+  it('parts and the commit count against the write budget: 503 while other writes hold it, nothing staged or committed, then it goes through', async () => {
+    const small = await startGateway(kind, { WRITE_MEMORY_BUDGET_BYTES: String(1024 * 1024), WRITE_BUDGET_WAIT_MS: '0' });
+    try {
+      const st = await newTenant(small);
+      const budget = small.app.get(WriteBudget);
+      const post = async (p: string, body?: Buffer) => {
+        const r = await fetch(small.url + p, {
+          method: 'POST',
+          headers: { ...st.api.headers, ...(body ? { 'content-type': 'application/vnd.apache.arrow.stream' } : {}) },
+          body,
+        });
+        return { status: r.status, text: await r.text() };
+      };
+      const p = (op: string) => `/v1/table/${idPath('b')}/${op}`;
+      assert.equal((await post(p('create'), ipc(0, 1))).status, 200);
+      const upload = JSON.parse((await post(p('multipart_write/create'))).text).upload_id as string;
+      assert.equal((await post(`${p('insert')}?upload_id=${upload}&upload_part_id=a`, ipc(10_000, 8000))).status, 200);
+
+      // Other writes hold nearly all of the budget: a part is refused (nothing staged), and so is the commit.
+      const others = await budget.reserve(1000 * 1024);
+      try {
+        const part = await post(`${p('insert')}?upload_id=${upload}&upload_part_id=b`, ipc(20_000, 8000));
+        assert.equal(part.status, 503, part.text);
+        const complete = await post(`${p('multipart_write/complete')}?upload_id=${upload}`);
+        assert.equal(complete.status, 503, complete.text);
+        assert.equal((await st.api.post(p('count_rows'), {})).body, 1, 'nothing committed');
+      } finally {
+        others.release();
+      }
+      // Once the budget is free, the same upload (part a only: b was refused) commits once.
+      const done = await post(`${p('multipart_write/complete')}?upload_id=${upload}`);
+      assert.equal(done.status, 200, done.text);
+      assert.equal(JSON.parse(done.text).num_inserted_rows, 8000);
+      assert.equal((await st.api.post(p('count_rows'), {})).body, 8001);
+      assert.equal(budget.inFlightBytes, 0, 'every reservation released');
+    } finally {
+      await small.close();
+    }
   });
 });
