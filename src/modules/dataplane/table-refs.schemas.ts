@@ -10,7 +10,12 @@ const optStr = z.string().nullish().transform((v) => v ?? undefined);
 const optInt = z.number().int().nonnegative().nullish().transform((v) => v ?? undefined);
 const branch = optStr.describe('Branch to target; absent, `""` or `"main"` = main.');
 const tagName = z.string({ error: 'tag is required' }).min(1, 'tag must not be empty').describe('Tag name.');
-const branchName = z.string({ error: 'name is required' }).min(1, 'name must not be empty').describe('Branch name.');
+const branchName = z
+  .string({ error: 'name is required' })
+  .min(1, 'name must not be empty')
+  // A branch is a folder (`tree/<name>`): a segment longer than a file name may be is the caller's mistake, not a 5xx.
+  .refine((n) => n.split('/').every((seg) => Buffer.byteLength(seg) <= 255), 'each `/`-separated part of a branch name must be at most 255 bytes')
+  .describe('Branch name.');
 
 // ---------------------------------------------------------------------------------------------- requests
 
