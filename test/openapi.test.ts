@@ -62,7 +62,6 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('DropNamespace', 'status-extra', '204', 'mode Skip on a missing namespace answers 204, as docs/rest-contract.md §4.3 requires'),
 
   // ---- tables (catalog)
-  allow('DescribeTable', 'body-missing', 'tag', 'describe does not resolve tags; GetTableTagVersion does (then describe that version)'),
   allow('DescribeTable', 'response-missing', 'stats', 'not filled (nor by the reference); GetTableStats serves them'),
   allow('DescribeTable', 'response-missing', 'metadata', 'Lance table metadata is not reported'),
   allow('TableExists', 'body-missing', 'version', 'existence is of the table, whatever version is asked'),

@@ -69,6 +69,32 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     await assert.rejects(pinned.checkout('latest_good'), /not found|does not exist|404/i);
   });
 
+  it('DescribeTable with a tag answers the tagged version and its schema (a tag into a branch too); unknown tag 404 code 8', async () => {
+    const t = await threeVersions('described_tag');
+    const api = tenant.api;
+    assert.equal((await api.post(path('described_tag', 'tags/create'), { tag: 'first', version: 1 })).status, 200);
+    await t.addColumns([{ name: 'twice', valueSql: 'id * 2' }]);
+    const tagged = await api.post(path('described_tag', 'describe'), { tag: 'first' });
+    assert.equal(tagged.status, 200, tagged.text);
+    assert.equal(tagged.body.version, 1);
+    assert.deepEqual(tagged.body.schema.fields.map((f: { name: string }) => f.name), ['id', 'label']);
+    const latest = await api.post(path('described_tag', 'describe'), {});
+    assert.equal(latest.body.version, 4);
+    assert.ok(latest.body.schema.fields.some((f: { name: string }) => f.name === 'twice'));
+
+    assert.equal((await api.post(path('described_tag', 'branches/create'), { name: 'side' })).status, 200);
+    const side = await (await t.branches()).checkout('side');
+    await side.add(rows(100, 1));
+    const sideVersion = await side.version();
+    assert.equal((await api.post(path('described_tag', 'tags/create'), { tag: 'on_side', version: sideVersion, branch: 'side' })).status, 200);
+    const onSide = await api.post(path('described_tag', 'describe'), { tag: 'on_side' });
+    assert.equal(onSide.status, 200, onSide.text);
+    assert.equal(onSide.body.version, sideVersion);
+
+    expectProblem(await api.post(path('described_tag', 'describe'), { tag: 'ghost' }), 404, 8);
+    expectProblem(await api.post(path('described_tag', 'describe'), { tag: 'first', version: 2 }), 400, 13);
+  });
+
   it('answers the spec codes: 409 code 9 for an existing tag, 404 code 8 for an unknown one, 404 code 11 for no such version, 403 for a reader', async () => {
     await threeVersions('codes');
     const api = tenant.api;

@@ -40,6 +40,7 @@ export const DescribeTableBody = z
     ...base,
     version: z.number().int().nonnegative().nullable().optional(),
     branch: z.string().nullable().optional(),
+    tag: z.string().min(1, 'tag must not be empty').nullish(),
     with_table_uri: z.boolean().nullish(),
     load_detailed_metadata: z.boolean().nullish(),
     check_declared: z.boolean().nullish(),

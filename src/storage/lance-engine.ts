@@ -363,6 +363,22 @@ export class LanceEngine implements OnModuleDestroy {
   }
 
   /**
+   * The version and schema of the version a tag points to (in whichever branch): 404 (code 8) for an unknown tag.
+   * A handle of its own, checked out at the tag, closed afterwards.
+   */
+  async describeTag(location: string, dialect: SchemaDialect, tag: string): Promise<{ version: number; schema: JsonSchema }> {
+    const h = await this.open(location);
+    try {
+      await h.table.checkout(tag);
+      return { version: await h.table.version(), schema: jsonSchema(await h.table.schema(), dialect) };
+    } catch (err) {
+      throw this.translate(err);
+    } finally {
+      h.close();
+    }
+  }
+
+  /**
    * Every version of a table (of `branch`, main by default), oldest first, with the manifest each one is committed
    * in. A branch lists the versions of main it was forked from too, as the engine reports them.
    */

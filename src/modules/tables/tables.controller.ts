@@ -112,6 +112,7 @@ export class TablesController {
       checkDeclared: q.check_declared ?? body.check_declared ?? false,
       branch: body.branch ?? undefined,
       version: body.version ?? undefined,
+      tag: body.tag ?? undefined,
       schemaDialect: schemaDialectOf(dialectOf(req)),
       vendCredentials: body.vend_credentials,
     });

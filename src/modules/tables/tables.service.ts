@@ -48,6 +48,8 @@ export interface DescribeOptions {
   branch?: string;
   /** The table version to describe (the official remote client's `checkout`); latest when absent. */
   version?: number;
+  /** A tag whose version to describe (instead of `version`/`branch`). */
+  tag?: string;
   /** How the asking client spells Arrow types in `schema` (see src/storage/arrow-json-schema.ts). */
   schemaDialect: SchemaDialect;
   /** false: the answer carries no storage_options. */
@@ -328,7 +330,15 @@ export class TablesService implements OnModuleInit {
     if (opts.checkDeclared || opts.loadDetailedMetadata) out.is_only_declared = !hasData;
     // Version and schema of written tables: the official remote client opens tables with describe and reads both.
     if (out.is_only_declared !== true) {
-      const data = hasData ? await this.engine.describe(row.location, opts.schemaDialect, opts.version, opts.branch, true) : null;
+      if (opts.tag !== undefined && (opts.version !== undefined || branchOf(opts.branch))) {
+        throw Errors.invalidInput('give a tag, or a version and/or a branch, not both');
+      }
+      if (opts.tag !== undefined && !hasData) throw Errors.tagNotFound(`tag '${opts.tag}' not found: table '${display(id)}' has no data yet`);
+      const data = !hasData
+        ? null
+        : opts.tag !== undefined
+          ? await this.engine.describeTag(row.location, opts.schemaDialect, opts.tag)
+          : await this.engine.describe(row.location, opts.schemaDialect, opts.version, opts.branch, true);
       if (data) {
         out.version = data.version;
         out.schema = data.schema;
