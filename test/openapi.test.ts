@@ -147,6 +147,8 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('*', 'extra-route', 'POST /v1/table/{id}/multipart_write/create', 'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation'),
   allow('*', 'extra-route', 'POST /v1/table/{id}/multipart_write/complete', 'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation'),
   allow('*', 'extra-route', 'POST /v1/table/{id}/multipart_write/abort', 'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation'),
+  allow('*', 'extra-route', 'POST /v1/table/{id}/branches/diff', 'the official remote client\'s branch diff; always 406 (code 0): the open engine diffs branches only for Enterprise tables'),
+  allow('*', 'extra-route', 'POST /v1/table/{id}/branches/cherry_pick', 'the official remote client\'s cherry-pick; always 406 (code 0): the open engine cherry-picks only for Enterprise tables'),
   allow('*', 'extra-route', 'GET /v1/tables', 'Enterprise route (docs/rest-contract.md §4.7)'),
   allow('*', 'extra-route', 'POST /v1/tables/{name}', 'Enterprise route (docs/rest-contract.md §4.7)'),
   allow('*', 'extra-route', 'POST /v1/jobs/list', 'the official remote client\'s jobs route (listJobs); not in the namespace spec'),
@@ -650,6 +652,8 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/table/{id}/branches/create', `/v1/table/${orders}/branches/create`, 200, { name: 'dev' });
     await call('POST', '/v1/table/{id}/branches/create', `/v1/table/${orders}/branches/create`, 409, { name: 'dev' });
     await call('POST', '/v1/table/{id}/branches/list', `/v1/table/${orders}/branches/list`, 200);
+    await call('POST', '/v1/table/{id}/branches/diff', `/v1/table/${orders}/branches/diff`, 406, { from_branch: 'dev' });
+    await call('POST', '/v1/table/{id}/branches/cherry_pick', `/v1/table/${orders}/branches/cherry_pick`, 406, { from_branch: 'dev', dry_run: true });
     await call('POST', '/v1/table/{id}/branches/delete', `/v1/table/${orders}/branches/delete`, 200, { name: 'dev' });
     await call('POST', '/v1/table/{id}/update_field_metadata', `/v1/table/${orders}/update_field_metadata`, 200, { updates: [{ path: 'id', metadata: { unit: 'n' } }] });
     await call('POST', '/v1/table/{id}/schema_metadata/update', `/v1/table/${orders}/schema_metadata/update`, 406, { owner: 'a' });

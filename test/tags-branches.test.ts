@@ -95,6 +95,23 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     expectProblem(await api.post(path('described_tag', 'describe'), { tag: 'first', version: 2 }), 400, 13);
   });
 
+  it('branches/diff and branches/cherry_pick: 406 code 0 saying the open engine cannot (remote client and raw HTTP), nothing changed', async () => {
+    const t = await threeVersions('merging');
+    const api = tenant.api;
+    assert.equal((await api.post(path('merging', 'branches/create'), { name: 'work' })).status, 200);
+    const work = await (await t.branches()).checkout('work');
+    await work.add(rows(50, 2));
+    for (const [op, body] of [['branches/diff', { from_branch: 'work' }], ['branches/cherry_pick', { from_branch: 'work', dry_run: false }]] as const) {
+      expectProblem(await api.post(path('merging', op), body), 406, 0, { msg: /only for LanceDB Enterprise tables/ });
+    }
+    expectProblem(await api.post(path('nope_table', 'branches/diff'), { from_branch: 'work' }), 404, 4);
+    expectProblem(await tenant.reader.post(path('merging', 'branches/cherry_pick'), { from_branch: 'work', dry_run: true }), 403, 15);
+    await assert.rejects((await t.branches()).diff('work'), /406|Enterprise/);
+    await assert.rejects((await t.branches()).cherryPick('work', true), /406|Enterprise/);
+    assert.equal(await t.countRows(), 6, 'main unchanged');
+    assert.equal(await t.version(), 3);
+  });
+
   it('answers the spec codes: 409 code 9 for an existing tag, 404 code 8 for an unknown one, 404 code 11 for no such version, 403 for a reader', async () => {
     await threeVersions('codes');
     const api = tenant.api;

@@ -16,6 +16,7 @@ import {
   AnalyzePlanQuery,
   BranchNameBody,
   CreateBranchBody,
+  FromBranchBody,
   FieldMetadataBody,
   GetTableTagVersionResponse,
   ListTableBranchesResponse,
@@ -195,6 +196,39 @@ export class TableRefsController {
   @Audited('table.branch_delete', (b) => ({ branch: b?.name ?? null }))
   deleteBranch(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(BranchNameBody) body: z.output<typeof BranchNameBody>) {
     return this.refs.deleteBranch(t, id, body.name);
+  }
+
+  @Post('table/:id/branches/diff')
+  @Operation({
+    operationId: 'DiffTableBranch',
+    summary: 'Compare a branch with main',
+    description:
+      'Not supported: the open Lance engine computes branch diffs only for LanceDB Enterprise tables. 406 (code 0) ' +
+      'for a table that exists (404 code 4 otherwise).',
+    tag: 'Table data',
+    access: 'catalog',
+    responses: { 200: { description: 'Never answered: always 406 (code 0)' } },
+    errors: [400, 401, 403, 404, 406, 503, '5XX'],
+  })
+  diffBranch(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(FromBranchBody) body: z.output<typeof FromBranchBody>) {
+    return this.refs.branchMergeUnsupported(t, id, 'compared with main', body.from_branch);
+  }
+
+  @Post('table/:id/branches/cherry_pick')
+  @Operation({
+    operationId: 'CherryPickTableBranch',
+    summary: 'Cherry-pick a branch onto main',
+    description:
+      'Not supported: the open Lance engine cherry-picks branches only for LanceDB Enterprise tables. 406 (code 0) ' +
+      'for a table that exists (404 code 4 otherwise); nothing is changed, `dry_run` or not.',
+    tag: 'Table data',
+    access: 'catalog',
+    role: 'write',
+    responses: { 200: { description: 'Never answered: always 406 (code 0)' } },
+    errors: [400, 401, 403, 404, 406, 503, '5XX'],
+  })
+  cherryPick(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(FromBranchBody) body: z.output<typeof FromBranchBody>) {
+    return this.refs.branchMergeUnsupported(t, id, 'cherry-picked onto main', body.from_branch);
   }
 
   // ---------------------------------------------------------------- metadata

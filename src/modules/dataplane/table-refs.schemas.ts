@@ -32,6 +32,10 @@ export const CreateBranchBody = z
   })
   .loose();
 export const BranchNameBody = z.object({ ...base, name: branchName }).loose();
+/** branches/diff and branches/cherry_pick of the official remote client (`dry_run` is read by nothing: always 406). */
+export const FromBranchBody = z
+  .object({ ...base, from_branch: z.string({ error: 'from_branch is required' }).min(1, 'from_branch must not be empty'), dry_run: z.boolean().nullish() })
+  .loose();
 
 /** ListTableTags / ListTableBranches take no body in the REST binding: paging is in the query. */
 export const RefsPageQuery = z.object({

@@ -198,6 +198,18 @@ export class TableRefsService {
     return {};
   }
 
+  /**
+   * branches/diff and branches/cherry_pick: the engine binding answers "Branch diffs are only supported on Enterprise
+   * tables" for every open Lance table, so 406 (code 0) saying so, once the table is known to exist.
+   */
+  async branchMergeUnsupported(t: TenantContext, id: string[], what: string, fromBranch: string): Promise<never> {
+    await this.data.written(t, id);
+    throw Errors.unsupported(
+      `branch '${fromBranch}' of table '${display(id)}' cannot be ${what}: the open Lance engine this gateway runs ` +
+        'supports branch diffs and cherry-picks only for LanceDB Enterprise tables',
+    );
+  }
+
   private async branchesOf(location: string): Promise<Array<{ name: string; parentBranch?: string; parentVersion: number; manifestSize: number }>> {
     return this.engine.read(location, async (table) => {
       const all = await (await table.branches()).list();
