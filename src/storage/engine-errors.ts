@@ -85,7 +85,8 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
   },
   {
     name: 'branch-not-found',
-    test: /Not found: \S*\/tree\/\S+\/_versions\b/,
+    // The branch name may hold blanks and quotes (`x'); DROP …`): anything up to its `/_versions`.
+    test: /Not found: \S*\/tree\/[^\n]+?\/_versions\b/,
     to: (_d, c) => Errors.branchNotFound(c.branch === undefined ? 'branch not found' : `branch '${c.branch}' not found`),
   },
   {

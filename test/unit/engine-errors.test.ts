@@ -135,6 +135,12 @@ const CASES: Case[] = [
     rule: 'branch-not-found',
     answer: [404, 22],
   },
+  {
+    what: "from_branch with blanks and quotes (found by the fuzz test)",
+    message: `lance error: Not found: ${LOC}/tree/x'); DROP TABLE "Database"; --/_versions, ${RS}/lance-table-12.0.0/src/io/commit.rs:670:26`,
+    rule: 'branch-not-found',
+    answer: [404, 22],
+  },
   // version-not-found
   {
     what: 'checkout(999)',
