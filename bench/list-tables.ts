@@ -9,7 +9,8 @@
  *   npm run bench:list       (BENCH_PG_URL, default postgresql://postgres@127.0.0.1:5432/postgres;
  *                             BENCH_REDIS_URL, default redis://127.0.0.1:6379;
  *                             BENCH_SECONDS per run, default 5; BENCH_LARGE, default 1000000 (0: skip);
- *                             BENCH_CPU_PROF=<dir>: write a CPU profile of the gateway there)
+ *                             BENCH_CPU_PROF=<dir>: write a CPU profile of the gateway there;
+ *                             BENCH_METERING_COMPARE=0: skip the second gateway with usage metering off)
  */
 import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -30,6 +31,7 @@ const LARGE = Number(process.env.BENCH_LARGE ?? 1_000_000);
 const SMALL = 1_000;
 const PAGE = 100;
 const CONNECTIONS = 10;
+const COMPARE_METERING = process.env.BENCH_METERING_COMPARE !== '0';
 
 
 
@@ -123,6 +125,25 @@ async function main(): Promise<void> {
     children.push(
       await startChild(path.join(__dirname, 'floor-server.js'), { DATABASE_URL: url, PORT: String(floorPort), STORAGE_ROOT: path.join(dataDir, 'tables') }),
     );
+    // The same gateway with usage metering off (issue 14: metering may cost the catalog path at most 5%), on the
+    // same catalog, measured right after the metered one. BENCH_METERING_COMPARE=0 skips it.
+    const unmeteredPort = gatewayPort + 2000;
+    if (COMPARE_METERING) {
+      children.push(
+        await startChild(path.join(__dirname, 'gateway-child.js'), {
+          DATABASE_URL: url,
+          PORT: String(unmeteredPort),
+          DATA_DIR: dataDir,
+          ADMIN_API_KEY: adminKey,
+          LOG_LEVEL: 'log',
+          REDIS_URL,
+          RATE_LIMIT_LIMIT: '100000000',
+          USAGE_METERING: 'false',
+        }, { gateway: true }),
+      );
+      await waitReady(`http://127.0.0.1:${unmeteredPort}/readyz`);
+    }
+    const off = `http://127.0.0.1:${unmeteredPort}`;
 
     const op = { 'x-api-key': adminKey, 'content-type': 'application/json' };
     await fetch(`http://127.0.0.1:${gatewayPort}/admin/v1/databases`, { method: 'POST', headers: op, body: '{"name":"bench"}' });
@@ -155,6 +176,7 @@ async function main(): Promise<void> {
       if (JSON.stringify(g) !== JSON.stringify(f)) throw new Error(`gateway and floor disagree on describe: ${JSON.stringify(g)} vs ${JSON.stringify(f)}`);
     }
     if (CASES.has('describe')) rows['gateway describe'] = { label: 'describe', target: 'gateway', ...(await load(children[0], `${gw}/v1/table/bench$declared/describe`, dh, 'POST', describeBody)) };
+    if (CASES.has('describe') && COMPARE_METERING) rows['unmetered describe'] = { label: 'describe', target: 'no-meter', ...(await load(children[2], `${off}/v1/table/bench$declared/describe`, dh, 'POST', describeBody)) };
     if (CASES.has('describe')) rows['floor describe'] = { label: 'describe', target: 'floor', ...(await load(children[1], `${fl}/describe?db=${databaseId}&id=bench$declared`, dh, 'POST', describeBody)) };
 
     let filled = 0;
@@ -172,6 +194,7 @@ async function main(): Promise<void> {
       }
       // The filled tables are all known to have data, so the gateway's page needs no look at storage.
       rows[`gateway ${n}`] = { label: `list ${n}`, target: 'gateway', ...(await load(children[0], `${gw}/v1/table?limit=${PAGE}&page_token=${token}`, headers)) };
+      if (COMPARE_METERING) rows[`unmetered ${n}`] = { label: `list ${n}`, target: 'no-meter', ...(await load(children[2], `${off}/v1/table?limit=${PAGE}&page_token=${token}`, headers)) };
       rows[`floor ${n}`] = { label: `list ${n}`, target: 'floor', ...(await load(children[1], `${fl}/page?db=${databaseId}&limit=${PAGE}&after=${token}`, {})) };
     }
 
@@ -200,6 +223,20 @@ async function main(): Promise<void> {
         ratio: `${ratio(g.rps, f.rps)} req/s (CPU ${ratio(f.cpuUs, g.cpuUs)})`,
         target: '≥ 0.6',
         ok: g.rps / f.rps >= 0.6,
+      });
+    }
+    for (const label of [...new Set(Object.values(rows).map((r) => r.label))]) {
+      const g = Object.values(rows).find((r) => r.label === label && r.target === 'gateway');
+      const o = Object.values(rows).find((r) => r.label === label && r.target === 'no-meter');
+      if (!g || !o) continue;
+      console.log(`  metering on / off, ${label.padEnd(15)} ${ratio(g.rps, o.rps)}   (cpu per request off/on ${ratio(o.cpuUs, g.cpuUs)})`);
+      record({
+        what: `usage metering cost: ${label}`,
+        gateway: `${fmt(g.rps)} req/s, ${g.cpuUs.toFixed(0)} µs CPU/req (metering on)`,
+        floor: `${fmt(o.rps)} req/s, ${o.cpuUs.toFixed(0)} µs CPU/req (metering off)`,
+        ratio: `${ratio(g.rps, o.rps)} req/s (CPU ${ratio(o.cpuUs, g.cpuUs)})`,
+        target: '≥ 0.95',
+        ok: g.rps / o.rps >= 0.95,
       });
     }
     if (rows[`gateway ${LARGE}`]) {
