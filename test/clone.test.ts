@@ -92,6 +92,31 @@ forEachCatalog('clone', (kind) => {
     assert.equal(await deepV1.countRows(), 4);
   });
 
+  it('a shallow clone\'s source cannot leave the catalog while the clone reads it (409 code 19, nothing removed); it can once the clone is gone', async () => {
+    if (TEST_STORAGE === 's3') return; // shallow clones are local-storage only (406 above)
+    const api = tenant.api;
+    assert.equal((await api.post(`/v1/namespace/${idPath('srcns')}/create`, {})).status, 200);
+    await remote.createTable({ name: 'kept', data: rows(0, 4) }, ['srcns']);
+    const loc = await locationOf(api, 'srcns', 'kept');
+    const clone = await remote.cloneTable('kept_clone', loc, { isShallow: true });
+    const refused = /shallow clone reads this table's data files/;
+    expectProblem(await api.post(path('drop', 'srcns', 'kept'), {}), 409, 19, { msg: refused });
+    expectProblem(await api.post(path('deregister', 'srcns', 'kept'), {}), 409, 19, { msg: refused });
+    // A cascade that would take the source but leave its clone is refused whole: namespace and source stay.
+    expectProblem(await api.post(`/v1/namespace/${idPath('srcns')}/drop`, { behavior: 'Cascade' }), 409, 19, { msg: refused });
+    assert.equal((await api.post(`/v1/namespace/${idPath('srcns')}/describe`, {})).status, 200);
+    assert.equal(await (await remote.openTable('kept', ['srcns'])).countRows(), 4);
+    assert.equal(await clone.countRows(), 4, 'the clone still reads the source\'s files');
+    // A cascade that takes source and clone together is fine; so is dropping a source whose clone was dropped first.
+    assert.equal((await api.post(`/v1/namespace/${idPath('both')}/create`, {})).status, 200);
+    await remote.createTable({ name: 's', data: rows(0, 2) }, ['both']);
+    const bothLoc = await locationOf(api, 'both', 's');
+    assert.equal((await api.post(path('clone', 'both', 'c'), { source_location: bothLoc, is_shallow: true })).status, 200);
+    assert.equal((await api.post(`/v1/namespace/${idPath('both')}/drop`, { behavior: 'Cascade' })).status, 200);
+    assert.equal((await api.post(path('drop', 'kept_clone'), {})).status, 200);
+    assert.equal((await api.post(path('drop', 'srcns', 'kept'), {})).status, 200);
+  });
+
   it('raw HTTP: exactly 200 with the clone\'s location and version; the source may be named by identifier or relative location', async () => {
     const api = tenant.api;
     assert.equal((await api.post(`/v1/namespace/${idPath('team')}/create`, {})).status, 200);

@@ -659,7 +659,7 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/table/{id}/schema_metadata/update', `/v1/table/${orders}/schema_metadata/update`, 406, { owner: 'a' });
     await call('POST', '/v1/table/{id}/analyze_plan', `/v1/table/${orders}/analyze_plan`, 200, { k: 5, filter: 'id < 10' });
     await call('POST', '/v1/table/{id}/create_scalar_index', `/v1/table/${orders}/create_scalar_index`, 200, { column: 'id', index_type: 'BITMAP', name: 'id_bitmap' });
-    await call('POST', '/v1/table/{id}/clone', `/v1/table/${idPath('docs', 'orders_clone')}/clone`, 200, { source_location: 'docs$orders', is_shallow: true });
+    await call('POST', '/v1/table/{id}/clone', `/v1/table/${idPath('docs', 'orders_clone')}/clone`, 200, { source_location: 'docs$orders', is_shallow: false });
     const upload = await call('POST', '/v1/table/{id}/multipart_write/create', `/v1/table/${orders}/multipart_write/create`, 200);
     await call('POST', '/v1/table/{id}/insert', `/v1/table/${orders}/insert?upload_id=${upload.body.upload_id}&upload_part_id=p1`, 200, arrowRows(100, 3));
     await call('POST', '/v1/table/{id}/multipart_write/complete', `/v1/table/${orders}/multipart_write/complete?upload_id=${upload.body.upload_id}`, 200);

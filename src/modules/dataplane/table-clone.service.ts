@@ -26,9 +26,9 @@ export interface CloneRequest {
  * registered only once complete, as a created table is (a failure leaves nothing registered and the folder removed).
  *
  * - shallow (the default): local storage only (on object stores the engine binding cannot open the source with the
- *   store's options: 406 code 0). The engine's clone, a manifest of its own that refers to the source's data files. Those
- *   files stay in the source's folder: dropping the source table removes them, and the clone can then no longer be
- *   read. Deep-clone a table whose source may be dropped.
+ *   store's options: 406 code 0). The engine's clone, a manifest of its own that refers to the source's data files,
+ *   which stay in the source's folder: the catalog records the source (tables.clone_source_id), and the source cannot
+ *   be dropped or deregistered while a clone refers to it (409 code 19). Deep-clone a table whose source must go.
  * - deep: the engine binding has no deep clone, so the source's rows at that version are copied into the new table,
  *   ARROW_INGEST_CHUNK_BYTES at a time (one version per chunk; about two chunks held, reserved from the write budget).
  *   Indexes, tags and history are not copied.
@@ -87,7 +87,7 @@ export class TableCloneService {
         source_tag: req.source_tag ?? null,
         is_shallow: req.is_shallow,
         ...(copied.rows !== undefined ? { num_rows: copied.rows } : {}),
-      });
+      }, req.is_shallow ? source.id : undefined);
       return { location: this.storage.uri(location), version: copied.version, properties: {} };
     } catch (err) {
       // Whatever was written goes; should that fail, the record stays for the reclaimer.

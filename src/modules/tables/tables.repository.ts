@@ -72,7 +72,7 @@ export class TablesRepository {
    * 'location-taken' when another entry already uses the storage folder (then the transaction is aborted).
    */
   async insert(scope: Scope,
-    t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean },
+    t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean; cloneSourceId?: string },
   ): Promise<TableRow | 'name-taken' | 'location-taken'> {
     try {
       const rows = await this.insertRow(scope, t);
@@ -84,13 +84,13 @@ export class TablesRepository {
   }
 
   private insertRow(scope: Scope,
-    t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean },
+    t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean; cloneSourceId?: string },
   ): Promise<TableRow[]> {
     return this.db.$queryRaw<TableRow[]>`
-      INSERT INTO tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at)
+      INSERT INTO tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at, clone_source_id)
       VALUES (${randomUUID()}::uuid, ${scope.databaseId}::uuid, ${scope.catalog}, ${t.namespacePath}, ${t.name},
               ${t.location}, ${JSON.stringify(t.properties)}::jsonb,
-              CASE WHEN ${t.materialized} THEN now() ELSE NULL END)
+              CASE WHEN ${t.materialized} THEN now() ELSE NULL END, ${t.cloneSourceId ?? null}::uuid)
       ON CONFLICT (database_id, catalog, namespace_path, name) DO NOTHING
       RETURNING id, namespace_path AS "namespacePath", name, location, properties,
                 materialized_at AS "materializedAt", created_at AS "createdAt"`;

@@ -206,11 +206,13 @@ export class TablesService implements OnModuleInit {
     work: PendingWork,
     properties: Record<string, string> = {},
     auditDetails: Record<string, unknown> = {},
+    /** A shallow clone's source table: it then cannot leave the catalog while this table refers to it. */
+    cloneSourceId?: string,
   ): Promise<TableRow> {
     const { ns, name } = splitTableId(id);
     work.assertHeld();
     const row = await this.uow.run(async () => {
-      const inserted = await this.insert(t, ns, name, work.location, properties, true, auditDetails);
+      const inserted = await this.insert(t, ns, name, work.location, properties, true, auditDetails, cloneSourceId);
       if (!(await this.pendingRepo.deleteOwned(work.id, this.pending.owner))) {
         throw Errors.serviceUnavailable('this write lost its storage location to the reclaimer before it was registered; retry');
       }
@@ -463,12 +465,13 @@ export class TablesService implements OnModuleInit {
     properties: Record<string, string>,
     materialized: boolean,
     auditDetails: Record<string, unknown> = {},
+    cloneSourceId?: string,
   ): Promise<TableRow> {
     const scope = scopeOf(t);
     return this.uow.run(async () => {
       if (!(await this.namespacesRepo.lockShared(scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
       await this.quotas.assertTableRoom(t, true);
-      const row = await this.repo.insert(scope, { namespacePath: encodePath(ns), name, location, properties, materialized });
+      const row = await this.repo.insert(scope, { namespacePath: encodePath(ns), name, location, properties, materialized, cloneSourceId });
       if (row === 'name-taken') throw Errors.tableAlreadyExists(display([...ns, name]));
       if (row === 'location-taken') throw this.locationTaken(location);
       await this.audit.recordWithChange({ details: auditDetails });
