@@ -87,18 +87,7 @@ export class JobsService {
     if (!this.executors.has(jobType)) throw new Error(`no executor for job type ${jobType}`);
     if (!this.startHere) throw new Error('no job runner');
     const id = randomUUID();
-    await this.repo.insert({
-      id,
-      databaseId: t.database.id,
-      catalog: t.catalog,
-      tableId,
-      jobType,
-      spec,
-      principal: t.principal,
-      requestId: t.requestId ?? null,
-      owner: this.replica.id,
-      leaseMs: this.config.jobs.leaseMs,
-    });
+    await this.repo.insert(this.newJob(id, t, tableId, jobType, spec, true));
     const job = await this.repo.get(id);
     if (job) this.startHere({ ...job, databaseName: t.database.name }, work);
     return id;
@@ -112,17 +101,7 @@ export class JobsService {
     if (!this.executors.has(jobType)) throw new Error(`no executor for job type ${jobType}`);
     const id = randomUUID();
     const runHere = this.hasRoom();
-    const values = {
-      id,
-      databaseId: t.database.id,
-      catalog: t.catalog,
-      tableId,
-      jobType,
-      spec,
-      principal: t.principal,
-      requestId: t.requestId ?? null,
-      ...(runHere ? { owner: this.replica.id, leaseMs: this.config.jobs.leaseMs } : {}),
-    };
+    const values = this.newJob(id, t, tableId, jobType, spec, runHere);
     await this.uow.run(async () => {
       await this.repo.insert(values);
       await this.audit.recordWithChange({ details: { job_id: id, job_type: jobType } });
@@ -134,6 +113,21 @@ export class JobsService {
       this.wake?.();
     }
     return id;
+  }
+
+  /** A job's row: of the request's database and prefix, leased to this replica when it runs here. */
+  private newJob(id: string, t: TenantContext, tableId: string[], jobType: string, spec: Record<string, unknown>, runHere: boolean) {
+    return {
+      id,
+      databaseId: t.database.id,
+      catalog: t.catalog,
+      tableId,
+      jobType,
+      spec,
+      principal: t.principal,
+      requestId: t.requestId ?? null,
+      ...(runHere ? { owner: this.replica.id, leaseMs: this.config.jobs.leaseMs } : {}),
+    };
   }
 
   async list(t: TenantContext, page: PageRequest): Promise<ListJobsResponse> {

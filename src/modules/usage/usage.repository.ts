@@ -126,17 +126,7 @@ export class UsageRepository {
             SELECT (COALESCE(c.day, d.day)::timestamp AT TIME ZONE 'UTC') AS start, c.r, c.w, c.rw, c.b, c.q, d.s, d.t, d.n
               FROM c FULL JOIN d ON d.day = c.day
              ORDER BY 1`;
-    return rows.map((r) => ({
-      start: new Date(r.start as Date),
-      readRequests: num(r.r),
-      writeRequests: num(r.w),
-      rowsWritten: num(r.rw),
-      bytesIngested: num(r.b),
-      queries: num(r.q),
-      storageBytes: numOrNull(r.s),
-      tables: numOrNull(r.t),
-      namespaces: numOrNull(r.n),
-    }));
+    return rows.map((r) => ({ start: new Date(r.start as Date), ...figures(r) }));
   }
 
   /**
@@ -164,18 +154,7 @@ export class UsageRepository {
        ORDER BY f.k DESC, f.name ASC
        LIMIT $4::int`;
     const rows = await this.db.$queryRawUnsafe<Record<string, unknown>[]>(sql, day, afterKey, afterName, take);
-    return rows.map((r) => ({
-      name: r.name as string,
-      sortKey: num(r.k),
-      readRequests: num(r.r),
-      writeRequests: num(r.w),
-      rowsWritten: num(r.rw),
-      bytesIngested: num(r.b),
-      queries: num(r.q),
-      storageBytes: numOrNull(r.s),
-      tables: numOrNull(r.t),
-      namespaces: numOrNull(r.n),
-    }));
+    return rows.map((r) => ({ name: r.name as string, sortKey: num(r.k), ...figures(r) }));
   }
 
   /** The `limit` databases storing most now (sum of their tables' last measured total_bytes). */
@@ -293,4 +272,18 @@ export class UsageRepository {
     const r = rows[0];
     return { databases: r.d, tables: r.t, namespaces: r.n, storageBytes: num(r.s) };
   }
+}
+
+/** The usage figures of a row whose columns are named r, w, rw, b, q (counters) and s, t, n (daily storage figures). */
+function figures(r: Record<string, unknown>) {
+  return {
+    readRequests: num(r.r),
+    writeRequests: num(r.w),
+    rowsWritten: num(r.rw),
+    bytesIngested: num(r.b),
+    queries: num(r.q),
+    storageBytes: numOrNull(r.s),
+    tables: numOrNull(r.t),
+    namespaces: numOrNull(r.n),
+  };
 }
