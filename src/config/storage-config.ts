@@ -68,8 +68,7 @@ export function parseRoot(root: string, dataDir: string): { scheme: StorageSchem
   const parts = rest.filter((s) => s !== '');
   if (parts.some((s) => s === '.' || s === '..')) return 'the prefix must not contain . or .. segments';
   const prefix = parts.join('/');
-  const canonical = scheme === 's3' ? 's3' : scheme === 'gs' ? 'gs' : 'az';
-  return { scheme, root: `${canonical}://${bucket}${prefix ? `/${prefix}` : ''}`, bucket, prefix };
+  return { scheme, root: `${scheme}://${bucket}${prefix ? `/${prefix}` : ''}`, bucket, prefix };
 }
 
 function profileFrom(name: string, raw: RawProfile, dataDir: string, problems: string[], fromEnv = false): StorageProfile | undefined {

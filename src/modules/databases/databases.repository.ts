@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
 import type { PendingValues } from '../reclaim/pending-locations.repository';
+import type { Quotas } from '../../config/config';
 
 export interface DatabaseRow {
   id: string;
@@ -20,12 +21,7 @@ export interface DatabaseRow {
 }
 
 /** A change of quotas: undefined fields unchanged, null back to the default. */
-export type QuotasInput = {
-  maxTables?: number | null;
-  maxNamespaces?: number | null;
-  maxStorageBytes?: number | null;
-  maxRowsPerWrite?: number | null;
-};
+export type QuotasInput = Quotas;
 
 export type RateLimitInput = { limit: number; windowMs: number } | null;
 

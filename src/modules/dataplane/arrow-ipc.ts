@@ -438,8 +438,6 @@ export async function readWholeStream(source: AsyncIterable<Buffer | Uint8Array 
 
 /** Writes all of `parts` at the file handle's position (a vectored write may be partial). */
 async function writeAll(fh: fs.promises.FileHandle, parts: Buffer[]): Promise<number> {
-  let total = 0;
-  for (const p of parts) total += p.length;
   let left = parts.filter((p) => p.length > 0);
   let written = 0;
   while (left.length > 0) {
@@ -457,7 +455,7 @@ async function writeAll(fh: fs.promises.FileHandle, parts: Buffer[]): Promise<nu
     }
     left = rest;
   }
-  return total === written ? total : written;
+  return written;
 }
 
 /** What spillWholeStream wrote: the body as an Arrow IPC file of `bytes` bytes at the path it was given. */

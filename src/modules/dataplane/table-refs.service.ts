@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Errors } from '../../common/errors';
-import { decodePageToken, encodePageToken } from '../../common/pagination';
+import { decodePageToken, encodePageToken, isString } from '../../common/pagination';
 import type { EmptyResponse } from '../../common/response-schemas';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { branchOf, LanceEngine } from '../../storage/lance-engine';
@@ -227,7 +227,7 @@ export class TableRefsService {
   /** One page of refs by name: after `page_token`, at most `limit` (all when absent, capped at LIST_MAX_LIMIT). */
   private paged<T extends { name: string }>(all: T[], page: RefPage): { items: T[]; page_token?: string } {
     const sorted = [...all].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const after = decodePageToken(page.page_token, (v): v is string => typeof v === 'string');
+    const after = decodePageToken(page.page_token, isString);
     const rest = after === undefined ? sorted : sorted.filter((x) => x.name > after);
     const limit = page.limit === undefined ? rest.length : Math.min(page.limit, this.maxListLimit);
     const items = rest.slice(0, limit);

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { ApiError, Errors } from '../../common/errors';
+import { displayId } from '../../common/ids';
 import { AuditContext, pendingAudit } from '../audit/audit-context';
 import { ReplicaIdentity } from '../reclaim/pending-locations.service';
 import { ClaimedJob, JobFailure, JobsRepository } from './jobs.repository';
@@ -153,7 +154,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
         databaseName: job.databaseName,
         actor: job.principal,
         action: `job.${job.jobType}`,
-        target: `${job.catalog ? `${job.catalog}:` : ''}${job.tableId.join('$')}`,
+        target: `${job.catalog ? `${job.catalog}:` : ''}${displayId(job.tableId)}`,
         details: { job_id: job.id, attempt: job.attempts },
         requestId: job.requestId ?? undefined,
       });

@@ -137,10 +137,6 @@ export class PendingLocationsRepository {
 
   // What `storage scan` needs: every location the catalog knows inside a database's folder.
 
-  async databaseIdOf(name: string): Promise<string | null> {
-    return (await this.db.database.findUnique({ where: { name }, select: { id: true } }))?.id ?? null;
-  }
-
   /** A database's id and storage profile by name; null when it does not exist. */
   async databaseByName(name: string): Promise<{ id: string; storageProfile: string } | null> {
     return this.db.database.findUnique({ where: { name }, select: { id: true, storageProfile: true } });

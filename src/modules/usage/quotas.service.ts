@@ -24,7 +24,7 @@ export class QuotaService {
   ) {}
 
   /** The quotas in force for a database (null: no limit). */
-  effective(own: Quotas | undefined): Required<{ [K in keyof Quotas]: number | null }> {
+  effective(own: Quotas | undefined): Required<Quotas> {
     const d = this.config.quotas;
     return {
       maxTables: own?.maxTables ?? d.maxTables ?? null,
