@@ -155,6 +155,44 @@ forEachCatalog('usage metering', (kind) => {
     assert.ok(e.matches(await todayOf(operator(gw), tenant.name)), `${e}`);
   });
 
+  it('flushes once per call while counting goes on (steady traffic does not keep a flush running)', async () => {
+    const meter = gw.app.get(UsageMeter);
+    const repo = gw.app.get(UsageRepository);
+    const db = (await operator(gw).get(`/admin/v1/databases/${tenant.name}`)).body;
+    const original = repo.applyFlush;
+    let transactions = 0;
+    repo.applyFlush = function (this: UsageRepository, ...args: Parameters<UsageRepository['applyFlush']>) {
+      transactions++;
+      return original.apply(this, args);
+    };
+    // Requests counted on every turn of the event loop, as under load, until the flush ends (or CAP rounds, which
+    // take far longer than one flush transaction).
+    const CAP = 50_000;
+    let counting = true;
+    let counted = 0;
+    const traffic = (async () => {
+      while (counting && counted < CAP) {
+        meter.request(db.id, false);
+        counted++;
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    try {
+      await flush();
+      counting = false;
+      await traffic;
+      assert.equal(transactions, 1, `one flush transaction while ${counted} requests were counted`);
+      assert.ok(counted < CAP, 'the flush ended while counting went on');
+    } finally {
+      counting = false;
+      repo.applyFlush = original;
+    }
+    // What was counted during and after that flush is added by the next one.
+    await flush();
+    e.read += counted;
+    assert.ok(e.matches(await todayOf(operator(gw), tenant.name)), `${e}`);
+  });
+
   it('answers per hour, and as CSV', async () => {
     const hourly = await operator(gw).get(`/admin/v1/databases/${tenant.name}/usage?granularity=hour`);
     assert.equal(hourly.status, 200, hourly.text);

@@ -111,25 +111,31 @@ export class UsageMeter implements OnApplicationBootstrap, OnApplicationShutdown
     return this.flushing;
   }
 
+  /**
+   * A batch a failed flush left goes first, then what was counted until now, once: what is counted meanwhile waits
+   * for the next flush. (Draining until nothing new had been counted never ended under steady traffic: one flush
+   * transaction after another, about 10% of the CPU of a replica serving 1,000 catalog reads a second.)
+   */
   private async flushAll(): Promise<void> {
-    for (;;) {
-      if (!this.pending) {
-        if (this.current.size === 0 && this.touched.size === 0) return;
-        this.pending = { seq: ++this.seq, rows: [...this.current.values()], touched: [...this.touched] };
-        this.current = new Map();
-        this.hourRows = new Map();
-        this.touched = new Set();
-      }
-      const batch = this.pending;
-      try {
-        const applied = await this.uow.run(() => this.repo.applyFlush(this.replica.id, batch.seq, batch.rows, batch.touched));
-        this.metrics.usageFlushes.inc({ outcome: applied ? 'applied' : 'already_applied' });
-      } catch (err) {
-        this.metrics.usageFlushes.inc({ outcome: 'failed' });
-        this.log.warn(`usage flush ${batch.seq} failed (kept, retried at the next flush): ${(err as Error).message}`);
-        throw err;
-      }
-      this.pending = undefined;
+    if (this.pending) await this.apply(this.pending);
+    if (this.current.size === 0 && this.touched.size === 0) return;
+    this.pending = { seq: ++this.seq, rows: [...this.current.values()], touched: [...this.touched] };
+    this.current = new Map();
+    this.hourRows = new Map();
+    this.touched = new Set();
+    await this.apply(this.pending);
+  }
+
+  /** Adds one batch in one transaction; it stays pending (and is retried first) until that commits. */
+  private async apply(batch: Batch): Promise<void> {
+    try {
+      const applied = await this.uow.run(() => this.repo.applyFlush(this.replica.id, batch.seq, batch.rows, batch.touched));
+      this.metrics.usageFlushes.inc({ outcome: applied ? 'applied' : 'already_applied' });
+    } catch (err) {
+      this.metrics.usageFlushes.inc({ outcome: 'failed' });
+      this.log.warn(`usage flush ${batch.seq} failed (kept, retried at the next flush): ${(err as Error).message}`);
+      throw err;
     }
+    this.pending = undefined;
   }
 }
