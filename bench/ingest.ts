@@ -32,6 +32,7 @@ import { ADMIN_URL, sql } from './pg';
 import S3rver = require('s3rver');
 import { allocatorName, startChild } from './child';
 import { record } from './summary';
+import { SCHEMA_WORKER_IDLE_MS } from '../src/modules/dataplane/arrow-schema-guard';
 
 const INGEST_MB = Number(process.env.BENCH_INGEST_MB ?? 1100);
 const BATCH_ROWS = Number(process.env.BENCH_BATCH_ROWS ?? 16384);
@@ -174,8 +175,9 @@ async function main(): Promise<void> {
     const headers = { 'x-api-key': api_key, 'x-service-database': 'bench' };
     const base = `http://127.0.0.1:${port}`;
     // Idle as a replica is between requests: after start-up and one small upload, dropped (what the first write
-    // loads once — the catalog's query compiler, the Arrow schema worker, the engine's threads — is then resident).
-    // BENCH_WARMUP=0 measures right after start-up instead.
+    // loads once — the catalog's query compiler, the engine's threads — is then resident), and a quiet spell long
+    // enough for the Arrow schema worker to stop (SCHEMA_WORKER_IDLE_MS; RSS 3 s after the upload, the worker still
+    // up, is printed too). BENCH_WARMUP=0 measures right after start-up instead.
     if (process.env.BENCH_WARMUP !== '0') {
       const w = await upload(`${base}/v1/tables/warmup`, headers, head, bodies, 1);
       if (w.status !== 201) throw new Error(`warm-up upload failed: ${w.status} ${w.body}`);
@@ -183,6 +185,8 @@ async function main(): Promise<void> {
       if (!d.ok) throw new Error(`warm-up drop failed: ${d.status}`);
     }
     await new Promise((r) => setTimeout(r, 3000));
+    const rssWarm = rssMiB(gw.pid!);
+    if (process.env.BENCH_WARMUP !== '0') await new Promise((r) => setTimeout(r, SCHEMA_WORKER_IDLE_MS));
     const rssBefore = rssMiB(gw.pid!);
 
     let sampled = rssMiB(gw.pid!);
@@ -230,6 +234,9 @@ async function main(): Promise<void> {
     // Memory given back: the table dropped, a few seconds idle (the allocator returns freed memory within about one).
     await check.dropTable('ingest');
     await new Promise((r) => setTimeout(r, 3000));
+    const rssAfter3s = rssMiB(gw.pid!);
+    // Compared with idle after the same quiet spell as idle itself.
+    if (process.env.BENCH_WARMUP !== '0') await new Promise((r) => setTimeout(r, SCHEMA_WORKER_IDLE_MS));
     const rssAfter = rssMiB(gw.pid!);
     const where = STORAGE === 's3' ? ' (local S3 server)' : '';
     record({
@@ -249,8 +256,8 @@ async function main(): Promise<void> {
       ok: rssBefore <= 200 && gwPeak <= 384 && rssAfter - rssBefore <= 64,
     });
     console.log(
-      `  gateway RSS: idle ${rssBefore.toFixed(0)} MiB before the upload (VmRSS${process.env.BENCH_WARMUP === '0' ? ', right after start-up' : ', after a small warm-up upload'}), peak ${gwPeak.toFixed(0)} MiB (VmHWM; highest sampled during the upload ${sampled.toFixed(0)} MiB), ` +
-        `${rssAfter.toFixed(0)} MiB 3 s after the table was dropped (${rssAfter - rssBefore >= 0 ? '+' : ''}${(rssAfter - rssBefore).toFixed(0)} MiB)`,
+      `  gateway RSS: idle ${rssBefore.toFixed(0)} MiB before the upload (VmRSS${process.env.BENCH_WARMUP === '0' ? ', right after start-up' : `, after a small warm-up upload and ${(3000 + SCHEMA_WORKER_IDLE_MS) / 1000} s without uploads; ${rssWarm.toFixed(0)} MiB 3 s after it, the schema worker still up`}), peak ${gwPeak.toFixed(0)} MiB (VmHWM; highest sampled during the upload ${sampled.toFixed(0)} MiB), ` +
+        `${rssAfter.toFixed(0)} MiB ${process.env.BENCH_WARMUP === '0' ? 3 : (3000 + SCHEMA_WORKER_IDLE_MS) / 1000} s after the table was dropped (${rssAfter - rssBefore >= 0 ? '+' : ''}${(rssAfter - rssBefore).toFixed(0)} MiB; ${rssAfter3s.toFixed(0)} MiB after 3 s)`,
     );
     table?.close();
 

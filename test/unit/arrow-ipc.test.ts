@@ -348,6 +348,28 @@ describe('the schema-decoding worker (defence in depth)', () => {
     await guard.check(firstMeta(streamOf(oneRowTable())), 600_000);
   });
 
+  test('the worker stays up while uploads come, stops when idle, and starts again for the next one', async () => {
+    const guard = new SchemaDecodeGuard({ heapMb: 64, timeoutMs: 600_000, idleMs: 1000 });
+    guards.push(guard);
+    const meta = firstMeta(streamOf(oneRowTable()));
+    assert.equal(guard.running, false, 'started on first use only');
+    await guard.check(meta);
+    assert.equal(guard.running, true);
+    // Jobs closer together than the idle time keep the same worker.
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      await guard.check(meta);
+      assert.equal(guard.running, true, 'kept between jobs');
+    }
+    const quietSince = Date.now();
+    while (guard.running && Date.now() - quietSince < 10_000) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(guard.running, false, 'stopped after the idle time');
+    assert.ok(Date.now() - quietSince >= 900, 'not before it');
+    await guard.check(meta);
+    assert.equal(guard.running, true, 'started again');
+    await assert.rejects(guard.check(oneColumnSchemaMessage(24)), isInvalid(/unreadable schema/), 'and it still checks');
+  });
+
   test('a schema apache-arrow cannot decode (a type it does not know) is a 400 carrying its reason', async () => {
     const guard = new SchemaDecodeGuard({ heapMb: 64, timeoutMs: 600_000 });
     guards.push(guard);

@@ -7,10 +7,17 @@ import { Errors } from '../../common/errors';
 export const SCHEMA_DECODE_HEAP_MB = 128;
 /** Longest a schema decode may take in that worker. */
 export const SCHEMA_DECODE_TIMEOUT_MS = 10_000;
+/**
+ * How long the worker stays up with no upload to check. It holds a V8 heap of its own (about 10 MiB resident); starting
+ * it again takes about 65 ms on the 2-core test machine, paid by the first upload after a quiet spell.
+ */
+export const SCHEMA_WORKER_IDLE_MS = 10_000;
 
 export interface SchemaGuardOptions {
   heapMb: number;
   timeoutMs: number;
+  /** Stop the worker after this long without a job (default SCHEMA_WORKER_IDLE_MS). */
+  idleMs?: number;
 }
 
 type Reply = { ok: true; fields: number } | { ok: false; error: string };
@@ -23,9 +30,9 @@ const bad = (msg: string) => Errors.invalidInput(`invalid Arrow IPC stream: ${ms
  * the verifier ever lets through something apache-arrow cannot decode within bounds, the worker runs out of memory
  * or time and is terminated — the process and every other request carry on — and the upload is a 400.
  *
- * One warm worker, reused, serves every request (started on first use, restarted after it is killed): a round trip
- * costs about 0.13 ms on the 2-core test machine against 0.09 ms for the decode itself, while starting a worker per
- * request would cost about 120 ms. Jobs are handled one at a time; a verified schema decodes in well under a
+ * One warm worker, reused, serves every request (started on first use, restarted after it is killed, stopped after
+ * SCHEMA_WORKER_IDLE_MS without a job): a round trip costs about 0.13 ms on the 2-core test machine against 0.09 ms
+ * for the decode itself, while starting a worker per request would cost 65-120 ms. Jobs are handled one at a time; a verified schema decodes in well under a
  * millisecond, so a queue forms only behind a decode that is being killed.
  */
 export class SchemaDecodeGuard {
@@ -33,6 +40,9 @@ export class SchemaDecodeGuard {
   private worker?: Promise<Worker | undefined>;
   private queue: Promise<unknown> = Promise.resolve();
   private unavailable = false;
+  /** Jobs queued or running. */
+  private jobs = 0;
+  private idleTimer?: NodeJS.Timeout;
 
   constructor(private readonly opts: SchemaGuardOptions = { heapMb: SCHEMA_DECODE_HEAP_MB, timeoutMs: SCHEMA_DECODE_TIMEOUT_MS }) {}
 
@@ -41,13 +51,31 @@ export class SchemaDecodeGuard {
    * `timeoutMs` overrides the guard's time limit for this decode.
    */
   check(meta: Uint8Array, timeoutMs = this.opts.timeoutMs): Promise<void> {
-    const job = this.queue.then(() => this.run(meta, timeoutMs));
+    this.jobs++;
+    clearTimeout(this.idleTimer);
+    const job = this.queue.then(() => this.run(meta, timeoutMs)).finally(() => {
+      if (--this.jobs === 0) this.idleTimer = setTimeout(() => void this.stopIdle(), this.opts.idleMs ?? SCHEMA_WORKER_IDLE_MS).unref();
+    });
     this.queue = job.catch(() => undefined);
     return job;
   }
 
+  /** Whether a worker is up or starting (tests). */
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
+
+  /** Stops an idle worker; the next upload starts one again. */
+  private async stopIdle(): Promise<void> {
+    const w = await this.worker?.catch(() => undefined);
+    if (this.jobs > 0 || !w) return;
+    this.worker = undefined;
+    await w.terminate();
+  }
+
   /** Stops the worker (tests; the worker never keeps the process alive anyway). */
   async close(): Promise<void> {
+    clearTimeout(this.idleTimer);
     const w = await this.worker?.catch(() => undefined);
     this.worker = undefined;
     await w?.terminate();
