@@ -49,6 +49,13 @@ forEachCatalog('storage refresher', (kind) => {
   };
   const ageScans = () => gw.app.get(PrismaClient).$executeRawUnsafe(`UPDATE table_usage SET scanned_at = now() - interval '25 hours'`);
 
+  it("claims due tables through an index in the claim's own order (no sort of every table per claim)", async () => {
+    const [{ def }] = await gw.app
+      .get(PrismaClient)
+      .$queryRawUnsafe<{ def: string }[]>(`SELECT indexdef AS def FROM pg_indexes WHERE indexname = 'table_usage_scanned_at_idx'`);
+    assert.match(def, /\(scanned_at NULLS FIRST\)/);
+  });
+
   it('measures a table a namespace-mode client wrote itself, and again after it wrote more', async () => {
     await ns.createNamespace(['team']);
     const table = await ns.createTable('direct', rows(0, 30), ['team']);
