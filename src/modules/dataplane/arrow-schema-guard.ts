@@ -32,8 +32,8 @@ const bad = (msg: string) => Errors.invalidInput(`invalid Arrow IPC stream: ${ms
  *
  * One warm worker, reused, serves every request (started on first use, restarted after it is killed, stopped after
  * SCHEMA_WORKER_IDLE_MS without a job): a round trip costs about 0.13 ms on the 2-core test machine against 0.09 ms
- * for the decode itself, while starting a worker per request would cost 65-120 ms. Jobs are handled one at a time; a verified schema decodes in well under a
- * millisecond, so a queue forms only behind a decode that is being killed.
+ * for the decode itself, while starting a worker per request would cost 65-120 ms. Jobs are handled one at a time; a
+ * verified schema decodes in well under a millisecond, so a queue forms only behind a decode that is being killed.
  */
 export class SchemaDecodeGuard {
   private readonly log = new Logger('ArrowSchemaGuard');
