@@ -15,6 +15,8 @@ import {
 } from './helpers/gateway';
 import { startGatewayProcess } from './helpers/gateway-process';
 import { DatabasesService } from '../src/modules/databases/databases.service';
+import { ApiKeysRepository } from '../src/modules/auth/api-keys.repository';
+import { ApiKeysService } from '../src/modules/auth/api-keys.service';
 import { expectProblem } from './helpers/assertions';
 
 /** API keys: expiry, revocation on every replica, database-scoped admin keys (issue 3). */
@@ -292,5 +294,59 @@ forEachCatalog('admin keys without an operator key', (kind) => {
     const formerOperator = new Api(gw.url, { 'x-api-key': ADMIN_KEY });
     expectProblem(await formerOperator.get(`/admin/v1/databases/${name}/api-keys`), 401, 16);
     expectProblem(await formerOperator.get('/admin/v1/databases'), 403, 15);
+  });
+});
+
+forEachCatalog('API key lookups', (kind) => {
+  let gw: TestGateway;
+  let t: Tenant;
+  before(async () => {
+    gw = await startGateway(kind);
+    t = await newTenant(gw);
+  });
+  after(() => gw.close());
+
+  /** Counts the catalog lookups the service makes while `fn` runs. */
+  async function counting<T>(fn: (keys: ApiKeysService) => Promise<T>): Promise<{ result: T; lookups: number }> {
+    const keys = gw.app.get(ApiKeysService);
+    const repo = gw.app.get(ApiKeysRepository);
+    const original = repo.findByHash;
+    let lookups = 0;
+    repo.findByHash = function (this: ApiKeysRepository, ...args: Parameters<ApiKeysRepository['findByHash']>) {
+      lookups++;
+      return original.apply(this, args);
+    };
+    try {
+      return { result: await fn(keys), lookups };
+    } finally {
+      repo.findByHash = original;
+    }
+  }
+
+  it('requests arriving together with an uncached key share one catalog lookup', async () => {
+    const { result, lookups } = await counting(async (keys) => {
+      keys.forget();
+      return Promise.all(Array.from({ length: 20 }, () => keys.authenticate(t.writeKey)));
+    });
+    assert.equal(lookups, 1);
+    assert.ok(result.every((k) => k?.role === 'write'), JSON.stringify(result));
+    // Cached now: no lookup at all.
+    assert.equal((await counting((keys) => keys.authenticate(t.writeKey))).lookups, 0);
+    // An unknown key is shared and refused the same way.
+    const unknown = await counting((keys) => Promise.all([keys.authenticate('lgw_nope'), keys.authenticate('lgw_nope')]));
+    assert.deepEqual(unknown, { result: [null, null], lookups: 1 });
+  });
+
+  it('a lookup under way when the cache is dropped (a revocation) is answered but not cached', async () => {
+    const { lookups } = await counting(async (keys) => {
+      keys.forget();
+      const first = keys.authenticate(t.readKey);
+      keys.forget(); // as a revocation on this replica does while the lookup runs
+      assert.equal((await first)?.role, 'read');
+      // Looked up again (the earlier result was not cached); the request after this one is served from the cache.
+      await keys.authenticate(t.readKey);
+      await keys.authenticate(t.readKey);
+    });
+    assert.equal(lookups, 2);
   });
 });

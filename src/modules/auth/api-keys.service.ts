@@ -26,11 +26,19 @@ export interface IssuedKey {
  *
  * Lookups are cached per digest for AUTH_CACHE_TTL_MS (default 500 ms, bounded entries): the catalog query is most
  * of a small request's cost. A key revoked on another replica therefore stops working there within that TTL; on
- * this replica, revocation clears the cache at once.
+ * this replica, revocation clears the cache at once. While a digest is being looked up, other requests with the same
+ * key wait for that lookup instead of each running their own (every in-flight request of a busy key missed the cache
+ * together when its entry expired).
  */
+type CachedLookup = { row: KeyWithDatabase | null };
+
 @Injectable()
 export class ApiKeysService {
-  private readonly cache?: LRUCache<string, { row: KeyWithDatabase | null }>;
+  private readonly cache?: LRUCache<string, CachedLookup>;
+  /** Lookups under way, by digest (only with the cache on: with AUTH_CACHE_TTL_MS=0 every request looks for itself). */
+  private readonly inFlight = new Map<string, Promise<CachedLookup>>();
+  /** Bumped by forget(): a lookup that began before it is answered but not cached. */
+  private generation = 0;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -56,11 +64,7 @@ export class ApiKeysService {
   async authenticate(secret: string): Promise<Omit<KeyWithDatabase, 'hash'> | null> {
     const digest = sha256(secret);
     const hex = digest.toString('hex');
-    let hit = this.cache?.get(hex);
-    if (!hit) {
-      hit = { row: await this.keys.findByHash(hex) };
-      this.cache?.set(hex, hit);
-    }
+    const hit = this.cache ? (this.cache.get(hex) ?? (await this.lookup(hex))) : { row: await this.keys.findByHash(hex) };
     const row = hit.row;
     if (!row || !timingSafeEqual(Buffer.from(row.hash, 'hex'), digest)) return null;
     if (row.revokedAt || (row.expiresAt && row.expiresAt.getTime() <= Date.now())) return null;
@@ -80,6 +84,27 @@ export class ApiKeysService {
 
   /** Drops every cached lookup (after a key or database is removed on this replica). */
   forget(): void {
+    this.generation++;
+    this.inFlight.clear();
     this.cache?.clear();
+  }
+
+  /** One catalog lookup per digest at a time, cached when it ends unless forget() was called meanwhile. */
+  private lookup(hex: string): Promise<CachedLookup> {
+    const running = this.inFlight.get(hex);
+    if (running) return running;
+    const generation = this.generation;
+    const p: Promise<CachedLookup> = this.keys
+      .findByHash(hex)
+      .then((row) => {
+        const hit = { row };
+        if (generation === this.generation) this.cache?.set(hex, hit);
+        return hit;
+      })
+      .finally(() => {
+        if (this.inFlight.get(hex) === p) this.inFlight.delete(hex);
+      });
+    this.inFlight.set(hex, p);
+    return p;
   }
 }
