@@ -238,7 +238,8 @@ export class DatabasesService {
     }
   }
 
-  private async require(name: string): Promise<DatabaseRow> {
+  /** The database by name, or 404. */
+  async require(name: string): Promise<DatabaseRow> {
     const db = await this.repo.findByName(name);
     if (!db) throw Errors.notFound(`database '${name}' not found`);
     return db;

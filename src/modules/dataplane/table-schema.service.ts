@@ -7,17 +7,9 @@ import { TenantContext } from '../tenancy/tenant-context';
 import { JsonDataType, parseJsonDataType } from '../../storage/arrow-json-schema';
 import { LanceEngine } from '../../storage/lance-engine';
 import { assertEngineSql } from '../../storage/engine-sql';
-import { ManagedVersionsService } from '../tables/managed-versions.service';
+import { ManagedVersionsService, VersionListing } from '../tables/managed-versions.service';
 import { DataTables } from './data-tables.service';
 import { display } from './dataplane.types';
-
-/** ListTableVersions paging and order (the spec's query parameters). */
-export interface VersionListing {
-  branch?: string;
-  descending?: boolean;
-  page_token?: string;
-  limit?: number;
-}
 
 /** Versions (list, restore) and schema evolution (add, alter and drop columns). */
 @Injectable()

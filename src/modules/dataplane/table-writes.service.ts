@@ -186,7 +186,8 @@ export class TableWritesService {
   ): Promise<EnterpriseCreateTableResponse> {
     // Quotas before anything is written: room for a table, and the storage the declared body would add.
     await this.quotas.assertTableRoom(t);
-    await this.quotas.assertStorage(t, body.contentLength ?? 0);
+    const checkStorage = await this.quotas.storageCheck(t);
+    checkStorage(body.contentLength ?? 0);
     const location = await this.tables.newLocation(t);
     // Refuse a taken name before reading the body; registering at the end settles races between creators.
     const { existing, work } = await this.tables.reserveNew(t, id, location);
@@ -200,7 +201,7 @@ export class TableWritesService {
         // A body past a quota stops before its chunk is written (what was written goes with the folder, below).
         rows += chunkRows;
         this.quotas.assertRows(t, rows);
-        if (i > 0) await this.quotas.assertStorage(t, bytes());
+        if (i > 0) checkStorage(bytes());
         if (i === 0) await this.engine.create(location, file, 'create');
         else await this.engine.append(location, file);
       });

@@ -42,6 +42,7 @@ export interface CommitOperation {
   deregister_table?: unknown;
 }
 
+/** ListTableVersions paging and order (the spec's query parameters). */
 export interface VersionListing {
   branch?: string;
   descending?: boolean;

@@ -71,11 +71,21 @@ export class QuotaService {
    * storage refresher) plus `bytes` would pass max_storage_bytes. One catalog query, only when the quota is set.
    */
   async assertStorage(t: TenantContext, bytes: number): Promise<void> {
+    (await this.storageCheck(t))(bytes);
+  }
+
+  /**
+   * assertStorage for a write that grows as it streams: the stored figure is read once (it changes only when the
+   * refresher runs), and the check it returns is called with the bytes written so far before each chunk.
+   */
+  async storageCheck(t: TenantContext): Promise<(bytes: number) => void> {
     const limit = this.effective(t.database.quotas).maxStorageBytes;
-    if (limit === null) return;
+    if (limit === null) return () => undefined;
     const used = await this.repo.storageOf(t.database.id);
-    if (used + bytes > limit) {
-      throw quotaExceeded(t.database.name, 'max_storage_bytes', limit, `it stores ${used} bytes and this write adds about ${bytes}`);
-    }
+    return (bytes) => {
+      if (used + bytes > limit) {
+        throw quotaExceeded(t.database.name, 'max_storage_bytes', limit, `it stores ${used} bytes and this write adds about ${bytes}`);
+      }
+    };
   }
 }

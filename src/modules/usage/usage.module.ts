@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
+import { DatabasesModule } from '../databases/databases.module';
 import { TenancyModule } from '../tenancy/tenancy.module';
 import { UsageController } from './usage.controller';
 import { UsageService } from './usage.service';
 
 /** The usage API (operator routes). */
 @Module({
-  imports: [AuthModule, TenancyModule],
+  imports: [AuthModule, TenancyModule, DatabasesModule],
   controllers: [UsageController],
   providers: [UsageService],
   exports: [UsageService],

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { Errors } from '../../common/errors';
-import { decodePageToken, encodePageToken, pageLimit } from '../../common/pagination';
+import { paginate } from '../../common/pagination';
 import type { PageRequest } from '../../common/validation/fields';
-import { DatabasesRepository } from '../databases/databases.repository';
+import { DatabasesService } from '../databases/databases.service';
 import type { FleetUsageReport, TopStorageReport, UsageReport } from './usage.schemas';
 import { FleetSort, PeriodRow, UsageRepository } from './usage.repository';
 
@@ -57,13 +57,12 @@ export class UsageService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repo: UsageRepository,
-    private readonly databases: DatabasesRepository,
+    private readonly databases: DatabasesService,
   ) {}
 
   /** One database's usage per UTC day or hour in [from, to): every period of the range, zero when nothing was counted. */
   async database(name: string, q: { from?: string; to?: string; granularity: 'day' | 'hour' }): Promise<UsageReport> {
-    const db = await this.databases.findByName(name);
-    if (!db) throw Errors.notFound(`database '${name}' not found`);
+    const db = await this.databases.require(name);
     const unit = q.granularity === 'day' ? DAY_MS : HOUR_MS;
     const to = q.to ? floorTo(new Date(q.to).getTime() + unit - 1, unit) : floorTo(Date.now(), unit) + unit;
     const from = q.from ? floorTo(new Date(q.from).getTime(), unit) : to - (q.granularity === 'day' ? 30 : 24) * unit;
@@ -83,21 +82,15 @@ export class UsageService {
   /** Every database's usage on one UTC day, largest first by `sort`, keyset-paginated. */
   async fleet(q: PageRequest & { date?: string; sort: FleetSort }): Promise<FleetUsageReport> {
     const date = q.date ?? new Date().toISOString().slice(0, 10);
-    const limit = pageLimit(q.limit, this.config);
-    const after = decodePageToken(q.page_token, isKey);
-    if (limit === 0) return { date, sort: q.sort, databases: [] };
-    const rows = await this.repo.fleet(date, q.sort, after, limit + 1);
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return {
-      date,
-      sort: q.sort,
-      databases: page.map((r) => ({ database: r.name, ...present(r) })),
-      ...(rows.length > limit && last ? { page_token: encodePageToken([last.sortKey, last.name]) } : {}),
-    };
+    const { rows, ...next } = await paginate(q, this.config, {
+      isKey,
+      fetch: (after, take) => this.repo.fleet(date, q.sort, after, take),
+      keyOf: (r): [number, string] => [r.sortKey, r.name],
+    });
+    return { date, sort: q.sort, databases: rows.map((r) => ({ database: r.name, ...present(r) })), ...next };
   }
 
-  async topByStorage(limit = 10): Promise<TopStorageReport> {
+  async topByStorage(limit: number): Promise<TopStorageReport> {
     const rows = await this.repo.topByStorage(Math.min(Math.max(limit, 1), 1000));
     return { databases: rows.map((r) => ({ database: r.name, storage_bytes: r.storageBytes, tables: r.tables })) };
   }
