@@ -1,4 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { finalize, Observable } from 'rxjs';
+import { ContextSwitch } from '../../common/async-context';
 
 /** One audit record: who did what to which object, in which database, by which request. */
 export interface AuditEntry {
@@ -23,11 +25,20 @@ export interface PendingAudit {
 }
 
 const current = new AsyncLocalStorage<PendingAudit>();
+/** On only while an audited change is under way (src/common/async-context.ts): reads run without async hooks. */
+const scopes = ContextSwitch.for(current as AsyncLocalStorage<unknown>);
 
 export const AuditContext = {
   /** Runs `fn` (and everything it awaits) with `pending` as the audit record owed. */
-  run<T>(pending: PendingAudit, fn: () => T): T {
-    return current.run(pending, fn);
+  run<T>(pending: PendingAudit, fn: () => Promise<T>): Promise<T> {
+    return scopes.around(() => current.run(pending, fn));
+  },
+  /** `source` (subscribed to in the context, and everything it does) with `pending` as the audit record owed. */
+  observe<T>(pending: PendingAudit, source: () => Observable<T>): Observable<T> {
+    return new Observable<T>((subscriber) => {
+      const end = scopes.hold();
+      return current.run(pending, () => source().pipe(finalize(end)).subscribe(subscriber));
+    });
   },
   /** The record the current request owes, if it is an audited one and has not recorded it yet. */
   pending(): PendingAudit | undefined {

@@ -39,20 +39,15 @@ export class AuditInterceptor implements NestInterceptor {
     const req = ctx.switchToHttp().getRequest<AuditedRequest>();
     const body = req.body && typeof req.body === 'object' ? req.body : {};
     const pending = pendingAudit({ ...this.subject(req, body), action: spec.action, details: spec.details?.(body), requestId: String(req.id) });
-    return new Observable((subscriber) =>
-      AuditContext.run(pending, () =>
-        next
-          .handle()
-          .pipe(
-            mergeMap(async (result) => {
-              if (pending.state === 'pending') {
-                this.log.warn(`${spec.action} was recorded after its change, not with it (its service wrote no audit record)`);
-                await this.audit.recordAfter(pending);
-              }
-              return result;
-            }),
-          )
-          .subscribe(subscriber),
+    return AuditContext.observe(pending, () =>
+      next.handle().pipe(
+        mergeMap(async (result) => {
+          if (pending.state === 'pending') {
+            this.log.warn(`${spec.action} was recorded after its change, not with it (its service wrote no audit record)`);
+            await this.audit.recordAfter(pending);
+          }
+          return result;
+        }),
       ),
     );
   }
