@@ -89,6 +89,25 @@ forEachCatalog('kept table handles', (kind) => {
     remote.close();
   });
 
+  it('commit listeners hear of commits only: a one-chunk create once, reads of the table never', async () => {
+    // The listener is the managed-versions adoption (a catalog query per call): reads have nothing to adopt.
+    const engine = a.app.get(LanceEngine);
+    const told: string[] = [];
+    engine.onWritten(async (location) => void told.push(location));
+    const remote = await lancedb.connect(`db://${t.name}`, { apiKey: t.writeKey, hostOverride: a.url });
+    const table = await remote.createTable('listened', rows(0, 3));
+    assert.equal(told.length, 1, `one commit, one call (got ${told.length})`);
+    const location = told[0];
+    const version = await table.version();
+    assert.equal(await engine.latestVersion(location), version);
+    assert.equal(await engine.readTable(location, (tb) => tb.countRows()), 3);
+    assert.equal(told.length, 1, 'reading the version and the rows told nobody');
+    await table.add(rows(3, 2));
+    assert.equal(told.length, 2);
+    table.close();
+    remote.close();
+  });
+
   it("dropping a table and deleting a database close their kept handles", async () => {
     const other = await newTenant(a);
     const remote = await lancedb.connect(`db://${other.name}`, { apiKey: other.writeKey, hostOverride: a.url });

@@ -279,19 +279,28 @@ export class LanceEngine implements OnModuleDestroy {
     for (const fn of this.writeListeners) await fn(location, branchOf(branch));
   }
 
-  /** Runs `fn` with a table handle (the wrapper API), closing it afterwards. */
+  /** Runs `fn` with a table handle (the wrapper API) that may commit, closing it afterwards; listeners are told. */
   async withTable<T>(location: string, fn: (t: lancedb.Table) => Promise<T>, at?: number | TableRef): Promise<T> {
+    const r = await this.readTable(location, fn, at);
+    await this.written(location, typeof at === 'object' ? at?.branch : undefined);
+    return r;
+  }
+
+  /** Runs `fn` with a table handle that only reads (nothing is committed, so no listener is told), closing it afterwards. */
+  async readTable<T>(location: string, fn: (t: lancedb.Table) => Promise<T>, at?: number | TableRef): Promise<T> {
     const handle = await this.open(location, at);
-    let r: T;
     try {
-      r = await fn(handle.table);
+      return await fn(handle.table);
     } catch (err) {
       throw this.translate(err);
     } finally {
       handle.close();
     }
-    await this.written(location, typeof at === 'object' ? at?.branch : undefined);
-    return r;
+  }
+
+  /** The table's latest version (of `branch` when one is named), read only. */
+  latestVersion(location: string, branch?: string): Promise<number> {
+    return this.withNativeHandle(location, (n) => n.version(), branch);
   }
 
   /**

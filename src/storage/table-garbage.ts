@@ -77,7 +77,7 @@ export class TableGarbage {
     if (!found) return 'no manifest under _versions';
     let reported: string | undefined;
     try {
-      const versions = await this.engine.withTable(location, (t) => t.listVersions());
+      const versions = await this.engine.readTable(location, (t) => t.listVersions());
       reported = versions.find((v) => v.version === found.version)?.metadata?.total_data_files;
     } catch (err) {
       return `versions unreadable: ${(err as Error).message}`;

@@ -114,13 +114,13 @@ export class TableCloneService {
       let pending: IpcMessage[] = [];
       let pendingBytes = 0;
       let written = 0;
+      let version: number | undefined;
       let rows = 0;
       const flush = async (dictionaries: IpcMessage[] = []) => {
         if (!schemaMsg || !schema) return;
         if (written > 0 && pending.length === 0) return;
         const file = ipcFile(schema, schemaMsg, dictionaries, pending);
-        if (written === 0) await this.engine.create(target, file, 'create');
-        else await this.engine.append(target, file);
+        version = written === 0 ? await this.engine.create(target, file, 'create') : await this.engine.append(target, file);
         written++;
         pending = [];
         pendingBytes = 0;
@@ -145,7 +145,7 @@ export class TableCloneService {
         if (pendingBytes >= this.chunkBytes) await flush();
       }
       await flush();
-      return { version: await this.engine.withNative(target, (n) => n.version()), rows };
+      return { version: version ?? (await this.engine.latestVersion(target)), rows };
     } catch (err) {
       throw err instanceof ApiError ? err : this.engine.translate(err);
     } finally {

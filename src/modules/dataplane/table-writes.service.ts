@@ -196,16 +196,17 @@ export class TableWritesService {
     }
     try {
       let rows = 0;
+      let version: number | undefined;
       const result = await streamInChunks(body, this.limits.streamBodyBytes, this.limits.ingestChunkBytes, async (file, chunkRows, i) => {
         work.assertHeld();
         // A body past a quota stops before its chunk is written (what was written goes with the folder, below).
         rows += chunkRows;
         this.quotas.assertRows(t, rows);
         if (i > 0) checkStorage(bytes());
-        if (i === 0) await this.engine.create(location, file, 'create');
-        else await this.engine.append(location, file);
+        version = i === 0 ? await this.engine.create(location, file, 'create') : await this.engine.append(location, file);
       });
-      const version = await this.engine.withNative(location, (n) => n.version());
+      // The last chunk's commit (chunks commit one after another, and an empty body is one chunk); read as a fallback.
+      if (version === undefined) version = await this.engine.latestVersion(location);
       // Registering is what makes the table exist: its audit record commits with the catalog row.
       await this.tables.registerWritten(t, id, work, properties, { version, num_rows: result.rows });
       return {
@@ -244,7 +245,7 @@ export class TableWritesService {
       }
       if (data.batches === 0 && mode === 'append') {
         this.audit.nothingChanged();
-        return { version: await this.engine.withNative(row.location, (n) => n.version(), branch), num_inserted_rows: 0 };
+        return { version: await this.engine.latestVersion(row.location, branch), num_inserted_rows: 0 };
       }
       const version = await this.data.commit(() => this.engine.append(row.location, data.file, mode, branch), (v) => ({ version: v, mode, num_rows: data.rows }));
       return { version, num_inserted_rows: data.rows };
@@ -470,7 +471,7 @@ export class TableWritesService {
       if (parts.length === 0) {
         work.done();
         this.audit.nothingChanged();
-        const version = (await this.tables.hasData(row)) ? await this.engine.withNative(row.location, (n) => n.version(), branch) : 0;
+        const version = (await this.tables.hasData(row)) ? await this.engine.latestVersion(row.location, branch) : 0;
         return { version, num_inserted_rows: 0 };
       }
       const staged = await this.readParts(folder, parts, reservation).catch((err) => {
@@ -513,7 +514,7 @@ export class TableWritesService {
     let bytes = 0;
     let rows = 0;
     for (const part of parts) {
-      await this.engine.withTable(`${folder}/${part}`, async (table) => {
+      await this.engine.readTable(`${folder}/${part}`, async (table) => {
         for await (const messages of engineBatches(table)) {
           for (const m of messages) {
             if (m.kind === 'schema') {
