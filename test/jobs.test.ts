@@ -21,6 +21,8 @@ import {
   Tenant,
   TestGateway,
 } from './helpers/gateway';
+import { JobRunner } from '../src/modules/jobs/jobs.runner';
+import { JobsRepository } from '../src/modules/jobs/jobs.repository';
 import { expectProblem } from './helpers/assertions';
 import { freePort } from './helpers/redis';
 
@@ -70,6 +72,24 @@ forEachCatalog('jobs', (kind) => {
   after(async () => {
     await gw?.close();
     await idle?.close();
+  });
+
+  it('the runner looks for exhausted jobs (TIMED_OUT) once per lease period, not at every claiming round', async () => {
+    const repo = gw.app.get(JobsRepository);
+    const runner = gw.app.get(JobRunner);
+    const original = repo.timeOutExhausted.bind(repo);
+    let sweeps = 0;
+    repo.timeOutExhausted = async (max: number) => {
+      sweeps++;
+      return original(max);
+    };
+    try {
+      // Five rounds well within one lease (JOBS_LEASE_SECONDS, 30 s here): at most one of them sweeps.
+      for (let i = 0; i < 5; i++) await runner.poll();
+      assert.ok(sweeps <= 1, `${sweeps} time-out sweeps in five rounds`);
+    } finally {
+      repo.timeOutExhausted = original;
+    }
   });
 
   it('backfill_column through the official client: refreshColumnAsync, wait, listJobs, openJob; the column is filled', async () => {

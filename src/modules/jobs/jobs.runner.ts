@@ -27,6 +27,11 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
   private stopped = false;
   private readonly running = new Map<string, Promise<void>>();
   private lastPurge = 0;
+  /**
+   * When this replica last ended exhausted jobs (TIMED_OUT). Once per lease at most: such a job's lease has to run out
+   * first anyway, and every claiming round (one a second by default) used to run the UPDATE.
+   */
+  private lastTimeOutSweep = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -85,8 +90,11 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
         this.lastPurge = Date.now();
         await this.repo.deleteEndedBefore(this.config.jobs.retentionDays);
       }
-      const timedOut = await this.repo.timeOutExhausted(this.config.jobs.maxAttempts);
-      if (timedOut) this.log.warn(`${timedOut} job(s) ended TIMED_OUT: their runners were lost ${this.config.jobs.maxAttempts} times`);
+      if (Date.now() - this.lastTimeOutSweep >= this.config.jobs.leaseMs) {
+        this.lastTimeOutSweep = Date.now();
+        const timedOut = await this.repo.timeOutExhausted(this.config.jobs.maxAttempts);
+        if (timedOut) this.log.warn(`${timedOut} job(s) ended TIMED_OUT: their runners were lost ${this.config.jobs.maxAttempts} times`);
+      }
       const free = this.config.jobs.concurrency - this.running.size;
       if (free <= 0 || this.stopped) return;
       for (const job of await this.repo.claim(this.replica.id, this.config.jobs.leaseMs, free, this.config.jobs.maxAttempts)) {
