@@ -13,9 +13,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * Switched off, `getStore()` answers undefined everywhere, also in work a scope left running after it ended (a
  * timer, a fire-and-forget promise): such work sees what code outside any scope sees, not a scope that is over.
  * Every `run` of the storage must therefore be counted here (`around` or `hold`), or it may be switched off under
- * it; there is one switch per storage in the process (`ContextSwitch.for`), shared by every gateway in it (the tests start
- * several, and nestjs-cls keeps one storage per process). (On Node 24 the context is kept without hooks, and this
- * is merely unneeded.)
+ * it. There is one switch per storage in the process (`ContextSwitch.for`), shared by every gateway in it: the tests
+ * start several, and nestjs-cls keeps one storage per process. (On Node 24 the context is kept without hooks, and
+ * this is merely unneeded.)
  */
 export class ContextSwitch {
   private open = 0;

@@ -2,8 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { ContextSwitch } from '../common/async-context';
 import { TransactionalAdapterPrisma } from '@nestjs-cls/transactional-adapter-prisma';
+import { ContextSwitch } from '../common/async-context';
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { CATALOG_DB, CatalogDb } from './catalog-db';
 

@@ -37,7 +37,12 @@ export const AuditContext = {
   observe<T>(pending: PendingAudit, source: () => Observable<T>): Observable<T> {
     return new Observable<T>((subscriber) => {
       const end = scopes.hold();
-      return current.run(pending, () => source().pipe(finalize(end)).subscribe(subscriber));
+      try {
+        return current.run(pending, () => source().pipe(finalize(end)).subscribe(subscriber));
+      } catch (err) {
+        end();
+        throw err;
+      }
     });
   },
   /** The record the current request owes, if it is an audited one and has not recorded it yet. */
