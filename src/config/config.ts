@@ -96,6 +96,7 @@ export const envSchema = z.object({
   ARROW_INGEST_CHUNK_BYTES: intWithDefault(16 * 1024 ** 2, 1024),
   WRITE_MEMORY_BUDGET_BYTES: intWithDefault(256 * 1024 ** 2, 1024 ** 2),
   WRITE_BUDGET_WAIT_MS: intWithDefault(30_000, 0),
+  ALLOCATOR_RETAIN_BYTES: intWithDefault(256 * 1024 ** 2, 0),
   METRICS_API_KEY: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'must be at least 16 characters when set',
   }),
@@ -202,6 +203,11 @@ export interface AppConfig {
     /** Where bodies of insert/merge_insert/overwrite are spilled while they arrive (DATA_DIR/tmp). */
     spillDir: string;
   };
+  /**
+   * Freed memory jemalloc keeps for reuse between reads while no write holds write memory (allocator-retention.ts);
+   * past it, or after a second without engine activity, it is handed back. 0: jemalloc's own decay only.
+   */
+  allocatorRetainBytes: number;
   /** Open table handles kept for reads (per location, branch and pinned version; LRU); size 0: none kept. */
   tableHandles: { max: number; idleMs: number };
   /** Crash safety: pending storage locations and the reclaimer (README "Crash safety"). */
@@ -313,6 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       writeBudgetWaitMs: e.WRITE_BUDGET_WAIT_MS,
       spillDir: path.join(dataDir, 'tmp'),
     },
+    allocatorRetainBytes: e.ALLOCATOR_RETAIN_BYTES,
     tableHandles: { max: e.TABLE_HANDLE_CACHE_SIZE, idleMs: e.TABLE_HANDLE_IDLE_SECONDS * 1000 },
     reclaim: {
       afterMs: e.RECLAIM_AFTER_SECONDS * 1000,

@@ -87,4 +87,22 @@ describe('the write budget', () => {
     held.release();
     assert.equal(b.inFlightBytes, 0);
   });
+
+  test('tells its listeners when writes start holding memory and when the last one gives it back, once each', async () => {
+    const b = budgetOf(4 * MiB, 5_000);
+    const told: boolean[] = [];
+    b.onWriting((w) => told.push(w));
+    const r1 = await b.reserve(3 * MiB);
+    const r2 = await b.reserve(1 * MiB);
+    const waiting = b.reserve(2 * MiB); // admitted only when r1 and r2 are released: held all along, never "stopped"
+    r1.release();
+    r2.release();
+    const r3 = await waiting;
+    assert.deepEqual(told, [true]);
+    r3.release();
+    assert.deepEqual(told, [true, false]);
+    const r4 = await b.reserve(1);
+    r4.release();
+    assert.deepEqual(told, [true, false, true, false]);
+  });
 });

@@ -20,12 +20,13 @@ import { TableMetadataService } from './table-metadata.service';
 import { TableRefsController } from './table-refs.controller';
 import { TableRefsService } from './table-refs.service';
 import { PhalanxVersionHeader } from './phalanx-version.header';
+import { AllocatorRetention } from './allocator-retention';
 import { WriteBudget } from './write-budget';
 
 /** The compute engine: data operations for the official remote client and the Enterprise routes. */
 @Module({
   imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule, JobsModule],
   controllers: [DataplaneController, EnterpriseController, TableRefsController, MaterializedViewsController, TableCloneController, MultipartController],
-  providers: [WriteBudget, TableCloneService, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
+  providers: [WriteBudget, AllocatorRetention, TableCloneService, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
 })
 export class DataplaneModule {}

@@ -76,6 +76,8 @@ export class WriteBudget implements OnModuleInit {
   private readonly waitMs: number;
   private used = 0;
   private readonly waiting: Waiter[] = [];
+  private readonly listeners: Array<(writing: boolean) => void> = [];
+  private writing = false;
   private dirReady?: Promise<void>;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
@@ -92,6 +94,14 @@ export class WriteBudget implements OnModuleInit {
     return this.limit;
   }
 
+  /**
+   * Tells `listener` when writes start holding write memory (true: nothing was reserved before) and when the last
+   * reservation is given back (false). The allocator's retention (allocator-retention.ts) listens.
+   */
+  onWriting(listener: (writing: boolean) => void): void {
+    this.listeners.push(listener);
+  }
+
   /** Writes waiting for the budget. */
   get waitingWrites(): number {
     return this.waiting.length;
@@ -103,7 +113,7 @@ export class WriteBudget implements OnModuleInit {
    */
   async reserve(bytes: number): Promise<Reservation> {
     if (this.waiting.length === 0 && this.fits(bytes, 0)) {
-      this.used += bytes;
+      this.add(bytes);
       return new Reservation(this, bytes);
     }
     if (this.waitMs === 0 || this.waiting.length >= MAX_WAITING_WRITES) throw this.busy();
@@ -134,7 +144,7 @@ export class WriteBudget implements OnModuleInit {
     while (this.waiting.length > 0 && this.fits(this.waiting[0].bytes, 0)) {
       const w = this.waiting.shift()!;
       clearTimeout(w.timer);
-      this.used += w.bytes;
+      this.add(w.bytes);
       w.admit();
     }
   }
@@ -142,13 +152,33 @@ export class WriteBudget implements OnModuleInit {
   /** @internal (Reservation) */
   take(n: number, alreadyHeld: number): void {
     if (!this.fits(n, alreadyHeld)) throw this.busy();
-    this.used += n;
+    this.add(n);
   }
 
   /** @internal (Reservation) */
   give(n: number): void {
     this.used = Math.max(0, this.used - n);
     this.admitWaiting();
+    this.tell();
+  }
+
+  private add(n: number): void {
+    this.used += n;
+    this.tell();
+  }
+
+  /** Tells the listeners when `used > 0` changed since they were last told. */
+  private tell(): void {
+    const writing = this.used > 0;
+    if (writing === this.writing) return;
+    this.writing = writing;
+    for (const l of this.listeners) {
+      try {
+        l(writing);
+      } catch (err) {
+        this.log.warn(`a write-activity listener failed: ${(err as Error).message}`);
+      }
+    }
   }
 
   /** A fresh spill file path (the folder is created on first use); the caller removes the file. */

@@ -1,0 +1,160 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * jemalloc's control interface (`mallctl`) in this process, when jemalloc is the allocator: scripts/start.sh preloads
+ * it (LD_PRELOAD), and the Lance engine's native code allocates through it. Called through koffi, an FFI library
+ * whose package carries prebuilt binaries (npm here runs no install scripts, and nothing is compiled), because Node has
+ * no binding of its own and a native addon of ours would need a compiler at install.
+ *
+ * Only what allocator-retention.ts needs: freed pages kept (dirty), a count of large allocations (activity), the
+ * dirty decay of each arena, and a purge.
+ */
+export class Jemalloc {
+  /** MALLCTL_ARENAS_ALL: "all arenas" in `arena.<i>.*` and `stats.arenas.<i>.*` names. */
+  private static readonly ALL = 4096;
+  private readonly u64 = Buffer.alloc(8);
+  private readonly one = Buffer.alloc(8);
+  private readonly page: number;
+
+  private constructor(
+    private readonly mallctl: MallctlFn,
+    /** The version string jemalloc reports (e.g. "5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c"). */
+    readonly version: string,
+  ) {
+    this.one.writeBigUInt64LE(1n);
+    this.page = this.readSize('arenas.page');
+  }
+
+  /**
+   * The running jemalloc, or why there is none: it must be preloaded (LD_PRELOAD) and mapped into this process
+   * already — loading it now would start a second allocator that nothing uses — and built with statistics.
+   */
+  static open(env: NodeJS.ProcessEnv = process.env): Jemalloc | string {
+    const lib = (env.LD_PRELOAD ?? '').split(/[\s:]+/).find((p) => /jemalloc/.test(path.basename(p)));
+    if (!lib) return 'jemalloc is not preloaded';
+    let maps: string;
+    try {
+      maps = fs.readFileSync('/proc/self/maps', 'utf8');
+    } catch {
+      return 'cannot read /proc/self/maps';
+    }
+    if (!maps.includes(path.basename(lib))) return `${lib} is in LD_PRELOAD but not loaded`;
+    try {
+      // Loaded only here: a process without jemalloc never maps the native binding.
+      const koffi = require('koffi') as typeof import('koffi');
+      const so = koffi.load(lib);
+      const mallctl = so.func('int mallctl(const char *name, _Inout_ void *oldp, _Inout_ size_t *oldlenp, void *newp, size_t newlen)') as unknown as MallctlFn;
+      // The same function, declared for reading a string (`version` is a const char *).
+      const readString = so.func('int mallctl(const char *name, _Out_ const char **oldp, _Inout_ size_t *oldlenp, void *newp, size_t newlen)');
+      const version: [string | null] = [null];
+      if (readString('version', version, [8], null, 0) !== 0 || !version[0]) return "jemalloc's mallctl does not answer";
+      const je = new Jemalloc(mallctl, version[0]);
+      if (!je.readBool('config.stats')) return 'jemalloc is built without statistics';
+      return je;
+    } catch (err) {
+      return `jemalloc's mallctl is not callable: ${(err as Error).message}`;
+    }
+  }
+
+  /** Bytes in freed pages jemalloc keeps mapped for reuse (all arenas), as of now. */
+  dirtyBytes(): number {
+    this.refresh();
+    return this.readSize(`stats.arenas.${Jemalloc.ALL}.pdirty`) * this.page;
+  }
+
+  /** Large allocations (above the small size classes, 14 KiB) made so far in all arenas: a measure of activity. */
+  largeAllocations(): number {
+    this.refresh();
+    return this.readSize(`stats.arenas.${Jemalloc.ALL}.large.nmalloc`);
+  }
+
+  /** The dirty decay the process started with (MALLOC_CONF `dirty_decay_ms`; -1: never). */
+  configuredDirtyDecayMs(): number {
+    return this.readSsize('opt.dirty_decay_ms');
+  }
+
+  /** Whether jemalloc keeps an arena of its own for oversize allocations (MALLOC_CONF `oversize_threshold` > 0). */
+  hasOversizeArena(): boolean {
+    return this.readSize('opt.oversize_threshold') > 0;
+  }
+
+  /**
+   * Sets the dirty decay of every arena (and the default for arenas made later): `ms` for the ordinary arenas,
+   * `oversizeMs` for the oversize arena (the last index, when there is one). -1 keeps freed pages until a purge.
+   * Arenas not made yet are skipped (they take the default when made; jemalloc gives the oversize arena 0 then
+   * unless the default is -1 or 0).
+   */
+  setDirtyDecay(ms: number, oversizeMs: number): void {
+    this.writeSsize('arenas.dirty_decay_ms', ms);
+    const n = this.readUnsigned('arenas.narenas');
+    const oversize = this.hasOversizeArena() ? n - 1 : -1;
+    for (let i = 0; i < n; i++) {
+      const b = Buffer.alloc(8);
+      b.writeBigInt64LE(BigInt(i === oversize ? oversizeMs : ms));
+      this.mallctl(`arena.${i}.dirty_decay_ms`, null, null, b, 8); // an arena not made yet: ENOENT/EFAULT, skipped
+    }
+  }
+
+  /** The dirty decay of arena `i` (-1: never), or undefined when that arena does not exist yet. */
+  dirtyDecayOf(i: number): number | undefined {
+    const b = Buffer.alloc(8);
+    return this.mallctl(`arena.${i}.dirty_decay_ms`, b, [8], null, 0) === 0 ? Number(b.readBigInt64LE()) : undefined;
+  }
+
+  /** Hands every arena's freed pages back to the system, on a thread of the libuv pool (it takes milliseconds). */
+  purge(): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.mallctl.async(`arena.${Jemalloc.ALL}.purge`, null, null, null, 0, (err, rc) =>
+        err ? reject(err) : rc === 0 ? resolve() : reject(new Error(`arena purge failed (${rc})`)),
+      ),
+    );
+  }
+
+  private refresh(): void {
+    this.mallctl('epoch', null, null, this.one, 8);
+  }
+
+  private readSize(name: string): number {
+    const rc = this.mallctl(name, this.u64, [8], null, 0);
+    if (rc !== 0) throw new Error(`mallctl ${name}: ${rc}`);
+    return Number(this.u64.readBigUInt64LE());
+  }
+
+  private readSsize(name: string): number {
+    const rc = this.mallctl(name, this.u64, [8], null, 0);
+    if (rc !== 0) throw new Error(`mallctl ${name}: ${rc}`);
+    return Number(this.u64.readBigInt64LE());
+  }
+
+  private readUnsigned(name: string): number {
+    const b = Buffer.alloc(4);
+    const rc = this.mallctl(name, b, [4], null, 0);
+    if (rc !== 0) throw new Error(`mallctl ${name}: ${rc}`);
+    return b.readUInt32LE();
+  }
+
+  private readBool(name: string): boolean {
+    const b = Buffer.alloc(1);
+    return this.mallctl(name, b, [1], null, 0) === 0 && b[0] !== 0;
+  }
+
+  private writeSsize(name: string, v: number): void {
+    const b = Buffer.alloc(8);
+    b.writeBigInt64LE(BigInt(v));
+    const rc = this.mallctl(name, null, null, b, 8);
+    if (rc !== 0) throw new Error(`mallctl ${name}: ${rc}`);
+  }
+}
+
+type MallctlFn = ((name: string, oldp: Buffer | null, oldlenp: number[] | null, newp: Buffer | null, newlen: number) => number) & {
+  async: (
+    name: string,
+    oldp: Buffer | null,
+    oldlenp: number[] | null,
+    newp: Buffer | null,
+    newlen: number,
+    cb: (err: unknown, rc: number) => void,
+  ) => void;
+};
+

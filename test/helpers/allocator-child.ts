@@ -1,0 +1,81 @@
+/**
+ * Child program of test/unit/allocator-retention.test.ts, started through scripts/start.sh (so with the allocator
+ * `npm start` gives the gateway): drives AllocatorRetention against the process's own jemalloc and prints what it saw
+ * as one JSON line. Native memory is allocated and freed through the preloaded allocator itself (koffi), so what is
+ * kept and handed back does not depend on when V8 frees its buffers.
+ */
+import { Registry } from 'prom-client';
+import { Jemalloc } from '../../src/common/jemalloc';
+import { loadConfig } from '../../src/config/config';
+import { AllocatorRetention, RETENTION_QUIET_MS } from '../../src/modules/dataplane/allocator-retention';
+import { WriteBudget } from '../../src/modules/dataplane/write-budget';
+
+const MiB = 1024 * 1024;
+
+async function main(): Promise<void> {
+  const config = loadConfig({ DATA_DIR: '/nonexistent', ALLOCATOR_RETAIN_BYTES: process.env.RETAIN ?? String(64 * MiB) });
+  const budget = new WriteBudget(config);
+  const registry = new Registry();
+  const retention = new AllocatorRetention(config, budget, { httpAdapter: {} } as never, { registry } as never);
+  retention.onApplicationBootstrap();
+  const out: Record<string, unknown> = { active: retention.active };
+  const je = Jemalloc.open();
+  if (!retention.active || typeof je === 'string') {
+    console.log(JSON.stringify({ ...out, why: typeof je === 'string' ? je : 'off' }));
+    return;
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const koffi = require('koffi') as typeof import('koffi');
+  const lib = koffi.load((process.env.LD_PRELOAD ?? '').split(/[\s:]+/).find((p) => p.includes('jemalloc'))!);
+  const malloc = lib.func('void *malloc(size_t size)');
+  const free = lib.func('void free(void *ptr)');
+  const memset = koffi.load('libc.so.6').func('void *memset(void *s, int c, size_t n)');
+  /** Allocates, touches and frees `n` blocks of `size` bytes: a read's buffers, as the engine's scans make them. */
+  const churn = (n: number, size: number) => {
+    const blocks = Array.from({ length: n }, () => {
+      const p = malloc(size);
+      memset(p, 1, size);
+      return p;
+    });
+    for (const p of blocks) free(p);
+  };
+  const kept = () => Math.round(je.dirtyBytes() / MiB);
+  const purged = async () => {
+    for (let i = 0; i < 200 && (retention as unknown as { purging: boolean }).purging; i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  const t0 = Date.now() + 10_000; // ticks are driven by hand, with times of their own
+  out.decayReading = je.dirtyDecayOf(0);
+
+  churn(5, 8 * MiB); // 40 MiB freed
+  out.keptAfterReads = kept();
+  retention.tick(t0);
+  await purged();
+  out.keptAfterBusyTick = kept();
+  retention.tick(t0 + RETENTION_QUIET_MS + 1);
+  await purged();
+  out.keptAfterQuiet = kept();
+
+  churn(10, 8 * MiB); // 80 MiB freed, past the 64 MiB retained at most
+  out.keptBeforeCap = kept();
+  retention.tick(t0 + 2 * RETENTION_QUIET_MS); // not quiet: allocations since the last tick
+  await purged();
+  out.keptAfterCap = kept();
+
+  const write = await budget.reserve(1000);
+  out.decayWriting = je.dirtyDecayOf(0);
+  churn(5, 8 * MiB);
+  write.release();
+  out.decayAfterWrite = je.dirtyDecayOf(0);
+  await purged();
+  out.keptAfterWrite = kept();
+
+  const purges = await registry.getSingleMetric('lgw_allocator_purges_total')!.get();
+  out.purges = Object.fromEntries(purges.values.map((v) => [v.labels.reason, v.value]));
+  console.log(JSON.stringify(out));
+  retention.onModuleDestroy();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

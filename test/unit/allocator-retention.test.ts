@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const CHILD = path.join(__dirname, '..', 'helpers', 'allocator-child.js');
+const jemallocInstalled = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/usr/local/lib'].some((d) =>
+  fs.existsSync(path.join(d, 'libjemalloc.so.2')),
+);
+
+/** Runs the child through scripts/start.sh, as `npm start` runs the gateway, and returns what it printed. */
+function run(env: Record<string, string>): Record<string, unknown> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(LD_PRELOAD|MALLOC_|LGW_ALLOCATOR)/.test(k))) as Record<string, string>;
+  const r = spawnSync('sh', [path.join(ROOT, 'scripts', 'start.sh'), CHILD], { env: { ...base, ...env }, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+}
+
+describe('allocator retention (jemalloc keeps read buffers, hands back write memory)', () => {
+  test('keeps freed memory between reads, hands it back once quiet or past the cap, and decays as configured while writes hold memory', { skip: !jemallocInstalled && 'jemalloc is not installed' }, () => {
+    const out = run({});
+    assert.equal(out.active, true, JSON.stringify(out));
+    assert.equal(out.decayReading, -1, 'no write in flight: freed pages are kept');
+    assert.ok((out.keptAfterReads as number) >= 36, `40 MiB freed by a read are kept: ${out.keptAfterReads}`);
+    assert.ok((out.keptAfterBusyTick as number) >= 36, `not handed back while the engine is busy: ${out.keptAfterBusyTick}`);
+    assert.ok((out.keptAfterQuiet as number) < 4, `handed back after a quiet second: ${out.keptAfterQuiet}`);
+    assert.ok((out.keptBeforeCap as number) > 64, `80 MiB freed: ${out.keptBeforeCap}`);
+    assert.ok((out.keptAfterCap as number) < 4, `past ALLOCATOR_RETAIN_BYTES it is handed back though not quiet: ${out.keptAfterCap}`);
+    assert.equal(out.decayWriting, 1000, "a write in flight: jemalloc's configured decay (scripts/start.sh: 1000 ms)");
+    assert.equal(out.decayAfterWrite, -1, 'the last write ended: kept again');
+    assert.ok((out.keptAfterWrite as number) < 4, `what the writes left is handed back when they end: ${out.keptAfterWrite}`);
+    assert.deepEqual(out.purges, { quiet: 1, cap: 1, 'writes-ended': 1 });
+  });
+
+  test('is off without jemalloc, and with ALLOCATOR_RETAIN_BYTES=0', { skip: !jemallocInstalled && 'jemalloc is not installed' }, () => {
+    assert.deepEqual(run({ LGW_ALLOCATOR: 'glibc' }), { active: false, why: 'jemalloc is not preloaded' });
+    assert.deepEqual(run({ RETAIN: '0' }), { active: false, why: 'off' });
+  });
+});
