@@ -55,6 +55,10 @@ export const envSchema = z.object({
   DB_POOL_MAX: intWithDefault(10, 1),
   DB_CONNECT_TIMEOUT_MS: intWithDefault(5000, 1),
   DB_QUERY_TIMEOUT_MS: intWithDefault(30_000, 1),
+  DB_PREPARED_STATEMENTS: z
+    .enum(['true', 'false', ''], { error: "must be 'true' or 'false'" })
+    .optional()
+    .transform((v) => v !== 'false'),
   BASE_PATH: z
     .string()
     .default('')
@@ -146,6 +150,12 @@ export interface AppConfig {
   dbConnectTimeoutMs: number;
   /** Client-side bound on one catalog query: a request never waits longer on Postgres. */
   dbQueryTimeoutMs: number;
+  /**
+   * The hot catalog reads (table lookup, table pages) are prepared once per pooled connection instead of parsed and
+   * planned on every call. Off for a pooler that cannot carry prepared statements (PgBouncer in transaction mode
+   * before 1.21, or without max_prepared_statements).
+   */
+  dbPreparedStatements: boolean;
   basePath: string;
   adminApiKey?: string;
   /** Name of the database created (with a write key) on first start when the catalog has none. */
@@ -285,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dbPoolMax: e.DB_POOL_MAX,
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
     dbQueryTimeoutMs: e.DB_QUERY_TIMEOUT_MS,
+    dbPreparedStatements: e.DB_PREPARED_STATEMENTS,
     basePath: e.BASE_PATH,
     adminApiKey: e.ADMIN_API_KEY,
     // The embedded default bootstraps a first database so a newcomer can connect at once.

@@ -27,7 +27,12 @@ export interface CatalogDb {
    * statement inside one must run on its transaction). Rows come back as the driver gives them: uuid and text as
    * strings, timestamptz as Date, jsonb parsed.
    */
-  read<T>(sql: string, params: readonly unknown[]): Promise<T[]>;
+  /**
+   * A read outside any transaction, straight through the driver. `statement` names a hot read whose SQL text never
+   * changes: Postgres prepares it once per pooled connection (DB_PREPARED_STATEMENTS) instead of parsing and planning
+   * it on every call. One name, one text: a name must never be given to another query.
+   */
+  read<T>(sql: string, params: readonly unknown[], statement?: string): Promise<T[]>;
   migrate(): Promise<string[]>;
   /** Pool occupancy for metrics (null for the embedded catalog, which has one in-process connection). */
   poolStats(): { total: number; idle: number; waiting: number } | null;
@@ -53,11 +58,25 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
   });
   // An idle connection dropped by the server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  let prepared = config.dbPreparedStatements;
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     kind: 'postgres',
     prisma,
-    read: async <T>(sql: string, params: readonly unknown[]) => (await pool.query({ text: sql, values: params as unknown[] })).rows as T[],
+    read: async <T>(sql: string, params: readonly unknown[], statement?: string) => {
+      const values = params as unknown[];
+      if (!statement || !prepared) return (await pool.query({ text: sql, values })).rows as T[];
+      try {
+        return (await pool.query({ name: statement, text: sql, values })).rows as T[];
+      } catch (err) {
+        // "cached plan must not change result type": a migration of another replica changed a table under a prepared
+        // statement. This process stops preparing (its prepared statements stay broken on their connections) and
+        // asks again unprepared.
+        if ((err as { code?: string }).code !== '0A000') throw err;
+        prepared = false;
+        return (await pool.query({ text: sql, values })).rows as T[];
+      }
+    },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async migrate() {
       const client = new Client({ connectionString: url, connectionTimeoutMillis: config.dbConnectTimeoutMs });

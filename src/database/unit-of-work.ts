@@ -43,9 +43,9 @@ export class UnitOfWork {
    * A read-only statement with positional parameters ($1, $2, …): inside a unit of work on its transaction (through
    * Prisma), outside one straight on the driver, which is where hot reads spend least (see CatalogDb.read).
    */
-  read<T>(sql: string, params: readonly unknown[]): Promise<T[]> {
+  read<T>(sql: string, params: readonly unknown[], statement?: string): Promise<T[]> {
     if (this.host.isTransactionActive()) return (this.host.tx as CatalogClient).$queryRawUnsafe<T[]>(sql, ...params);
-    return this.catalog.read<T>(sql, params);
+    return this.catalog.read<T>(sql, params, statement);
   }
 
   /**

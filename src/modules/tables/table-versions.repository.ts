@@ -65,6 +65,7 @@ export class TableVersionsRepository {
       `SELECT t.id FROM tables t JOIN databases d ON d.id = t.database_id
         WHERE md5(t.location) = md5($1) AND t.location = $1 AND d.managed_versioning`,
       [location],
+      'lgw_versions_managed_table',
     );
     return rows[0] ?? null;
   }
@@ -97,10 +98,12 @@ export class TableVersionsRepository {
         ? await this.uow.read<TableVersionRow>(
             `SELECT ${COLUMNS} FROM table_versions WHERE table_id = $1::uuid AND branch = $2 ORDER BY version DESC LIMIT 1`,
             [tableId, branch],
+            'lgw_versions_latest',
           )
         : await this.uow.read<TableVersionRow>(
             `SELECT ${COLUMNS} FROM table_versions WHERE table_id = $1::uuid AND branch = $2 AND version = $3::bigint`,
             [tableId, branch, version],
+            'lgw_versions_one',
           );
     return rows[0] ?? null;
   }

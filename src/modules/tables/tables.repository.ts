@@ -54,6 +54,7 @@ export class TablesRepository {
       `SELECT ${ROW_COLUMNS} FROM tables
         WHERE database_id = $1::uuid AND catalog = $2 AND namespace_path = $3 AND name = $4`,
       [scope.databaseId, scope.catalog, namespacePath, name],
+      'lgw_tables_find',
     );
     return rows[0] ?? null;
   }
@@ -63,6 +64,7 @@ export class TablesRepository {
     const rows = await this.uow.read<TableRow>(
       `SELECT ${ROW_COLUMNS} FROM tables WHERE database_id = $1::uuid AND catalog = $2 AND location = $3`,
       [scope.databaseId, scope.catalog, location],
+      'lgw_tables_at_location',
     );
     return rows[0] ?? null;
   }
@@ -203,6 +205,7 @@ export class TablesRepository {
         LIMIT $5`,
       // Names are never empty, so '' precedes every one.
       [scope.databaseId, scope.catalog, namespacePath, after ?? '', take],
+      'lgw_tables_in_namespace',
     );
   }
 
@@ -218,6 +221,7 @@ export class TablesRepository {
         ORDER BY namespace_path, name
         LIMIT $5`,
       [scope.databaseId, scope.catalog, afterPath, afterName, take],
+      'lgw_tables_all',
     );
   }
 
