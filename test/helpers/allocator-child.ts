@@ -71,8 +71,10 @@ async function main(): Promise<void> {
 
   const purges = await registry.getSingleMetric('lgw_allocator_purges_total')!.get();
   out.purges = Object.fromEntries(purges.values.map((v) => [v.labels.reason, v.value]));
-  console.log(JSON.stringify(out));
   retention.onModuleDestroy();
+  out.decayAfterStop = je.dirtyDecayOf(0);
+  out.activeAfterStop = retention.active;
+  console.log(JSON.stringify(out));
 }
 
 main().catch((err) => {

@@ -32,6 +32,8 @@ describe('allocator retention (jemalloc keeps read buffers, hands back write mem
     assert.equal(out.decayAfterWrite, -1, 'the last write ended: kept again');
     assert.ok((out.keptAfterWrite as number) < 4, `what the writes left is handed back when they end: ${out.keptAfterWrite}`);
     assert.deepEqual(out.purges, { quiet: 1, cap: 1, 'writes-ended': 1 });
+    assert.equal(out.decayAfterStop, 1000, "stopped (the gateway closing): jemalloc's own decay again");
+    assert.equal(out.activeAfterStop, false);
   });
 
   test('is off without jemalloc, and with ALLOCATOR_RETAIN_BYTES=0', { skip: !jemallocInstalled && 'jemalloc is not installed' }, () => {

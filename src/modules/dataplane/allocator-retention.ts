@@ -95,7 +95,19 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
   }
 
   onModuleDestroy(): void {
+    this.stop();
+  }
+
+  /** Stops looking and gives jemalloc back its own decay. */
+  private stop(): void {
     clearInterval(this.timer);
+    const je = this.je;
+    this.je = undefined;
+    try {
+      je?.setDirtyDecay(this.writeDecayMs, this.writeOversizeDecayMs);
+    } catch {
+      /* nothing more to do */
+    }
   }
 
   private onWriting(writing: boolean): void {
@@ -109,7 +121,8 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
         this.purge('writes-ended');
       }
     } catch (err) {
-      this.log.warn(`allocator retention: ${(err as Error).message}`);
+      this.log.warn(`allocator retention off: ${(err as Error).message}`);
+      this.stop();
     }
   }
 
@@ -125,7 +138,8 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
       if (this.retained > this.config.allocatorRetainBytes) this.purge('cap');
       else if (this.retained >= MIN_PURGE_BYTES && now - this.quietSince >= RETENTION_QUIET_MS) this.purge('quiet');
     } catch (err) {
-      this.log.warn(`allocator retention: ${(err as Error).message}`);
+      this.log.warn(`allocator retention off: ${(err as Error).message}`);
+      this.stop();
     }
   }
 
