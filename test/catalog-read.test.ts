@@ -10,7 +10,8 @@ import { createPgDatabase } from './helpers/gateway';
 /**
  * The catalog's direct reads (CatalogDb.read) on Postgres: a named hot read is prepared once per pooled connection
  * (DB_PREPARED_STATEMENTS, on by default), an unnamed one never; a prepared statement broken by a change of its table
- * (another replica's migration) is answered unprepared, and the process stops preparing.
+ * (another replica's migration) or gone from the server (a pooler in between) is answered unprepared, and the process
+ * stops preparing.
  */
 describe('catalog reads and prepared statements [postgres]', () => {
   let pg: Awaited<ReturnType<typeof createPgDatabase>>;
@@ -54,6 +55,15 @@ describe('catalog reads and prepared statements [postgres]', () => {
     assert.deepEqual(await db.read('SELECT id, size FROM widgets', [], 'lgw_test_widgets'), [{ id: 1, size: '10' }]);
     assert.deepEqual(await db.read('SELECT id FROM widgets', [], 'lgw_test_other'), [{ id: 1 }]);
     // The failed connection was replaced by the pool, and nothing is prepared on its successor.
+    assert.deepEqual(await preparedOn(db), [], 'nothing prepared after the fallback');
+  });
+
+  it('answers a prepared read whose statement vanished from the server (a pooler in between), unprepared', async () => {
+    const db = await open();
+    assert.deepEqual(await db.read('SELECT 7 AS seven', [], 'lgw_test_gone'), [{ seven: 7 }]);
+    await db.read('DEALLOCATE lgw_test_gone', []); // the driver still believes it prepared: it sends no Parse next time
+    assert.deepEqual(await db.read('SELECT 7 AS seven', [], 'lgw_test_gone'), [{ seven: 7 }]);
+    assert.deepEqual(await db.read('SELECT 8 AS eight', [], 'lgw_test_next'), [{ eight: 8 }]);
     assert.deepEqual(await preparedOn(db), [], 'nothing prepared after the fallback');
   });
 

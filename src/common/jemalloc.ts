@@ -4,8 +4,9 @@ import * as path from 'node:path';
 /**
  * jemalloc's control interface (`mallctl`) in this process, when jemalloc is the allocator: scripts/start.sh preloads
  * it (LD_PRELOAD), and the Lance engine's native code allocates through it. Called through koffi, an FFI library
- * whose package carries prebuilt binaries (npm here runs no install scripts, and nothing is compiled), because Node has
- * no binding of its own and a native addon of ours would need a compiler at install.
+ * whose package carries prebuilt binaries for the common platforms (it loads them without its install script, which
+ * only builds from source where none fits), because Node has no binding of its own and an addon of ours would need a
+ * compiler at install. koffi is an optional dependency: where it cannot be installed or loaded, retention is off.
  *
  * Only what allocator-retention.ts needs: freed pages kept (dirty), a count of large allocations (activity), the
  * dirty decay of each arena, and a purge.
@@ -16,6 +17,12 @@ export class Jemalloc {
   private readonly u64 = Buffer.alloc(8);
   private readonly one = Buffer.alloc(8);
   private readonly page: number;
+  /**
+   * The oversize arena's index (MALLOC_CONF `oversize_threshold` > 0), or -1: jemalloc reserves the index after the
+   * automatic arenas at start-up and makes the arena on the first oversize allocation. Taken once, before any arena
+   * could be made by hand (`arenas.create`, which nothing here calls).
+   */
+  readonly oversizeArena: number;
 
   private constructor(
     private readonly mallctl: MallctlFn,
@@ -24,6 +31,7 @@ export class Jemalloc {
   ) {
     this.one.writeBigUInt64LE(1n);
     this.page = this.readSize('arenas.page');
+    this.oversizeArena = this.readSize('opt.oversize_threshold') > 0 ? this.readUnsigned('arenas.narenas') - 1 : -1;
   }
 
   /**
@@ -74,26 +82,16 @@ export class Jemalloc {
     return this.readSsize('opt.dirty_decay_ms');
   }
 
-  /** Whether jemalloc keeps an arena of its own for oversize allocations (MALLOC_CONF `oversize_threshold` > 0). */
-  hasOversizeArena(): boolean {
-    return this.readSize('opt.oversize_threshold') > 0;
-  }
-
   /**
-   * Sets the dirty decay of every arena (and the default for arenas made later): `ms` for the ordinary arenas,
-   * `oversizeMs` for the oversize arena (the last index, when there is one). -1 keeps freed pages until a purge.
-   * Arenas not made yet are skipped (they take the default when made; jemalloc gives the oversize arena 0 then
-   * unless the default is -1 or 0).
+   * Sets the dirty decay of every arena (and the default for arenas made later), on a thread of the libuv pool: `ms`
+   * for the ordinary arenas, `oversizeMs` for the oversize arena. -1 keeps freed pages until a purge; setting 0 purges
+   * that arena there and then, which is why none of this runs on the event loop. Arenas not made yet are skipped
+   * (they take the default when made; jemalloc gives the oversize arena 0 then unless the default is -1 or 0).
    */
-  setDirtyDecay(ms: number, oversizeMs: number): void {
-    this.writeSsize('arenas.dirty_decay_ms', ms);
+  async setDirtyDecay(ms: number, oversizeMs: number): Promise<void> {
+    await this.writeSsizeAsync('arenas.dirty_decay_ms', ms, true);
     const n = this.readUnsigned('arenas.narenas');
-    const oversize = this.hasOversizeArena() ? n - 1 : -1;
-    for (let i = 0; i < n; i++) {
-      const b = Buffer.alloc(8);
-      b.writeBigInt64LE(BigInt(i === oversize ? oversizeMs : ms));
-      this.mallctl(`arena.${i}.dirty_decay_ms`, null, null, b, 8); // an arena not made yet: ENOENT/EFAULT, skipped
-    }
+    for (let i = 0; i < n; i++) await this.writeSsizeAsync(`arena.${i}.dirty_decay_ms`, i === this.oversizeArena ? oversizeMs : ms, false);
   }
 
   /** The dirty decay of arena `i` (-1: never), or undefined when that arena does not exist yet. */
@@ -139,11 +137,15 @@ export class Jemalloc {
     return this.mallctl(name, b, [1], null, 0) === 0 && b[0] !== 0;
   }
 
-  private writeSsize(name: string, v: number): void {
+  /** Writes a ssize_t on the libuv pool; `required`: a failure rejects (else an arena not made yet is skipped). */
+  private writeSsizeAsync(name: string, v: number, required: boolean): Promise<void> {
     const b = Buffer.alloc(8);
     b.writeBigInt64LE(BigInt(v));
-    const rc = this.mallctl(name, null, null, b, 8);
-    if (rc !== 0) throw new Error(`mallctl ${name}: ${rc}`);
+    return new Promise((resolve, reject) =>
+      this.mallctl.async(name, null, null, b, 8, (err, rc) =>
+        err ? reject(err) : rc !== 0 && required ? reject(new Error(`mallctl ${name}: ${rc}`)) : resolve(),
+      ),
+    );
   }
 }
 

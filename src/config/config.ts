@@ -151,9 +151,10 @@ export interface AppConfig {
   /** Client-side bound on one catalog query: a request never waits longer on Postgres. */
   dbQueryTimeoutMs: number;
   /**
-   * The hot catalog reads (table lookup, table pages) are prepared once per pooled connection instead of parsed and
-   * planned on every call. Off for a pooler that cannot carry prepared statements (PgBouncer in transaction mode
-   * before 1.21, or without max_prepared_statements).
+   * The hot catalog reads (a table's lookup, pages of tables, version lookups) are prepared once per pooled
+   * connection instead of parsed and planned on every call. Off for a pooler that cannot carry prepared statements
+   * (PgBouncer in transaction mode before 1.21, or without max_prepared_statements); CatalogDb.read also stops
+   * preparing by itself at the first error that says so.
    */
   dbPreparedStatements: boolean;
   basePath: string;

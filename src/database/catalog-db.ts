@@ -46,6 +46,9 @@ export async function openCatalogDb(config: AppConfig): Promise<CatalogDb> {
   return config.databaseUrl ? openPostgres(config, config.databaseUrl) : openEmbedded(config);
 }
 
+/** SQLSTATEs after which CatalogDb.read stops preparing statements (see there). */
+const PREPARED_STATEMENT_FAILURES = new Set(['0A000', '26000', '42P05']);
+
 function openPostgres(config: AppConfig, url: string): CatalogDb {
   const pool = new Pool({
     connectionString: url,
@@ -69,10 +72,11 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
       try {
         return (await pool.query({ name: statement, text: sql, values })).rows as T[];
       } catch (err) {
-        // "cached plan must not change result type": a migration of another replica changed a table under a prepared
-        // statement. This process stops preparing (its prepared statements stay broken on their connections) and
-        // asks again unprepared.
-        if ((err as { code?: string }).code !== '0A000') throw err;
+        // 0A000 "cached plan must not change result type": a migration of another replica changed a table under a
+        // prepared statement. 26000 "prepared statement does not exist" / 42P05 "already exists": a pooler between
+        // us and Postgres (PgBouncer in transaction mode) moved the statement to another server connection. Either
+        // way this process stops preparing and asks again unprepared (the pool has dropped the failed connection).
+        if (!PREPARED_STATEMENT_FAILURES.has((err as { code?: string }).code ?? '')) throw err;
         prepared = false;
         return (await pool.query({ text: sql, values })).rows as T[];
       }

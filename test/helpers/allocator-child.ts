@@ -18,6 +18,8 @@ async function main(): Promise<void> {
   const registry = new Registry();
   const retention = new AllocatorRetention(config, budget, { httpAdapter: {} } as never, { registry } as never);
   retention.onApplicationBootstrap();
+  retention.pauseTimer(); // the ticks below are the only ones
+  await retention.settled();
   const out: Record<string, unknown> = { active: retention.active };
   const je = Jemalloc.open();
   if (!retention.active || typeof je === 'string') {
@@ -40,38 +42,45 @@ async function main(): Promise<void> {
     for (const p of blocks) free(p);
   };
   const kept = () => Math.round(je.dirtyBytes() / MiB);
-  const purged = async () => {
-    for (let i = 0; i < 200 && (retention as unknown as { purging: boolean }).purging; i++) await new Promise((r) => setTimeout(r, 10));
-  };
+  const purged = () => retention.settled();
   const t0 = Date.now() + 10_000; // ticks are driven by hand, with times of their own
   out.decayReading = je.dirtyDecayOf(0);
+  churn(1, 32 * MiB); // an oversize block (16 MiB and more): jemalloc makes its oversize arena
+  out.oversizeDecayReading = je.dirtyDecayOf(je.oversizeArena);
+  retention.tick(t0 - 1);
+  retention.tick(t0 - 1 + RETENTION_QUIET_MS);
+  await purged();
 
-  churn(5, 8 * MiB); // 40 MiB freed
-  out.keptAfterReads = kept();
   retention.tick(t0);
+  churn(20, 2 * MiB); // 40 MiB freed, in more large allocations than a quiet tick may see
+  out.keptAfterReads = kept();
+  retention.tick(t0 + RETENTION_QUIET_MS + 1); // a second after the last tick, but allocations in between: busy
   await purged();
   out.keptAfterBusyTick = kept();
-  retention.tick(t0 + RETENTION_QUIET_MS + 1);
+  retention.tick(t0 + 2 * RETENTION_QUIET_MS + 2);
   await purged();
   out.keptAfterQuiet = kept();
 
   churn(10, 8 * MiB); // 80 MiB freed, past the 64 MiB retained at most
   out.keptBeforeCap = kept();
-  retention.tick(t0 + 2 * RETENTION_QUIET_MS); // not quiet: allocations since the last tick
+  retention.tick(t0 + 2 * RETENTION_QUIET_MS + 3); // not quiet: allocations since the last tick
   await purged();
   out.keptAfterCap = kept();
 
   const write = await budget.reserve(1000);
+  await retention.settled();
   out.decayWriting = je.dirtyDecayOf(0);
+  out.oversizeDecayWriting = je.dirtyDecayOf(je.oversizeArena);
   churn(5, 8 * MiB);
   write.release();
-  out.decayAfterWrite = je.dirtyDecayOf(0);
   await purged();
+  out.decayAfterWrite = je.dirtyDecayOf(0);
+  out.oversizeDecayAfterWrite = je.dirtyDecayOf(je.oversizeArena);
   out.keptAfterWrite = kept();
 
   const purges = await registry.getSingleMetric('lgw_allocator_purges_total')!.get();
   out.purges = Object.fromEntries(purges.values.map((v) => [v.labels.reason, v.value]));
-  retention.onModuleDestroy();
+  await retention.onModuleDestroy();
   out.decayAfterStop = je.dirtyDecayOf(0);
   out.activeAfterStop = retention.active;
   console.log(JSON.stringify(out));

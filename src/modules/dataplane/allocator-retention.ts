@@ -24,11 +24,14 @@ const MIN_PURGE_BYTES = 4 * 1024 * 1024;
  * 128-d vectors, against about 500 when freed pages are kept, and the query ran 1.3-1.5 × in-process instead of
  * 1.1-1.2 × (2026-11-26). So, while no write holds write memory (WriteBudget), every arena keeps its freed pages
  * (dirty decay -1) and this service hands them back itself: when more than ALLOCATOR_RETAIN_BYTES are kept, and
- * once the engine has been quiet for a second (no large allocations). While writes hold write memory, every arena
- * decays as configured again, so an upload's peak is what it was; when the last write ends, what it left is purged.
+ * once the process has been quiet for a second (at most a few allocations of 16 KiB or more per tick, anywhere in the
+ * process: under steady traffic it is never quiet, and what is kept stays up to the cap, which is checked every tick,
+ * so it is a soft bound). While writes hold write memory (WriteBudget: insert, merge_insert, overwrite, streamed
+ * creates), every arena decays as configured again, so an upload's peak is what it was; when the last write ends,
+ * what it left is purged. Other engine work (index builds, compaction, update, delete) runs under retention.
  *
- * Only with jemalloc preloaded and ALLOCATOR_RETAIN_BYTES > 0; otherwise nothing changes. Purges run on the libuv
- * pool, never on the event loop.
+ * Only with jemalloc preloaded and ALLOCATOR_RETAIN_BYTES > 0; otherwise nothing changes. Every change of decay and
+ * every purge runs on the libuv pool (setting a decay of 0 purges at once), one after another in the order asked.
  */
 @Injectable()
 export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestroy {
@@ -36,7 +39,10 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
   private je?: Jemalloc;
   private timer?: NodeJS.Timeout;
   private writing = false;
-  private purging = false;
+  /** The allocator operations asked for, run one after another on the libuv pool. */
+  private ops: Promise<void> = Promise.resolve();
+  /** Purges asked for and not yet done: a tick asks for none while one is on its way. */
+  private purgesAhead = 0;
   private lastLarge = -1;
   private quietSince = Date.now();
   private writeDecayMs = 1000;
@@ -53,10 +59,10 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     const self = () => this;
     new Gauge({
       name: 'lgw_allocator_retained_bytes',
-      help: "Freed memory jemalloc keeps for the engine's next reads (absent without allocator retention)",
+      help: "Freed memory jemalloc keeps for the engine's next reads, at the last look (0 without allocator retention)",
       registers: [metrics.registry],
       collect() {
-        if (self().active) this.set(self().retained);
+        this.set(self().active ? self().retained : 0);
       },
     });
     this.purges = new Counter({
@@ -81,48 +87,53 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     }
     try {
       this.writeDecayMs = je.configuredDirtyDecayMs();
-      // jemalloc itself purges the oversize arena at once whenever the configured decay is positive.
-      this.writeOversizeDecayMs = this.writeDecayMs > 0 ? 0 : this.writeDecayMs;
-      je.setDirtyDecay(-1, -1);
     } catch (err) {
       this.log.warn(`allocator retention off: ${(err as Error).message}`);
       return;
     }
+    // jemalloc itself purges the oversize arena at once whenever the configured decay is positive.
+    this.writeOversizeDecayMs = this.writeDecayMs > 0 ? 0 : this.writeDecayMs;
     this.je = je;
+    this.enqueue(() => je.setDirtyDecay(-1, -1));
     this.budget.onWriting((writing) => this.onWriting(writing));
     this.timer = setInterval(() => this.tick(), RETENTION_TICK_MS).unref();
     this.log.log(`allocator retention on (jemalloc ${je.version.split('-')[0]}, up to ${this.config.allocatorRetainBytes} bytes kept between reads)`);
   }
 
-  onModuleDestroy(): void {
+  onModuleDestroy(): Promise<void> {
     this.stop();
+    return this.ops;
+  }
+
+  /** @internal (tests) Resolves when every allocator operation asked for so far is done. */
+  settled(): Promise<void> {
+    return this.ops;
+  }
+
+  /** @internal (tests) No more ticks from the timer: the test makes its own. */
+  pauseTimer(): void {
+    clearInterval(this.timer);
   }
 
   /** Stops looking and gives jemalloc back its own decay. */
   private stop(): void {
     clearInterval(this.timer);
     const je = this.je;
+    if (!je) return;
+    this.enqueue(() => je.setDirtyDecay(this.writeDecayMs, this.writeOversizeDecayMs));
     this.je = undefined;
-    try {
-      je?.setDirtyDecay(this.writeDecayMs, this.writeOversizeDecayMs);
-    } catch {
-      /* nothing more to do */
-    }
   }
 
   private onWriting(writing: boolean): void {
     const je = this.je;
     if (!je) return;
     this.writing = writing;
-    try {
-      if (writing) je.setDirtyDecay(this.writeDecayMs, this.writeOversizeDecayMs);
-      else {
-        je.setDirtyDecay(-1, -1);
-        this.purge('writes-ended');
-      }
-    } catch (err) {
-      this.log.warn(`allocator retention off: ${(err as Error).message}`);
-      this.stop();
+    if (writing) {
+      this.enqueue(() => je.setDirtyDecay(this.writeDecayMs, this.writeOversizeDecayMs));
+    } else {
+      this.enqueue(() => je.setDirtyDecay(-1, -1));
+      this.purge('writes-ended');
+      this.lastLarge = -1; // the writes' allocations are not the reads' activity
     }
   }
 
@@ -135,23 +146,31 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
       if (this.lastLarge < 0 || large - this.lastLarge > QUIET_ALLOCATIONS_PER_TICK) this.quietSince = now;
       this.lastLarge = large;
       this.retained = je.dirtyBytes();
-      if (this.retained > this.config.allocatorRetainBytes) this.purge('cap');
-      else if (this.retained >= MIN_PURGE_BYTES && now - this.quietSince >= RETENTION_QUIET_MS) this.purge('quiet');
     } catch (err) {
       this.log.warn(`allocator retention off: ${(err as Error).message}`);
       this.stop();
+      return;
     }
+    if (this.purgesAhead > 0) return;
+    if (this.retained > this.config.allocatorRetainBytes) this.purge('cap');
+    else if (this.retained >= MIN_PURGE_BYTES && now - this.quietSince >= RETENTION_QUIET_MS) this.purge('quiet');
   }
 
   private purge(reason: string): void {
-    if (!this.je || this.purging) return;
-    this.purging = true;
-    this.purges.inc({ reason });
-    this.je
-      .purge()
-      .catch((err: Error) => this.log.warn(`allocator purge failed: ${err.message}`))
-      .finally(() => {
-        this.purging = false;
-      });
+    const je = this.je;
+    if (!je) return;
+    this.purgesAhead++;
+    this.enqueue(async () => {
+      try {
+        this.purges.inc({ reason });
+        await je.purge();
+      } finally {
+        this.purgesAhead--;
+      }
+    });
+  }
+
+  private enqueue(op: () => Promise<void>): void {
+    this.ops = this.ops.then(op).catch((err: Error) => this.log.warn(`allocator retention: ${err.message}`));
   }
 }
