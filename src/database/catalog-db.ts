@@ -25,12 +25,9 @@ export interface CatalogDb {
    * One read-only statement straight on the driver (`pg` pool or PGlite), without the ORM: for the hot catalog reads
    * whose cost was Prisma's client, not Postgres'. Only UnitOfWork calls it, and only outside a unit of work (a
    * statement inside one must run on its transaction). Rows come back as the driver gives them: uuid and text as
-   * strings, timestamptz as Date, jsonb parsed.
-   */
-  /**
-   * A read outside any transaction, straight through the driver. `statement` names a hot read whose SQL text never
-   * changes: Postgres prepares it once per pooled connection (DB_PREPARED_STATEMENTS) instead of parsing and planning
-   * it on every call. One name, one text: a name must never be given to another query.
+   * strings, timestamptz as Date, jsonb parsed. `statement` names a hot read whose SQL text never changes: Postgres
+   * prepares it once per pooled connection (DB_PREPARED_STATEMENTS; PGlite ignores it) instead of parsing and
+   * planning it on every call. One name, one text: a name must never be given to another query.
    */
   read<T>(sql: string, params: readonly unknown[], statement?: string): Promise<T[]>;
   migrate(): Promise<string[]>;
