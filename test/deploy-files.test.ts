@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { envSchema } from '../src/config/config';
+import { jemallocInstalled, runStartScript } from './helpers/start-script';
 
 /**
  * Static checks of the deployment files, which cannot run here (no Docker engine): they must parse, use only
@@ -69,8 +69,7 @@ describe('deployment files', () => {
   it('the start script preloads jemalloc when the system has it, else sets glibc\'s settings, sets a small V8 young generation, and keeps what the caller set', () => {
     const probe = "const fs=require('fs');console.log(JSON.stringify({jemalloc:fs.readFileSync('/proc/self/maps','utf8').includes('libjemalloc'),conf:process.env.MALLOC_CONF??null,arenas:process.env.MALLOC_ARENA_MAX??null,mmap:process.env.MALLOC_MMAP_THRESHOLD_??null,v8:process.execArgv.filter((a)=>a.startsWith('--max-semi')),pid:process.pid}))";
     const run = (env: Record<string, string>) => {
-      const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(LD_PRELOAD|MALLOC_|LGW_ALLOCATOR)/.test(k))) as Record<string, string>;
-      const r = spawnSync('sh', [path.join(ROOT, 'scripts', 'start.sh'), '-e', probe], { env: { ...base, ...env }, encoding: 'utf8' });
+      const r = runStartScript(['-e', probe], env);
       assert.equal(r.status, 0, r.stderr);
       return JSON.parse(r.stdout.trim()) as { jemalloc: boolean; conf: string | null; arenas: string | null; mmap: string | null; v8: string[]; pid: number };
     };
@@ -78,9 +77,6 @@ describe('deployment files', () => {
     assert.deepEqual({ ...glibc, pid: 0 }, { jemalloc: false, conf: null, arenas: '2', mmap: '1048576', v8: ['--max-semi-space-size=4'], pid: 0 });
     assert.deepEqual(run({ LGW_NODE_FLAGS: '' }).v8, [], 'LGW_NODE_FLAGS replaces the node flags');
     assert.equal(run({ LGW_ALLOCATOR: 'glibc', MALLOC_ARENA_MAX: '4' }).arenas, '4', 'a setting made by the caller wins');
-    const jemallocInstalled = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/usr/local/lib'].some((d) =>
-      fs.existsSync(path.join(d, 'libjemalloc.so.2')),
-    );
     const picked = run({});
     if (jemallocInstalled) {
       assert.equal(picked.jemalloc, true, 'jemalloc is loaded into node');

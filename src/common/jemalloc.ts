@@ -65,21 +65,21 @@ export class Jemalloc {
     }
   }
 
-  /** Bytes in freed pages jemalloc keeps mapped for reuse (all arenas), as of now. */
-  dirtyBytes(): number {
-    this.refresh();
-    return this.readSize(`stats.arenas.${Jemalloc.ALL}.pdirty`) * this.page;
-  }
-
-  /** Large allocations (above the small size classes, 14 KiB) made so far in all arenas: a measure of activity. */
-  largeAllocations(): number {
-    this.refresh();
-    return this.readSize(`stats.arenas.${Jemalloc.ALL}.large.nmalloc`);
+  /**
+   * As of now, in all arenas: bytes in freed pages kept mapped for reuse (dirty), and large allocations (above the
+   * small size classes, 14 KiB) made so far, a measure of activity.
+   */
+  stats(): { dirtyBytes: number; largeAllocations: number } {
+    this.mallctl('epoch', null, null, this.one, 8); // refreshes the statistics read below
+    return {
+      dirtyBytes: this.readSize(`stats.arenas.${Jemalloc.ALL}.pdirty`) * this.page,
+      largeAllocations: this.readSize(`stats.arenas.${Jemalloc.ALL}.large.nmalloc`),
+    };
   }
 
   /** The dirty decay the process started with (MALLOC_CONF `dirty_decay_ms`; -1: never). */
   configuredDirtyDecayMs(): number {
-    return this.readSsize('opt.dirty_decay_ms');
+    return this.readSize('opt.dirty_decay_ms', true);
   }
 
   /**
@@ -109,20 +109,11 @@ export class Jemalloc {
     );
   }
 
-  private refresh(): void {
-    this.mallctl('epoch', null, null, this.one, 8);
-  }
-
-  private readSize(name: string): number {
+  /** A size_t (or, `signed`, a ssize_t). */
+  private readSize(name: string, signed = false): number {
     const rc = this.mallctl(name, this.u64, [8], null, 0);
     if (rc !== 0) throw new Error(`mallctl ${name}: ${rc}`);
-    return Number(this.u64.readBigUInt64LE());
-  }
-
-  private readSsize(name: string): number {
-    const rc = this.mallctl(name, this.u64, [8], null, 0);
-    if (rc !== 0) throw new Error(`mallctl ${name}: ${rc}`);
-    return Number(this.u64.readBigInt64LE());
+    return Number(signed ? this.u64.readBigInt64LE() : this.u64.readBigUInt64LE());
   }
 
   private readUnsigned(name: string): number {

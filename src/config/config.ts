@@ -11,6 +11,13 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/** 'true' or 'false'; unset or empty: `def`. */
+const flag = (def: boolean) =>
+  z
+    .enum(['true', 'false', ''], { error: "must be 'true' or 'false'" })
+    .optional()
+    .transform((v) => (v === 'true' ? true : v === 'false' ? false : def));
+
 const intWithDefault = (def: number, min = 0) =>
   z
     .string()
@@ -55,10 +62,7 @@ export const envSchema = z.object({
   DB_POOL_MAX: intWithDefault(10, 1),
   DB_CONNECT_TIMEOUT_MS: intWithDefault(5000, 1),
   DB_QUERY_TIMEOUT_MS: intWithDefault(30_000, 1),
-  DB_PREPARED_STATEMENTS: z
-    .enum(['true', 'false', ''], { error: "must be 'true' or 'false'" })
-    .optional()
-    .transform((v) => v !== 'false'),
+  DB_PREPARED_STATEMENTS: flag(true),
   BASE_PATH: z
     .string()
     .default('')
@@ -91,10 +95,7 @@ export const envSchema = z.object({
   REDIS_TIMEOUT_MS: intWithDefault(250, 1),
   RATE_LIMIT_LIMIT: intWithDefault(1000, 1),
   RATE_LIMIT_WINDOW_MS: intWithDefault(1000, 1),
-  RATE_LIMIT_FAIL_CLOSED: z
-    .enum(['true', 'false', ''], { error: "must be 'true' or 'false'" })
-    .optional()
-    .transform((v) => v === 'true'),
+  RATE_LIMIT_FAIL_CLOSED: flag(false),
   ARROW_STREAM_LIMIT_BYTES: intWithDefault(64 * 1024 ** 3, 1),
   ARROW_BUFFERED_LIMIT_BYTES: intWithDefault(512 * 1024 ** 2, 1),
   ARROW_INGEST_CHUNK_BYTES: intWithDefault(16 * 1024 ** 2, 1024),
@@ -104,10 +105,7 @@ export const envSchema = z.object({
   METRICS_API_KEY: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'must be at least 16 characters when set',
   }),
-  METRICS_DATABASE_LABELS: z
-    .enum(['true', 'false', ''], { error: "must be 'true' or 'false'" })
-    .optional()
-    .transform((v) => v === 'true'),
+  METRICS_DATABASE_LABELS: flag(false),
   TENANT_HOST_SUFFIX: optionalString.refine((v) => v === undefined || /^\.[A-Za-z0-9.-]+$/.test(v), {
     message: "must start with '.' and be a host name suffix, e.g. '.gw.example.com'",
   }),
@@ -121,10 +119,7 @@ export const envSchema = z.object({
   JOBS_CONCURRENCY: intWithDefault(2, 0),
   JOBS_MAX_ATTEMPTS: intWithDefault(3, 1),
   JOBS_RETENTION_DAYS: intWithDefault(7, 0),
-  USAGE_METERING: z
-    .enum(['true', 'false', ''], { error: "must be 'true' or 'false'" })
-    .optional()
-    .transform((v) => v !== 'false'),
+  USAGE_METERING: flag(true),
   USAGE_FLUSH_INTERVAL_SECONDS: intWithDefault(10, 1),
   USAGE_REFRESH_INTERVAL_SECONDS: intWithDefault(60, 0),
   USAGE_REFRESH_TABLES_PER_MINUTE: intWithDefault(600, 1),

@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     });
     for (const p of blocks) free(p);
   };
-  const kept = () => Math.round(je.dirtyBytes() / MiB);
+  const kept = () => Math.round(je.stats().dirtyBytes / MiB);
   const purged = () => retention.settled();
   const t0 = Date.now() + 10_000; // ticks are driven by hand, with times of their own
   out.decayReading = je.dirtyDecayOf(0);

@@ -1,19 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
+import { jemallocInstalled, runStartScript } from '../helpers/start-script';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CHILD = path.join(__dirname, '..', 'helpers', 'allocator-child.js');
-const jemallocInstalled = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/usr/local/lib'].some((d) =>
-  fs.existsSync(path.join(d, 'libjemalloc.so.2')),
-);
 
 /** Runs the child through scripts/start.sh, as `npm start` runs the gateway, and returns what it printed. */
 function run(env: Record<string, string>): Record<string, unknown> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(LD_PRELOAD|MALLOC_|LGW_ALLOCATOR)/.test(k))) as Record<string, string>;
-  const r = spawnSync('sh', [path.join(ROOT, 'scripts', 'start.sh'), CHILD], { env: { ...base, ...env }, encoding: 'utf8', timeout: 60_000 });
+  const r = runStartScript([CHILD], env);
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
 }

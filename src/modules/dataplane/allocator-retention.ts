@@ -142,10 +142,10 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     const je = this.je;
     if (!je || this.writing) return;
     try {
-      const large = je.largeAllocations();
-      if (this.lastLarge < 0 || large - this.lastLarge > QUIET_ALLOCATIONS_PER_TICK) this.quietSince = now;
-      this.lastLarge = large;
-      this.retained = je.dirtyBytes();
+      const { dirtyBytes, largeAllocations } = je.stats();
+      if (this.lastLarge < 0 || largeAllocations - this.lastLarge > QUIET_ALLOCATIONS_PER_TICK) this.quietSince = now;
+      this.lastLarge = largeAllocations;
+      this.retained = dirtyBytes;
     } catch (err) {
       this.log.warn(`allocator retention off: ${(err as Error).message}`);
       this.stop();
