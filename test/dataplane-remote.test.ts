@@ -79,6 +79,34 @@ forEachCatalog('official @lancedb/lancedb client, remote mode', (kind) => {
     assert.ok((await table.version()) >= 2);
   });
 
+  it('answers a small query whole and streams a large one, both complete', async () => {
+    // Answers that end within 1 MiB go out as one buffer with a Content-Length; longer ones are streamed (chunked).
+    const n = 30_000; // ~1.5 MB of answer: past the whole-answer bound
+    await db.createTable('large', rows(0, n), { schema: vectorSchema });
+    const query = (body: Record<string, unknown>) =>
+      fetch(`${gw.url}/v1/table/large/query/`, {
+        method: 'POST',
+        headers: { 'x-api-key': tenant.readKey, 'x-service-database': tenant.name, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const small = await query({ vector: [7, 14, 1, 0.5], k: 3 });
+    assert.equal(small.status, 200);
+    const smallBytes = Buffer.from(await small.arrayBuffer());
+    assert.equal(small.headers.get('content-length'), String(smallBytes.length), 'a small answer is sent whole');
+    assert.equal(arrow.tableFromIPC(smallBytes).numRows, 3);
+
+    const large = await query({ k: n, filter: 'id >= 0' });
+    assert.equal(large.status, 200);
+    assert.equal(large.headers.get('content-length'), null, 'a large answer is streamed');
+    assert.equal(large.headers.get('transfer-encoding'), 'chunked');
+    const whole = arrow.tableFromIPC(Buffer.from(await large.arrayBuffer()));
+    assert.equal(whole.numRows, n);
+
+    const table = await db.openTable('large');
+    assert.equal((await table.query().limit(n).toArray()).length, n, 'the official client reads the streamed answer');
+    assert.deepEqual(ids(await table.query().where('id < 3').toArray()), [0, 1, 2]);
+  });
+
   it('answers create of an existing name as the client expects, honours exist_ok and overwrite', async () => {
     await db.createTable('dup', rows(0, 2), { schema: vectorSchema });
     await assert.rejects(db.createTable('dup', rows(0, 2), { schema: vectorSchema }), /already exists/i);

@@ -108,6 +108,22 @@ forEachCatalog('kept table handles', (kind) => {
     remote.close();
   });
 
+  it('a query answers from where the catalog says the table is now, not from where it was last found', async () => {
+    // A query starts where the table was last found while the catalog confirms it (TableReadsService.query).
+    const remote = await lancedb.connect(`db://${t.name}`, { apiKey: t.writeKey, hostOverride: a.url });
+    const ids = async () => ((await (await remote.openTable('moving')).query().toArray()) as Array<{ id: number }>).map((r) => Number(r.id)).sort((x, y) => x - y);
+    await remote.createTable('moving', rows(0, 3));
+    assert.deepEqual(await ids(), [0, 1, 2]);
+    assert.deepEqual(await ids(), [0, 1, 2], 'the second query, started early, answers the same');
+
+    await remote.dropTable('moving');
+    await assert.rejects(ids(), /not found|does not exist/i, 'a dropped table is not answered from where it was');
+    await remote.createTable('moving', rows(100, 2));
+    assert.deepEqual(await ids(), [100, 101], 'a table made anew under the name is answered from its own data');
+    assert.deepEqual(await ids(), [100, 101]);
+    remote.close();
+  });
+
   it("dropping a table and deleting a database close their kept handles", async () => {
     const other = await newTenant(a);
     const remote = await lancedb.connect(`db://${other.name}`, { apiKey: other.writeKey, hostOverride: a.url });

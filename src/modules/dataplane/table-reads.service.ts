@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import * as arrow from 'apache-arrow';
+import { LRUCache } from 'lru-cache';
 import { TablesService } from '../tables/tables.service';
 import { TenantContext } from '../tenancy/tenant-context';
 import { decodeSchema, IpcFileLayout, splitStream } from './arrow-ipc';
@@ -11,6 +12,25 @@ import { toEngineQuery } from './query-executor';
 import { columnsOf, planQuery } from './query-plan';
 import { DataTables } from './data-tables.service';
 import { UsageMeter } from '../usage/usage-meter.service';
+
+/** A query answer that ends within this many bytes is sent as one buffer; a longer one is streamed. */
+const SMALL_ANSWER_BYTES = 1 << 20;
+
+/** A query's answer: the Arrow IPC file (whole, or streamed) and the version it read. */
+export interface QueryAnswer {
+  body: Readable | Buffer;
+  version: number;
+}
+
+/** Gives up an answer nobody will send: a streamed one is closed, which releases its table handle. */
+function abandon(answer: Promise<QueryAnswer> | undefined): void {
+  answer?.then(
+    (a) => {
+      if (a.body instanceof Readable) a.body.destroy();
+    },
+    () => undefined,
+  );
+}
 
 /** The SQL a query carries: its filter and, when columns are given as aliases, each alias's expression. */
 function checkQuerySql(req: QueryRequest): void {
@@ -31,6 +51,9 @@ export class TableReadsService {
     private readonly data: DataTables,
     private readonly meter: UsageMeter,
   ) {}
+
+  /** Where each recently queried table was found, by database, catalog and name (a hint: see `query`). */
+  private readonly lastSeen = new LRUCache<string, string>({ max: 10_000 });
 
   // ---------------------------------------------------------------- reads
 
@@ -55,17 +78,55 @@ export class TableReadsService {
   }
 
   /**
-   * Runs a query and answers an Arrow IPC file, streamed: the engine hands out each result batch as IPC bytes, which
-   * are laid out into the file as they come (nothing is decoded in JavaScript, nothing held whole). Planning errors
-   * and those of the first batch are answered as errors; a failure later cuts the answer short (the client sees a
-   * truncated file, never a wrong one).
+   * Runs a query and answers an Arrow IPC file (see `answer`).
+   *
+   * The catalog lookup and the query run side by side: the query starts at the location where this table was last
+   * found (by database, catalog and name) while the catalog confirms that it is still there, which takes the lookup's
+   * round trip out of the answer's latency. Only a confirmed answer is given. When the catalog answers otherwise (the
+   * table was dropped, renamed or made anew under the name, or never had data), the early query is abandoned and the
+   * catalog's answer stands: an error, or the query run again where the table now is.
    */
-  async query(t: TenantContext, id: string[], req: QueryRequest, timeoutMs?: number): Promise<{ body: Readable; version: number }> {
+  async query(t: TenantContext, id: string[], req: QueryRequest, timeoutMs?: number): Promise<QueryAnswer> {
     checkQuerySql(req);
-    const row = await this.data.written(t, id);
-    const h = await this.engine.lease(row.location, { version: req.version, branch: req.branch });
+    const key = `${t.database.id}\0${t.catalog}\0${id.join('\0')}`;
+    const seen = this.lastSeen.get(key);
+    const found = this.data.written(t, id);
+    const early = seen === undefined ? undefined : this.answer(seen, req, timeoutMs);
+    early?.catch(() => undefined); // its failure matters only once the catalog confirms the location (awaited below)
+    let location: string;
     try {
-      const version = await h.table.version();
+      location = (await found).location;
+    } catch (err) {
+      abandon(early);
+      throw err;
+    }
+    let answer: QueryAnswer;
+    if (early && location === seen) {
+      answer = await early;
+    } else {
+      abandon(early);
+      this.lastSeen.set(key, location);
+      answer = await this.answer(location, req, timeoutMs);
+    }
+    this.meter.query(t.database.id);
+    return answer;
+  }
+
+  /**
+   * The query's answer at a location. The engine hands out each result batch as IPC bytes, which are laid out into
+   * the file as they come (nothing is decoded in JavaScript). An answer that ends within SMALL_ANSWER_BYTES (a top-k
+   * search, a page of rows) is sent whole, as one buffer with its length; a longer one is streamed, never held whole.
+   * Planning errors and those of the batches read before the answer starts are answered as errors; a failure later
+   * cuts a streamed answer short (the client sees a truncated file, never a wrong one).
+   */
+  private async answer(location: string, req: QueryRequest, timeoutMs?: number): Promise<QueryAnswer> {
+    const h = await this.engine.lease(location, { version: req.version, branch: req.branch });
+    let streaming = false;
+    try {
+      // The version for the answer's header is read while the query runs, not before it: each looks up the latest
+      // commit on its own either way, so a commit landing in between was already seen by one of them only.
+      const version = h.table.version();
+      version.catch(() => undefined); // awaited below unless the query fails first
       const q = await toEngineQuery(h.table, planQuery(req));
       const exec = (q as unknown as { nativeExecute?: (o?: { timeoutMs?: number }) => Promise<{ next(): Promise<Buffer | null> }> })
         .nativeExecute;
@@ -75,21 +136,39 @@ export class TableReadsService {
       const head = splitStream(first ?? Buffer.from(arrow.tableToIPC(new arrow.Table(await q.outputSchema()), 'stream')));
       if (head.length === 0 || head[0].kind !== 'schema') throw new Error('engine answered a stream without a schema');
       const layout = new IpcFileLayout(decodeSchema(head[0]));
+      const chunks = layout.start(head[0]);
+      if (first) for (const m of head.slice(1)) chunks.push(...layout.add(m));
+      let size = chunks.reduce((n, b) => n + b.length, 0);
+      let next = first ? await it.next() : null;
+      while (next && size < SMALL_ANSWER_BYTES) {
+        for (const m of splitStream(next)) {
+          for (const b of layout.add(m)) {
+            chunks.push(b);
+            size += b.length;
+          }
+        }
+        next = await it.next();
+      }
+      if (!next) {
+        chunks.push(...layout.finish());
+        return { version: await version, body: Buffer.concat(chunks) };
+      }
+      const rest = next;
       async function* file(): AsyncGenerator<Buffer> {
-        yield* layout.start(head[0]);
-        if (first) for (const m of head.slice(1)) yield* layout.add(m);
-        for (let b = await it.next(); b; b = await it.next()) {
+        yield* chunks;
+        for (let b: Buffer | null = rest; b; b = await it.next()) {
           for (const m of splitStream(b)) yield* layout.add(m);
         }
         yield* layout.finish();
       }
-      const body = Readable.from(file(), { objectMode: false });
-      body.once('close', h.release);
-      this.meter.query(t.database.id);
-      return { body, version };
+      const answer = { version: await version, body: Readable.from(file(), { objectMode: false }) };
+      answer.body.once('close', h.release);
+      streaming = true;
+      return answer;
     } catch (err) {
-      h.release();
       throw this.engine.translate(err);
+    } finally {
+      if (!streaming) h.release();
     }
   }
 
