@@ -9,6 +9,14 @@ import {
   ThrottlerRequest,
   ThrottlerStorage,
 } from '@nestjs/throttler';
+import {
+  THROTTLER_BLOCK_DURATION,
+  THROTTLER_KEY_GENERATOR,
+  THROTTLER_LIMIT,
+  THROTTLER_SKIP,
+  THROTTLER_TRACKER,
+  THROTTLER_TTL,
+} from '@nestjs/throttler/dist/throttler.constants';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { ApiError, ErrorCode } from '../../common/errors';
 import { TenantContext, TenantRequest } from '../tenancy/tenant-context';
@@ -16,6 +24,9 @@ import { MetricsService } from '../observability/metrics.service';
 import { RedisConnection } from '../../redis/redis.provider';
 
 export const THROTTLER_NAME = 'database';
+
+/** The route metadata keys of @Throttle and @SkipThrottle (each followed by the throttler's name). */
+const THROTTLER_METADATA = [THROTTLER_SKIP, THROTTLER_LIMIT, THROTTLER_TTL, THROTTLER_BLOCK_DURATION, THROTTLER_TRACKER, THROTTLER_KEY_GENERATOR];
 
 /** The limit that applies to a request's database: its own, or the gateway default. */
 export function limitFor(config: AppConfig, ctx: ExecutionContext): { limit: number; windowMs: number } {
@@ -34,6 +45,10 @@ export function limitFor(config: AppConfig, ctx: ExecutionContext): { limit: num
 @Injectable()
 export class DatabaseThrottlerGuard extends ThrottlerGuard {
   private readonly log = new Logger('Throttling');
+  /** Per route handler: whether it carries no throttler metadata (see canActivate). */
+  private readonly plainRoutes = new WeakMap<object, boolean>();
+  private readonly tracker = (req: Record<string, unknown>) => this.getTracker(req);
+  private readonly keyOf = (ctx: ExecutionContext, tracker: string, name: string) => this.generateKey(ctx, tracker, name);
 
   constructor(
     @Inject(getOptionsToken()) options: ThrottlerModuleOptions,
@@ -56,6 +71,34 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
     if (!tenant) throw new Error('DatabaseThrottlerGuard must run after CatalogAccessGuard');
     const { limit, windowMs } = tenant.database.rateLimit ?? this.config.rateLimit;
     return `${tenant.database.id}:${limit}/${windowMs}`;
+  }
+
+  /**
+   * The library's check, shortened for what this gateway configures: one throttler, whose limit is the request's
+   * database's. The library reads five route metadata keys and awaits three option resolvers per request, the costliest
+   * step of a catalog read's guards; this asks the database's limit once. A route that does carry throttler metadata
+   * (@Throttle, @SkipThrottle; none does today) is checked by the library's own loop, so such a decorator keeps
+   * working.
+   */
+  override async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const handler = ctx.getHandler();
+    let plain = this.plainRoutes.get(handler);
+    if (plain === undefined) {
+      plain = !THROTTLER_METADATA.some((key) => this.reflector.getAllAndOverride(`${key}${THROTTLER_NAME}`, [handler, ctx.getClass()]) !== undefined);
+      this.plainRoutes.set(handler, plain);
+    }
+    const throttler = this.throttlers.length === 1 ? this.throttlers[0] : undefined;
+    if (!plain || !throttler) return super.canActivate(ctx);
+    const { limit, windowMs } = limitFor(this.config, ctx);
+    return this.handleRequest({
+      context: ctx,
+      limit,
+      ttl: windowMs,
+      blockDuration: windowMs,
+      throttler,
+      getTracker: this.tracker,
+      generateKey: this.keyOf,
+    });
   }
 
   protected override generateKey(_ctx: ExecutionContext, tracker: string, name: string): string {
