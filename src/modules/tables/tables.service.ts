@@ -501,12 +501,13 @@ export class TablesService implements OnModuleInit {
 
   /** The listed tables that have data: those the catalog knows of, and those found on storage (then remembered). */
   private async onlyMaterialized(rows: ListedTable[]): Promise<ListedTable[]> {
-    const unknown = rows.filter((r) => !r.materialized);
-    if (unknown.length === 0) return rows;
-    const flags = await Promise.all(unknown.map((r) => this.storage.hasData(r.location as string)));
-    const found = new Set(unknown.filter((_, i) => flags[i]));
-    await this.repo.markMaterialized([...found].map((r) => r.id as string));
-    return rows.filter((r) => r.materialized || found.has(r));
+    const declared = rows.flatMap((row) => (row.declared ? [{ row, ...row.declared }] : []));
+    if (declared.length === 0) return rows;
+    const flags = await Promise.all(declared.map((d) => this.storage.hasData(d.location)));
+    const found = declared.filter((_, i) => flags[i]);
+    await this.repo.markMaterialized(found.map((d) => d.id));
+    const written = new Set(found.map((d) => d.row));
+    return rows.filter((r) => !r.declared || written.has(r));
   }
 
   private locationTaken(location: string) {
