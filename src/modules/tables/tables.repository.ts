@@ -25,20 +25,23 @@ export type TableListRow = Pick<TableRow, 'id' | 'namespacePath' | 'name' | 'loc
 export interface ListedTable {
   namespacePath: string;
   name: string;
-  /** Null when the catalog knows the table has data; else its id and location, to look for data and remember it. */
-  declared: { id: string; location: string } | null;
+  /**
+   * Null when the catalog knows the table has data; else its id and location, to look for data and remember it.
+   * Absent from a page read with declared tables included (`onlyWithData` false), which needs only the names.
+   */
+  declared?: { id: string; location: string } | null;
 }
 
 /** A TableRow's columns, for the reads written in SQL. */
 const ROW_COLUMNS =
   'id, namespace_path AS "namespacePath", name, location, properties, materialized_at AS "materializedAt", created_at AS "createdAt"';
 /**
- * A ListedTable's columns: a page of 100 parses three per row (a declared table's id and location come as one JSON
- * value, null for the tables known to have data, which are nearly all).
+ * A page of names reads only the unique index's own columns (an index-only scan once the table is vacuumed), as the
+ * default listing, declared tables included, needs. Leaving declared-only tables out needs to know which tables the
+ * catalog knows to have data: a declared table's id and location come as one JSON value, null for the others.
  */
-const LIST_COLUMNS =
-  'namespace_path AS "namespacePath", name, ' +
-  "CASE WHEN materialized_at IS NULL THEN json_build_object('id', id, 'location', location) END AS declared";
+const NAME_COLUMNS = 'namespace_path AS "namespacePath", name';
+const LIST_COLUMNS = `${NAME_COLUMNS}, CASE WHEN materialized_at IS NULL THEN json_build_object('id', id, 'location', location) END AS declared`;
 
 @Injectable()
 export class TablesRepository {
@@ -197,31 +200,33 @@ export class TablesRepository {
     }
   }
 
-  async listInNamespace(scope: Scope, namespacePath: string, after: string | undefined, take: number): Promise<ListedTable[]> {
+  /** A page of a namespace's tables; `onlyWithData`: read what leaving declared-only tables out needs (`declared`). */
+  async listInNamespace(scope: Scope, namespacePath: string, after: string | undefined, take: number, onlyWithData: boolean): Promise<ListedTable[]> {
     return this.uow.read<ListedTable>(
-      `SELECT ${LIST_COLUMNS} FROM tables
+      `SELECT ${onlyWithData ? LIST_COLUMNS : NAME_COLUMNS} FROM tables
         WHERE database_id = $1::uuid AND catalog = $2 AND namespace_path = $3 AND name > $4
         ORDER BY name
         LIMIT $5`,
       // Names are never empty, so '' precedes every one.
       [scope.databaseId, scope.catalog, namespacePath, after ?? '', take],
-      'lgw_tables_in_namespace_v2',
+      onlyWithData ? 'lgw_tables_in_namespace_v2' : 'lgw_table_names_in_namespace',
     );
   }
 
   /**
    * Every table of the scope in (namespace_path, name) order, keyset-paginated on the unique index: constant cost
-   * per page. The first page starts after ('', ''), which precedes every row (names are never empty).
+   * per page. The first page starts after ('', ''), which precedes every row (names are never empty). `onlyWithData` as
+   * in listInNamespace.
    */
-  async listAll(scope: Scope, after: [string, string] | undefined, take: number): Promise<ListedTable[]> {
+  async listAll(scope: Scope, after: [string, string] | undefined, take: number, onlyWithData: boolean): Promise<ListedTable[]> {
     const [afterPath, afterName] = after ?? ['', ''];
     return this.uow.read<ListedTable>(
-      `SELECT ${LIST_COLUMNS} FROM tables
+      `SELECT ${onlyWithData ? LIST_COLUMNS : NAME_COLUMNS} FROM tables
         WHERE database_id = $1::uuid AND catalog = $2 AND (namespace_path, name) > ($3, $4)
         ORDER BY namespace_path, name
         LIMIT $5`,
       [scope.databaseId, scope.catalog, afterPath, afterName, take],
-      'lgw_tables_all_v2',
+      onlyWithData ? 'lgw_tables_all_v2' : 'lgw_table_names_all',
     );
   }
 

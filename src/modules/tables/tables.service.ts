@@ -435,7 +435,7 @@ export class TablesService implements OnModuleInit {
     const nsPath = encodePath(ns);
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isString,
-      fetch: (after, take) => this.repo.listInNamespace(scope, nsPath, after, take),
+      fetch: (after, take) => this.repo.listInNamespace(scope, nsPath, after, take, !includeDeclared),
       keyOf: (r: ListedTable) => r.name,
       keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
     });
@@ -447,7 +447,7 @@ export class TablesService implements OnModuleInit {
     const scope = scopeOf(t);
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isStringPair,
-      fetch: (after, take) => this.repo.listAll(scope, after, take),
+      fetch: (after, take) => this.repo.listAll(scope, after, take, !includeDeclared),
       keyOf: (r: ListedTable): [string, string] => [r.namespacePath, r.name],
       keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
     });
