@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
-import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
@@ -44,12 +43,11 @@ export async function createGateway(
     bodyLimit: config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Fastify's and Node's own refusals answer with the problem body too (src/common/http-edge.ts).
-    // These requests pass no hooks, so they are counted and logged here. (`as never`: @nestjs/platform-fastify
-    // brings its own copy of Fastify's types; same API, distinct types.)
+    // These requests pass no hooks, so they are counted and logged here.
     frameworkErrors: frameworkErrorHandler((method, status, code) => {
       metrics?.requests.inc({ method, route: '(unmatched)', status: String(status), database: '' });
       root.warn({ method, status, framework_error: code }, 'request refused by the router');
-    }) as never,
+    }),
     clientErrorHandler: (err, socket) =>
       clientErrorHandler(err, socket, (status, code) => {
         metrics?.requests.inc({ method: 'unknown', route: '(unparsed)', status: String(status), database: '' });
@@ -92,7 +90,7 @@ export async function createGateway(
   });
   // 405 for unmatched methods, and bodies left unread by an answer; before the routes are registered (app.init and
   // the documentation routes), whose paths it collects.
-  installHttpEdge(fastify as unknown as FastifyInstance, { ignoreTrailingSlash: true });
+  installHttpEdge(fastify, { ignoreTrailingSlash: true });
   fastify.addHook('preHandler', inputSanityHook); // NUL / unpaired surrogates anywhere in the input → 400
   app.useGlobalFilters(new HttpExceptionFilter());
   setupOpenApi(app, config); // GET /openapi.json and /docs

@@ -157,7 +157,9 @@ export function installHttpEdge(fastify: FastifyInstance, opts: { ignoreTrailing
 function drainUnreadBody(raw: IncomingMessage, reply: FastifyReply): void {
   if (raw.complete || raw.readableEnded || raw.destroyed || (raw as { [DRAINING]?: true })[DRAINING]) return;
   (raw as { [DRAINING]?: true })[DRAINING] = true;
-  if (String(reply.getHeader('connection') ?? '').toLowerCase() === 'close') reply.removeHeader('connection');
+  // Fastify's own `Connection: close` goes, unless the client asked for it itself (then Node would close anyway,
+  // and the answer says so).
+  if (reply.raw.shouldKeepAlive && String(reply.getHeader('connection') ?? '').toLowerCase() === 'close') reply.removeHeader('connection');
   const socket = raw.socket as Socket | null;
   let closeWhenDrained = false;
   if (socket) {
