@@ -451,9 +451,18 @@ export class TablesService implements OnModuleInit {
       keyOf: (r: ListedTable): [string, string] => [r.namespacePath, r.name],
       keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
     });
-    // The namespace path's components joined by the delimiter, then the name (a root table: the name alone).
-    const full = (r: ListedTable) =>
-      r.namespacePath === '' ? r.name : `${r.namespacePath.split(PATH_SEP).join(delimiter)}${delimiter}${r.name}`;
+    // The namespace path's components joined by the delimiter, then the name (a root table: the name alone). A page
+    // comes in namespace order, so each namespace's prefix is made once, not once per row.
+    let path: string | undefined;
+    let prefix = '';
+    const full = (r: ListedTable) => {
+      if (r.namespacePath === '') return r.name;
+      if (r.namespacePath !== path) {
+        path = r.namespacePath;
+        prefix = path.split(PATH_SEP).join(delimiter) + delimiter;
+      }
+      return prefix + r.name;
+    };
     return { tables: rows.map(full), ...next };
   }
 
