@@ -72,4 +72,19 @@ describe('catalog reads and prepared statements [postgres]', () => {
     assert.deepEqual(await db.read('SELECT 1 AS one', [], 'lgw_test_off'), [{ one: 1 }]);
     assert.deepEqual(await preparedOn(db), []);
   });
+
+  it('stops a query running past DB_QUERY_TIMEOUT_MS, the catalog\'s reads and Prisma\'s alike, and the pool goes on', async () => {
+    const db = await open({ DB_QUERY_TIMEOUT_MS: '300' });
+    // Shorter than the timeout: answered.
+    assert.deepEqual(await db.read('SELECT pg_sleep(0.1)::text AS slept', []), [{ slept: '' }]);
+    // Longer: failed as pg's own query_timeout would, long before the statement would have ended (20 s).
+    let t0 = Date.now();
+    await assert.rejects(db.read('SELECT pg_sleep(20)', []), /Query read timeout/);
+    assert.ok(Date.now() - t0 < 15_000, 'the read was stopped, not waited for');
+    assert.deepEqual(await db.read('SELECT 1 AS n', []), [{ n: 1 }], 'the pool replaced the connection');
+    t0 = Date.now();
+    await assert.rejects(db.prisma.$queryRawUnsafe('SELECT pg_sleep(20)'));
+    assert.ok(Date.now() - t0 < 15_000, 'the Prisma query was stopped, not waited for');
+    assert.deepEqual(await db.prisma.$queryRawUnsafe('SELECT 2 AS n'), [{ n: 2 }]);
+  });
 });

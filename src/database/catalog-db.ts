@@ -7,6 +7,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { AppConfig } from '../config/config';
 import { PrismaClient } from '../generated/prisma/client';
 import { applyMigrations, SqlSession } from './migrator';
+import { watchQueries } from './query-watchdog';
 
 /** The migrations folder, found from both src/ (ts) and dist/src/ (compiled). */
 export const MIGRATIONS_DIR = [
@@ -52,12 +53,13 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
     max: config.dbPoolMax,
     connectionTimeoutMillis: config.dbConnectTimeoutMs,
     idleTimeoutMillis: 30_000,
-    // A query on a connection whose server vanished (no RST) must not hang a request until TCP gives up.
-    query_timeout: config.dbQueryTimeoutMs,
     keepAlive: true,
   });
   // An idle connection dropped by the server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  // A query on a connection whose server vanished (no RST) must not hang a request until TCP gives up
+  // (DB_QUERY_TIMEOUT_MS; not pg's query_timeout, see query-watchdog.ts).
+  const stopWatching = watchQueries(pool, config.dbQueryTimeoutMs);
   let prepared = config.dbPreparedStatements;
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
@@ -94,6 +96,7 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
       }
     },
     async close() {
+      stopWatching();
       await prisma.$disconnect().catch(() => undefined);
       await pool.end().catch(() => undefined);
     },
