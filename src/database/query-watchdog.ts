@@ -1,6 +1,10 @@
 import type { Pool } from 'pg';
 
-/** How a pooled `pg` client looks to the watchdog: the query it is running (pg 8 keeps it there) and its socket. */
+/**
+ * How a pooled `pg` client looks to the watchdog: the query it is running (pg 8 keeps it in `_activeQuery`, null when
+ * idle) and its socket. Should a pg release keep them elsewhere, `test/catalog-read.test.ts` fails (its query would run
+ * its whole 20 s).
+ */
 interface WatchedClient {
   _activeQuery?: object | null;
   connection?: { stream?: { destroy(err?: Error): void } };
