@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { QUIET_TICKS, YoungGenerationProbes, YoungGenerationRelease } from '../../src/modules/observability/young-generation-release';
+
+/** Probes the test drives: the loop's utilisation of each tick, and the collections asked for. */
+function fakeProbes(utilization: number[]): YoungGenerationProbes & { collections: string[] } {
+  const collections: string[] = [];
+  let next = 0;
+  return {
+    collections,
+    loopUtilization: () => utilization[next++] ?? 0,
+    collect: (type) => collections.push(type),
+  };
+}
+
+function release(): { r: YoungGenerationRelease; registry: Registry } {
+  const registry = new Registry();
+  return { r: new YoungGenerationRelease({ httpAdapter: {} } as never, { registry } as never), registry };
+}
+
+describe('heap release when the process goes quiet', () => {
+  test('after a burst: a scavenge on each quiet tick, then one full collection; nothing more until the loop is busy again', async () => {
+    const { r, registry } = release();
+    // start() reads the first interval; then one value per look: two at each tick that collects (the second is the
+    // collection's own time, which must not count).
+    const util = [0, /* busy */ 0.5];
+    for (let i = 0; i < QUIET_TICKS; i++) util.push(0.001, 0.9);
+    util.push(0.001, 0.001, /* busy again */ 0.2, 0.001, 0);
+    const probes = fakeProbes(util);
+    r.start(probes, false);
+    assert.equal(r.tick(), undefined, 'busy: nothing');
+    const made: (string | undefined)[] = [];
+    for (let i = 0; i < QUIET_TICKS; i++) made.push(r.tick());
+    assert.deepEqual(made, [...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major'], 'the collections\' own time (0.9) is not activity');
+    assert.equal(r.tick(), undefined, 'released already in this quiet spell');
+    assert.equal(r.tick(), undefined);
+    assert.equal(r.tick(), undefined, 'busy again');
+    assert.equal(r.tick(), 'minor', 'a new quiet spell starts a new release');
+    assert.deepEqual(probes.collections, [...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', 'minor']);
+    assert.match(await registry.metrics(), /^lgw_heap_releases_total 1$/m);
+  });
+
+  test('a steady load of 1% or more of the loop never collects', () => {
+    const { r } = release();
+    const probes = fakeProbes([0, ...Array<number>(30).fill(0.01)]);
+    r.start(probes, false);
+    for (let i = 0; i < 30; i++) assert.equal(r.tick(), undefined);
+    assert.deepEqual(probes.collections, []);
+  });
+
+  test("in a real process: V8's new space, grown under load, and the dead buffers of a burst are given back once quiet", () => {
+    // A child with the start script's V8 flag, so the new space grows as it does in the gateway; it allocates for a
+    // second (objects, and 48 MiB of buffers that live through it, so in the old generation, then die), then idles with the
+    // release on its own timer and reports what it sees right after the full collection.
+    const module = path.join(__dirname, '..', '..', 'src', 'modules', 'observability', 'young-generation-release.js');
+    const child = `
+      const v8 = require('node:v8');
+      const { YoungGenerationRelease, processProbes } = require(${JSON.stringify(module)});
+      const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size >> 20;
+      const buffers = () => process.memoryUsage().arrayBuffers >> 20;
+      let keep = [];
+      const held = [];
+      const t0 = Date.now();
+      while (Date.now() - t0 < 1000) {
+        for (let i = 0; i < 1000; i++) keep.push({ a: i, b: 'x' + i });
+        if (keep.length > 50000) keep = [];
+        if (held.length < 48) held.push(new ArrayBuffer(1 << 20));
+      }
+      keep = null;
+      held.length = 0;
+      const before = { newSpace: newSpace(), buffers: buffers() };
+      const r = new YoungGenerationRelease({ httpAdapter: {} }, { registry: new (require('prom-client').Registry)() });
+      const probes = processProbes();
+      if (typeof probes === 'string') throw new Error(probes);
+      const report = () => console.log(JSON.stringify({ before, after: { newSpace: newSpace(), buffers: buffers() } }));
+      const collect = probes.collect;
+      probes.collect = (type) => {
+        collect(type);
+        if (type === 'major') setTimeout(() => { clearTimeout(fallback); report(); r.onModuleDestroy(); }, 200);
+      };
+      r.start(probes);
+      const fallback = setTimeout(report, 30000); // no release: what there is then (also keeps the child alive)
+    `;
+    const out = spawnSync(process.execPath, ['--max-semi-space-size=16', '-e', child], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(out.status, 0, out.stderr);
+    const { before, after } = JSON.parse(out.stdout.trim()) as Record<'before' | 'after', { newSpace: number; buffers: number }>;
+    assert.ok(before.newSpace >= 16, `the new space grew under load: ${before.newSpace} MiB`);
+    assert.ok(after.newSpace <= 2, `given back once quiet: ${after.newSpace} MiB`);
+    assert.ok(before.buffers >= 40, `the burst's buffers, dead but not collected: ${before.buffers} MiB`);
+    assert.ok(after.buffers <= 8, `freed once quiet: ${after.buffers} MiB`);
+  });
+});
