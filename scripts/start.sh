@@ -9,10 +9,11 @@
 #   instead of mapped afresh on every query, which glibc's settings below cannot do.
 # - otherwise glibc: two arenas and blocks of 1 MiB or more returned to the system when freed (bounded write memory,
 #   at the cost of slower brute-force vector queries).
-# - V8: semi-spaces of up to 16 MiB, node's own default on 64-bit, said explicitly because it was 4 here until
-#   2026-11-26: with 4, a page of 100 tables cost about 30% more CPU (its objects were promoted to the old generation
-#   under load). The gateway gives the young generation back once it has been quiet for a few seconds
-#   (src/modules/observability/young-generation-release.ts), so idle memory stays where 4 MiB kept it.
+# - V8: semi-spaces of up to 16 MiB, node's own default on a machine with plenty of memory (it picks less where its
+#   heap limit is small, hence set here; it was 4 until 2026-11-26): with 4, a page of 100 tables cost about 30% more
+#   CPU (its objects were promoted to the old generation under load). The gateway gives the young generation back
+#   once it has been quiet for a few seconds (src/modules/observability/young-generation-release.ts), so idle memory
+#   stays where 4 MiB kept it.
 #   LGW_NODE_FLAGS replaces the flags ("" for node's defaults).
 # Settings the caller already made win; LGW_ALLOCATOR=glibc skips jemalloc. `exec`: no extra process, and signals
 # (SIGTERM for a graceful stop) reach node itself.
