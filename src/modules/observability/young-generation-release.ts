@@ -11,7 +11,7 @@ export const YOUNG_GENERATION_TICK_MS = 1000;
 /**
  * Quiet ticks in a row before the full collection. V8 shrinks its new space only at a collection that sees a low
  * allocation rate over its last 5 s, measured from one collection to the next, so the quiet ticks before it each
- * make a scavenge: with the young generation nearly empty it takes well under a millisecond.
+ * make a scavenge: with the young generation nearly empty it takes about a millisecond.
  */
 export const QUIET_TICKS = 7;
 /** A tick whose event loop was busy less than this share of the time is quiet. */
