@@ -53,8 +53,8 @@ describe('heap release when the process goes quiet', () => {
 
   test("in a real process: V8's new space, grown under load, and the dead buffers of a burst are given back once quiet", () => {
     // A child with the start script's V8 flag, so the new space grows as it does in the gateway; it allocates for a
-    // second (objects, and 48 MiB of buffers that live through it, so in the old generation, then die), then idles with the
-    // release on its own timer and reports what it sees right after the full collection.
+    // second (objects, and 48 MiB of buffers that live through it, so in the old generation, then die), then idles
+    // with the release on its own timer and reports what it sees right after the full collection.
     const module = path.join(__dirname, '..', '..', 'src', 'modules', 'observability', 'young-generation-release.js');
     const child = `
       const v8 = require('node:v8');
