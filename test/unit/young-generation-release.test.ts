@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { QUIET_TICKS, YoungGenerationProbes, YoungGenerationRelease } from '../../src/modules/observability/young-generation-release';
+import { QUIET_TICKS, QUIET_UTILIZATION, YoungGenerationProbes, YoungGenerationRelease } from '../../src/modules/observability/young-generation-release';
 
 /** Probes the test drives: the loop's utilisation of each tick, and the collections asked for. */
 function fakeProbes(utilization: number[]): YoungGenerationProbes & { collections: string[] } {
@@ -27,7 +27,8 @@ describe('heap release when the process goes quiet', () => {
     // start() reads the first interval; then one value per look: two at each tick that collects (the second is the
     // collection's own time, which must not count).
     const util = [0, /* busy */ 0.5];
-    for (let i = 0; i < QUIET_TICKS; i++) util.push(0.001, 0.9);
+    // An idle process's own timers keep its loop a little busy, now and then more than 1%: still quiet.
+    for (let i = 0; i < QUIET_TICKS; i++) util.push(i % 3 === 1 ? 0.014 : 0.004, 0.9);
     util.push(0.001, 0.001, /* busy again */ 0.2, 0.001, 0);
     const probes = fakeProbes(util);
     r.start(probes, false);
@@ -43,9 +44,10 @@ describe('heap release when the process goes quiet', () => {
     assert.match(await registry.metrics(), /^lgw_heap_releases_total 1$/m);
   });
 
-  test('a steady load of 1% or more of the loop never collects', () => {
+  test('a steady load of 5% or more of the loop never collects', () => {
+    assert.equal(QUIET_UTILIZATION, 0.05);
     const { r } = release();
-    const probes = fakeProbes([0, ...Array<number>(30).fill(0.01)]);
+    const probes = fakeProbes([0, ...Array<number>(30).fill(0.05)]);
     r.start(probes, false);
     for (let i = 0; i < 30; i++) assert.equal(r.tick(), undefined);
     assert.deepEqual(probes.collections, []);
