@@ -8,7 +8,8 @@
  *     official client in remote mode, against the same query in-process; reports median and p95 latency and the ratio.
  *
  *   npm run bench:ingest    (BENCH_INGEST_MB, default 1100; BENCH_BATCH_ROWS, default 16384; BENCH_DIM, default 128;
- *                            BENCH_QUERY_ROWS, default 100000; BENCH_QUERIES, default 50;
+ *                            BENCH_QUERY_ROWS, default 100000; BENCH_QUERIES, default 150;
+ *                            BENCH_QUERY_WARMUP, default 10;
  *                            BENCH_STORAGE=local (default) or s3: tables of both sides on a local S3-compatible
  *                            server (s3rver, started here), the gateway with STORAGE_ROOT=s3://…)
  *   Diagnostics: the gateway child starts through scripts/start.sh like `npm start` (jemalloc when installed;
@@ -21,7 +22,7 @@
  * postgresql://postgres@127.0.0.1:5432/postgres; BENCH_PG_URL=embedded uses the embedded catalog, whose start-up
  * dominates the peak RSS); this process is the client and the in-process baseline.
  */
-import { ChildProcess } from 'node:child_process';
+import { ChildProcess, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -38,7 +39,14 @@ const INGEST_MB = Number(process.env.BENCH_INGEST_MB ?? 1100);
 const BATCH_ROWS = Number(process.env.BENCH_BATCH_ROWS ?? 16384);
 const DIM = Number(process.env.BENCH_DIM ?? 128);
 const QUERY_ROWS = Number(process.env.BENCH_QUERY_ROWS ?? 100_000);
-const QUERIES = Number(process.env.BENCH_QUERIES ?? 50);
+const QUERIES = Number(process.env.BENCH_QUERIES ?? 150);
+/**
+ * Queries per target before the timed ones (taking turns too). The first 25-50 after the writes above ran slower
+ * through the gateway (p50 2-6 ms more than later ones in 2 of 3 runs), and with 50 timed queries they decided the
+ * median: 1.05-1.22 × in-process; 150 queries gave 1.04-1.09 (3 runs), and after this warm-up and the sync below
+ * 1.07-1.09 (3 runs; 1.03-1.18 without the sync before the queries) (2026-11-26).
+ */
+const QUERY_WARMUP = Number(process.env.BENCH_QUERY_WARMUP ?? 10);
 /** The gateway's default ingest chunk (dataplane.constants.ts); the baseline commits the same way. */
 const CHUNK_BYTES = Number(process.env.ARROW_INGEST_CHUNK_BYTES ?? 16 * 1024 * 1024);
 const POOL = 8;
@@ -118,6 +126,16 @@ function upload(url: string, headers: Record<string, string>, head: Buffer, bodi
   });
 }
 
+/**
+ * Writes what the last phase left dirty to disk before the next timed phase starts, so no phase pays for the one
+ * before it: three 1.1 GB writes in a row leave gigabytes of dirty pages, which the kernel flushes in the background
+ * (past 10% of memory, or after 30 s) while whatever comes next runs. Without it, on a 2-core VM (2026-11-26), the
+ * gateway's ingest measured 0.57-0.97 of the engine's native write; with it 0.82-0.88 (6 runs).
+ */
+function settle(): void {
+  execFileSync('sync');
+}
+
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length - 1) * p))];
 
 async function main(): Promise<void> {
@@ -189,6 +207,7 @@ async function main(): Promise<void> {
     if (process.env.BENCH_WARMUP !== '0') await new Promise((r) => setTimeout(r, SCHEMA_WORKER_IDLE_MS));
     const rssBefore = rssMiB(gw.pid!);
 
+    settle();
     let sampled = rssMiB(gw.pid!);
     const sampler = setInterval(() => (sampled = Math.max(sampled, rssMiB(gw.pid!))), 50);
     const t0 = performance.now();
@@ -201,6 +220,7 @@ async function main(): Promise<void> {
     // ---- in-process baseline: the same batches, the same chunking (one version per ~chunk)
     const local = await lancedb.connect(localUri, localOptions ? { storageOptions: localOptions } : {});
     const perChunk = Math.max(1, Math.floor(CHUNK_BYTES / bodies[0].length));
+    settle();
     const t1 = performance.now();
     let table: lancedb.Table | undefined;
     for (let i = 0; i < count; i += perChunk) {
@@ -220,6 +240,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < count; i += perChunk) {
       files.push(Buffer.from(arrow.tableToIPC(new arrow.Table(Array.from({ length: Math.min(perChunk, count - i) }, (_, j) => pool[(i + j) % POOL])), 'file')));
     }
+    settle();
     const t2 = performance.now();
     const nt = await native.createTable('native', files[0], 'create', [], undefined);
     for (const f of files.slice(1)) await nt.add(f, 'append');
@@ -275,8 +296,9 @@ async function main(): Promise<void> {
     // The targets take turns probe by probe (the order rotating), so a slow spell of this shared machine falls on
     // all of them alike instead of on whichever ran during it.
     const targets = [remoteQ, localQ, ...(gwTable ? [gwTable] : [])];
+    settle();
     const times: number[][] = targets.map(() => []);
-    for (const tbl of targets) await tbl.vectorSearch(probes[0]).limit(10).toArray(); // warm-up
+    for (let i = 0; i < Math.max(1, QUERY_WARMUP); i++) for (const tbl of targets) await tbl.vectorSearch(probes[i % probes.length]).limit(10).toArray();
     for (let i = 0; i < probes.length; i++) {
       for (let j = 0; j < targets.length; j++) {
         const t = (i + j) % targets.length;
