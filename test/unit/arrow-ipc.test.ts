@@ -14,6 +14,7 @@ import {
   MAX_METADATA_BYTES,
   readWholeStream,
   splitStream,
+  streamInChunks,
 } from '../../src/modules/dataplane/arrow-ipc';
 import { SchemaDecodeGuard } from '../../src/modules/dataplane/arrow-schema-guard';
 import { MAX_ENTRIES_WITHOUT_DATA, UNTRUSTED_LIMITS, verifyMessage } from '../../src/modules/dataplane/arrow-verify';
@@ -415,5 +416,32 @@ describe('engine failures (README "Hostile input")', () => {
     } finally {
       fs.rmSync(file, { force: true });
     }
+  });
+});
+
+describe('chunked uploads', () => {
+  test('each chunk is a whole IPC file of its own rows, intact until its write is done, while the next is laid out', async () => {
+    // 40 batches of 100 rows, each with its own values, sent as many small pieces; chunks of about 4 batches. Each
+    // write takes a while and reads its file only at the end, when the next chunk has been laid out meanwhile: a
+    // buffer reused too early (the two chunk buffers are used in turn) shows up as another chunk's rows.
+    const batches = Array.from({ length: 40 }, (_, b) =>
+      arrow.tableFromArrays({ id: Int32Array.from({ length: 100 }, (_, i) => b * 100 + i), v: Float64Array.from({ length: 100 }, (_, i) => b + i / 1000) }),
+    );
+    const stream = streamOf(new arrow.Table(batches.flatMap((t) => t.batches)));
+    const pieces: Buffer[] = [];
+    for (let i = 0; i < stream.length; i += 999) pieces.push(stream.subarray(i, i + 999));
+    const seen: number[][] = [];
+    const chunkBytes = 4 * 1600;
+    const result = await streamInChunks(source(pieces), 1 << 30, chunkBytes, async (file, rows, index) => {
+      await new Promise((r) => setTimeout(r, 5));
+      const t = arrow.tableFromIPC(file);
+      assert.equal(t.numRows, rows, `chunk ${index}: the rows it was counted with`);
+      seen[index] = Array.from(t.getChild('id')!.toArray() as Int32Array);
+      const v = t.getChild('v')!.toArray() as Float64Array;
+      seen[index].forEach((id, i) => assert.equal(v[i], Math.floor(id / 100) + (id % 100) / 1000, `chunk ${index}, row ${i}`));
+    });
+    assert.ok(result.chunks >= 8, `several chunks (${result.chunks})`);
+    assert.equal(result.rows, 4000);
+    assert.deepEqual(seen.flat(), Array.from({ length: 4000 }, (_, i) => i), 'every row once, in order');
   });
 });
