@@ -22,7 +22,7 @@
  * postgresql://postgres@127.0.0.1:5432/postgres; BENCH_PG_URL=embedded uses the embedded catalog, whose start-up
  * dominates the peak RSS); this process is the client and the in-process baseline.
  */
-import { ChildProcess, execFileSync } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -32,6 +32,7 @@ import * as arrow from 'apache-arrow';
 import { ADMIN_URL, sql } from './pg';
 import S3rver = require('s3rver');
 import { allocatorName, startChild } from './child';
+import { waitForQuiet } from './quiet';
 import { record } from './summary';
 import { SCHEMA_WORKER_IDLE_MS } from '../src/modules/dataplane/arrow-schema-guard';
 
@@ -96,6 +97,12 @@ function encode(batches: arrow.RecordBatch[]): { head: Buffer; bodies: Buffer[] 
 }
 
 
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function peakRssMiB(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -124,16 +131,6 @@ function upload(url: string, headers: Record<string, string>, head: Buffer, bodi
     req.write(head);
     pump();
   });
-}
-
-/**
- * Writes what the last phase left dirty to disk before the next timed phase starts, so no phase pays for the one
- * before it: three 1.1 GB writes in a row leave gigabytes of dirty pages, which the kernel flushes in the background
- * (past 10% of memory, or after 30 s) while whatever comes next runs. Without it, on a 2-core VM (2026-11-26), the
- * gateway's ingest measured 0.57-0.97 of the engine's native write; with it 0.82-0.88 (6 runs).
- */
-function settle(): void {
-  execFileSync('sync');
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length - 1) * p))];
@@ -207,20 +204,27 @@ async function main(): Promise<void> {
     if (process.env.BENCH_WARMUP !== '0') await new Promise((r) => setTimeout(r, SCHEMA_WORKER_IDLE_MS));
     const rssBefore = rssMiB(gw.pid!);
 
-    settle();
+    // Each timed phase starts on a quiet machine, what the one before wrote on disk (bench/quiet.ts): without it the
+    // ingest measured 0.57-0.97 of the native write, with the sync 0.82-0.88 (6 runs of this file alone, 2026-11-26).
+    await waitForQuiet();
     let sampled = rssMiB(gw.pid!);
     const sampler = setInterval(() => (sampled = Math.max(sampled, rssMiB(gw.pid!))), 50);
+    const cpu0 = { gw: cpuSeconds(gw.pid!), me: cpuSeconds(process.pid) };
     const t0 = performance.now();
     const res = await upload(`${base}/v1/tables/ingest`, headers, head, bodies, count).finally(() => clearInterval(sampler));
     const gwSeconds = (performance.now() - t0) / 1000;
     if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${res.body}`);
     const gwPeak = peakRssMiB(gw.pid!);
+    const gwCpu = cpuSeconds(gw.pid!) - cpu0.gw;
+    const clientCpu = cpuSeconds(process.pid) - cpu0.me;
     console.log(`  gateway:    ${gwSeconds.toFixed(1)} s, ${(total / MB / gwSeconds).toFixed(0)} MB/s (answer ${res.body})`);
+    // On a machine with few cores the gateway's ingest competes with its client for them; the floor has neither.
+    console.log(`    CPU: gateway ${gwCpu.toFixed(1)} s, client (this process) ${clientCpu.toFixed(1)} s, of ${os.cpus().length} cores × ${gwSeconds.toFixed(1)} s`);
 
     // ---- in-process baseline: the same batches, the same chunking (one version per ~chunk)
     const local = await lancedb.connect(localUri, localOptions ? { storageOptions: localOptions } : {});
     const perChunk = Math.max(1, Math.floor(CHUNK_BYTES / bodies[0].length));
-    settle();
+    await waitForQuiet();
     const t1 = performance.now();
     let table: lancedb.Table | undefined;
     for (let i = 0; i < count; i += perChunk) {
@@ -240,14 +244,16 @@ async function main(): Promise<void> {
     for (let i = 0; i < count; i += perChunk) {
       files.push(Buffer.from(arrow.tableToIPC(new arrow.Table(Array.from({ length: Math.min(perChunk, count - i) }, (_, j) => pool[(i + j) % POOL])), 'file')));
     }
-    settle();
+    await waitForQuiet();
+    const cpu2 = cpuSeconds(process.pid);
     const t2 = performance.now();
     const nt = await native.createTable('native', files[0], 'create', [], undefined);
     for (const f of files.slice(1)) await nt.add(f, 'append');
     nt.close();
     const nativeSeconds = (performance.now() - t2) / 1000;
+    const nativeCpu = cpuSeconds(process.pid) - cpu2;
     files.length = 0;
-    console.log(`  engine native write: ${nativeSeconds.toFixed(1)} s, ${(total / MB / nativeSeconds).toFixed(0)} MB/s`);
+    console.log(`  engine native write: ${nativeSeconds.toFixed(1)} s, ${(total / MB / nativeSeconds).toFixed(0)} MB/s (CPU ${nativeCpu.toFixed(1)} s)`);
     console.log(`  throughput ratio gateway / engine native write (the floor): ${(nativeSeconds / gwSeconds).toFixed(2)}`);
     const check = await lancedb.connect(`db://bench`, { apiKey: api_key, hostOverride: base });
     const remoteRows = await (await check.openTable('ingest')).countRows();
@@ -296,7 +302,7 @@ async function main(): Promise<void> {
     // The targets take turns probe by probe (the order rotating), so a slow spell of this shared machine falls on
     // all of them alike instead of on whichever ran during it.
     const targets = [remoteQ, localQ, ...(gwTable ? [gwTable] : [])];
-    settle();
+    await waitForQuiet();
     const times: number[][] = targets.map(() => []);
     for (let i = 0; i < Math.max(1, QUERY_WARMUP); i++) for (const tbl of targets) await tbl.vectorSearch(probes[i % probes.length]).limit(10).toArray();
     for (let i = 0; i < probes.length; i++) {
