@@ -444,4 +444,30 @@ describe('chunked uploads', () => {
     assert.equal(result.rows, 4000);
     assert.deepEqual(seen.flat(), Array.from({ length: 4000 }, (_, i) => i), 'every row once, in order');
   });
+
+  test('a dictionary-encoded column: every chunk carries the dictionaries and decodes to the values sent', async () => {
+    const colours = ['red', 'green', 'blue'];
+    const all = new arrow.Table({
+      id: arrow.vectorFromArray(Int32Array.from({ length: 1500 }, (_, i) => i)),
+      colour: arrow.vectorFromArray(
+        Array.from({ length: 1500 }, (_, i) => colours[(Math.floor(i / 50) + (i % 50)) % 3]),
+        new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32()),
+      ),
+    });
+    const parts = Array.from({ length: 30 }, (_, b) => all.slice(b * 50, b * 50 + 50).batches).flat();
+    const stream = Buffer.from(arrow.RecordBatchStreamWriter.writeAll(parts).toUint8Array(true));
+    const pieces: Buffer[] = [];
+    for (let i = 0; i < stream.length; i += 777) pieces.push(stream.subarray(i, i + 777));
+    const ids: number[] = [];
+    const result = await streamInChunks(source(pieces), 1 << 30, 3 * 500, async (file) => {
+      await new Promise((r) => setTimeout(r, 2));
+      const t = arrow.tableFromIPC(file);
+      const id = t.getChild('id')!.toArray() as Int32Array;
+      const colour = t.getChild('colour')!;
+      id.forEach((v, i) => assert.equal(colour.get(i), colours[(Math.floor(v / 50) + (v % 50)) % 3], `row ${v}`));
+      ids.push(...id);
+    });
+    assert.ok(result.chunks >= 5, `several chunks (${result.chunks})`);
+    assert.deepEqual(ids, Array.from({ length: 1500 }, (_, i) => i));
+  });
 });
