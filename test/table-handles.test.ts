@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
+import * as arrow from 'apache-arrow';
 import { LanceEngine } from '../src/storage/lance-engine';
 import { createPgDatabase, eventually, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
 import { appendRows } from './helpers/lance';
@@ -106,6 +107,32 @@ forEachCatalog('kept table handles', (kind) => {
     assert.equal(told.length, 2);
     table.close();
     remote.close();
+  });
+
+  it('a streamed create writes its chunks through one handle: a version per chunk, the listeners told once, at the end', async () => {
+    const engine = a.app.get(LanceEngine);
+    const told: string[] = [];
+    engine.onWritten(async (location) => void told.push(location));
+    const location = `stream-writer/${Date.now()}.lance`;
+    const chunk = (from: number) =>
+      Buffer.from(arrow.tableToIPC(arrow.tableFromArrays({ id: Int32Array.from({ length: 4 }, (_, i) => from + i) }), 'file'));
+    const writer = await engine.streamWriter(location);
+    const versions = [await writer.write(chunk(0)), await writer.write(chunk(4)), await writer.write(chunk(8))];
+    assert.deepEqual(versions, [1, 2, 3]);
+    assert.equal(told.filter((l) => l === location).length, 0, 'nobody is told while the writes go on');
+    await writer.close();
+    await writer.close();
+    assert.deepEqual(told.filter((l) => l === location), [location], 'told once, when the writer closes');
+    assert.equal(await engine.latestVersion(location), 3);
+    const ids = await engine.readTable(location, async (tb) => ((await tb.query().toArray()) as Array<{ id: number }>).map((r) => Number(r.id)));
+    assert.deepEqual(ids.sort((x, y) => x - y), Array.from({ length: 12 }, (_, i) => i));
+    await assert.rejects(writer.write(chunk(12)), /after close/);
+
+    // A chunk the engine refuses fails its write; closing after it tells nobody when nothing was committed.
+    const refused = await engine.streamWriter(`stream-writer/${Date.now()}-bad.lance`);
+    await assert.rejects(refused.write(Buffer.from('not an arrow file')));
+    await refused.close();
+    assert.equal(told.filter((l) => l.endsWith('-bad.lance')).length, 0);
   });
 
   it('a query answers from where the catalog says the table is now, not from where it was last found', async () => {

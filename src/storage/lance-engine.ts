@@ -87,6 +87,13 @@ export interface NativeTable {
   delete(predicate: string): Promise<{ numDeletedRows: number; version: number }>;
   mergeInsert(on: string[]): NativeMergeBuilder;
 }
+/** LanceEngine.streamWriter: one table written chunk by chunk through one handle. */
+export interface StreamWriter {
+  /** Commits `ipcFile` (an Arrow IPC file): the table's first version on the first call, an appended one after. */
+  write(ipcFile: Buffer): Promise<number>;
+  /** Closes the handle; the write listeners are told when a version was committed. Idempotent. */
+  close(): Promise<void>;
+}
 interface NativeConnection {
   openTable(name: string, namespacePath: string[], storageOptions: undefined): Promise<NativeTable>;
   createTable(name: string, buf: Buffer, mode: string, namespacePath: string[], storageOptions: undefined): Promise<NativeTable>;
@@ -517,6 +524,39 @@ export class LanceEngine implements OnModuleDestroy {
     } finally {
       conn.close();
     }
+  }
+
+  /**
+   * A new table written in several commits through one native handle, as the engine's own writer does: the first
+   * `write` creates the table, each further one appends a version. The connection and the table stay open between
+   * writes (opening them afresh for each chunk of a streamed create re-read the growing manifest every time).
+   * `close` must be called once the writes are over; it tells the listeners when anything was committed.
+   */
+  async streamWriter(location: string): Promise<StreamWriter> {
+    const { conn, name } = await this.connect(location).catch((err) => {
+      throw this.translate(err);
+    });
+    let table: NativeTable | undefined;
+    let closed = false;
+    return {
+      write: async (ipcFile) => {
+        if (closed) throw new Error('stream writer used after close');
+        try {
+          if (table) return (await table.add(ipcFile, 'append')).version;
+          table = await nativeOf(conn).createTable(name, ipcFile, 'create', [], undefined);
+          return await table.version();
+        } catch (err) {
+          throw this.translate(err);
+        }
+      },
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        table?.close();
+        conn.close();
+        if (table) await this.written(location);
+      },
+    };
   }
 
   async append(location: string, ipcFile: Buffer, mode: 'append' | 'overwrite' = 'append', branch?: string): Promise<number> {

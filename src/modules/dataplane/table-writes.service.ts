@@ -197,14 +197,23 @@ export class TableWritesService {
     try {
       let rows = 0;
       let version: number | undefined;
-      const result = await streamInChunks(body, this.limits.streamBodyBytes, this.limits.ingestChunkBytes, async (file, chunkRows, i) => {
-        work.assertHeld();
-        // A body past a quota stops before its chunk is written (what was written goes with the folder, below).
-        rows += chunkRows;
-        this.quotas.assertRows(t, rows);
-        if (i > 0) checkStorage(bytes());
-        version = i === 0 ? await this.engine.create(location, file, 'create') : await this.engine.append(location, file);
-      });
+      // One table handle for every chunk: the first creates the table, the others append to it.
+      const writer = await this.engine.streamWriter(location);
+      let result: Awaited<ReturnType<typeof streamInChunks>>;
+      try {
+        result = await streamInChunks(body, this.limits.streamBodyBytes, this.limits.ingestChunkBytes, async (file, chunkRows, i) => {
+          work.assertHeld();
+          // A body past a quota stops before its chunk is written (what was written goes with the folder, below).
+          rows += chunkRows;
+          this.quotas.assertRows(t, rows);
+          if (i > 0) checkStorage(bytes());
+          version = await writer.write(file);
+        });
+      } catch (err) {
+        await writer.close().catch(() => undefined);
+        throw err;
+      }
+      await writer.close();
       // The last chunk's commit (chunks commit one after another, and an empty body is one chunk); read as a fallback.
       if (version === undefined) version = await this.engine.latestVersion(location);
       // Registering is what makes the table exist: its audit record commits with the catalog row.
