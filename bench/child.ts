@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 const START = path.resolve(__dirname, '..', '..', 'scripts', 'start.sh');
@@ -32,4 +33,14 @@ export function allocatorName(): string {
 
 function parseEnv(text: string | undefined): Record<string, string> {
   return Object.fromEntries((text ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat (clock ticks of 10 ms); NaN without /proc. */
+export function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN;
+  }
 }

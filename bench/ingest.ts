@@ -31,7 +31,7 @@ import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { ADMIN_URL, sql } from './pg';
 import S3rver = require('s3rver');
-import { allocatorName, startChild } from './child';
+import { allocatorName, cpuSeconds, startChild } from './child';
 import { waitForQuiet } from './quiet';
 import { record } from './summary';
 import { SCHEMA_WORKER_IDLE_MS } from '../src/modules/dataplane/arrow-schema-guard';
@@ -96,12 +96,6 @@ function encode(batches: arrow.RecordBatch[]): { head: Buffer; bodies: Buffer[] 
   return { head: schemaPart, bodies };
 }
 
-
-/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat (clock ticks of 10 ms). */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 function peakRssMiB(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -20,7 +20,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
 import { ADMIN_URL, sql, urlFor } from './pg';
-import { allocatorName, startChild } from './child';
+import { allocatorName, cpuSeconds, startChild } from './child';
 import { record } from './summary';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -67,22 +67,12 @@ interface Result {
   cpuUs: number;
 }
 
-/** User + system CPU time of a process so far, in ms (Linux /proc; NaN elsewhere). */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return NaN;
-  }
-}
-
 async function load(server: ChildProcess, url: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'GET', body?: string): Promise<Result> {
   const opts = { url, headers, method, body, connections: CONNECTIONS };
   await autocannon({ ...opts, duration: WARMUP_SECONDS }); // JIT, pools and caches warm, as in a long-running server
-  const cpu0 = cpuMs(server.pid);
+  const cpu0 = cpuSeconds(server.pid) * 1000;
   const r = await autocannon({ ...opts, duration: SECONDS });
-  const cpu = cpuMs(server.pid) - cpu0;
+  const cpu = cpuSeconds(server.pid) * 1000 - cpu0; // ms
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, cpuUs: (cpu * 1000) / r.requests.total };
 }
 
