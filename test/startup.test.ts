@@ -61,7 +61,7 @@ describe('npm start on the embedded default (the built entry point, as a separat
       child.kill('SIGTERM');
     }
     assert.equal(await exited, 0, `graceful exit on SIGTERM; output:\n${output}`);
-    // What was logged right before the exit is written at the exit, not lost with the batch.
+    // The shutdown line, logged just before the exit, is not lost with a batch (the exit hook: test/unit/logger.test.ts).
     assert.match(output, /SIGTERM received: shutting down/);
   });
 
