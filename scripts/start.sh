@@ -14,6 +14,9 @@
 #   CPU (its objects were promoted to the old generation under load). The gateway gives the young generation back
 #   once it has been quiet for a few seconds (src/modules/observability/young-generation-release.ts), so idle memory
 #   stays where 4 MiB kept it.
+# - V8: sweeping after a full collection on the main thread (--no-concurrent-sweeping). With V8's background sweeper,
+#   a catalog read cost 14-28% more CPU on a 2-core machine in 8 of 8 side-by-side rounds (2026-11-27, README
+#   "Benchmarks"); uploads were not slower without it.
 #   LGW_NODE_FLAGS replaces the flags ("" for node's defaults).
 # Settings the caller already made win; LGW_ALLOCATOR=glibc skips jemalloc. `exec`: no extra process, and signals
 # (SIGTERM for a graceful stop) reach node itself.
@@ -33,4 +36,4 @@ if [ -z "${LD_PRELOAD:-}" ]; then
   export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-1048576}"
 fi
 # shellcheck disable=SC2086 # the flags are words
-exec node ${LGW_NODE_FLAGS---max-semi-space-size=16} "$@"
+exec node ${LGW_NODE_FLAGS---max-semi-space-size=16 --no-concurrent-sweeping} "$@"

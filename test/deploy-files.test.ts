@@ -66,15 +66,15 @@ describe('deployment files', () => {
     assert.ok(read('README.md').includes(command), 'the README shows the production start command');
   });
 
-  it('the start script preloads jemalloc when the system has it, else sets glibc\'s settings, sets the size of V8\'s young generation, and keeps what the caller set', () => {
-    const probe = "const fs=require('fs');console.log(JSON.stringify({jemalloc:fs.readFileSync('/proc/self/maps','utf8').includes('libjemalloc'),conf:process.env.MALLOC_CONF??null,arenas:process.env.MALLOC_ARENA_MAX??null,mmap:process.env.MALLOC_MMAP_THRESHOLD_??null,v8:process.execArgv.filter((a)=>a.startsWith('--max-semi')),pid:process.pid}))";
+  it('the start script preloads jemalloc when the system has it, else sets glibc\'s settings, sets the size of V8\'s young generation and its sweeping, and keeps what the caller set', () => {
+    const probe = "const fs=require('fs');console.log(JSON.stringify({jemalloc:fs.readFileSync('/proc/self/maps','utf8').includes('libjemalloc'),conf:process.env.MALLOC_CONF??null,arenas:process.env.MALLOC_ARENA_MAX??null,mmap:process.env.MALLOC_MMAP_THRESHOLD_??null,v8:process.execArgv.filter((a)=>a.startsWith('--max-semi')||a.startsWith('--no-concurrent')),pid:process.pid}))";
     const run = (env: Record<string, string>) => {
       const r = runStartScript(['-e', probe], env);
       assert.equal(r.status, 0, r.stderr);
       return JSON.parse(r.stdout.trim()) as { jemalloc: boolean; conf: string | null; arenas: string | null; mmap: string | null; v8: string[]; pid: number };
     };
     const glibc = run({ LGW_ALLOCATOR: 'glibc' });
-    assert.deepEqual({ ...glibc, pid: 0 }, { jemalloc: false, conf: null, arenas: '2', mmap: '1048576', v8: ['--max-semi-space-size=16'], pid: 0 });
+    assert.deepEqual({ ...glibc, pid: 0 }, { jemalloc: false, conf: null, arenas: '2', mmap: '1048576', v8: ['--max-semi-space-size=16', '--no-concurrent-sweeping'], pid: 0 });
     assert.deepEqual(run({ LGW_NODE_FLAGS: '' }).v8, [], 'LGW_NODE_FLAGS replaces the node flags');
     assert.equal(run({ LGW_ALLOCATOR: 'glibc', MALLOC_ARENA_MAX: '4' }).arenas, '4', 'a setting made by the caller wins');
     const picked = run({});
