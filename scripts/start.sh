@@ -17,7 +17,7 @@
 # - V8: sweeping after a full collection on the main thread (--no-concurrent-sweeping). With V8's background sweeper,
 #   a catalog read after a quiet spell cost 14-28% more CPU on a 2-core machine in 8 of 8 side-by-side rounds
 #   (2026-11-27, README "Benchmarks"); uploads were not slower without it.
-#   LGW_NODE_FLAGS replaces the flags ("" for node's defaults).
+# LGW_NODE_FLAGS replaces both V8 flags ("" for node's defaults).
 # Settings the caller already made win; LGW_ALLOCATOR=glibc skips jemalloc. `exec`: no extra process, and signals
 # (SIGTERM for a graceful stop) reach node itself.
 set -e
