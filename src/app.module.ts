@@ -8,6 +8,7 @@ import { DatabaseModule } from './database/database.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { DatabasesModule } from './modules/databases/databases.module';
 import { HealthModule } from './modules/health/health.module';
+import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { LANCE_REST_MODULES, LanceRestModule } from './modules/lance-rest.module';
 import { ObservabilityModule } from './modules/observability/observability.module';
 import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
@@ -25,6 +26,7 @@ export class AppModule {
         DatabaseModule.register(catalog),
         ObservabilityModule.register(logger),
         AuditModule,
+        IdempotencyModule,
         UsageCoreModule,
         HealthModule,
         DatabasesModule,

@@ -105,6 +105,27 @@ forEachCatalog('multipart writes', (kind) => {
     assert.equal(await count('mp_branch'), 2);
   });
 
+  it('an upload belongs to the branch it was created for: complete naming another branch (or none) is refused, nothing committed', async () => {
+    await remote.createTable('mp_bound', rows(0, 2));
+    assert.equal((await tenant.api.post(path('mp_bound', 'branches/create'), { name: 'dev' })).status, 200);
+    const upload: string = (await tenant.api.post(`${path('mp_bound', 'multipart_write/create')}?branch=dev`, {})).body.upload_id;
+    assert.equal((await send(`${path('mp_bound', 'insert')}?branch=dev&upload_id=${upload}&upload_part_id=a`, ipc(10, 4))).status, 200);
+    const before = await versionOf('mp_bound');
+    const onMain = await tenant.api.post(`${path('mp_bound', 'multipart_write/complete')}?upload_id=${upload}`, {});
+    expectProblem(onMain, 400, 13);
+    assert.match(onMain.body.detail, /not created for the main branch/);
+    expectProblem(await tenant.api.post(`${path('mp_bound', 'multipart_write/complete')}?branch=other&upload_id=${upload}`, {}), 400, 13);
+    assert.equal(await versionOf('mp_bound'), before, 'main unchanged');
+    assert.equal(await count('mp_bound'), 2);
+    // A main upload completed on a branch is refused the same way.
+    const mainUpload: string = (await tenant.api.post(path('mp_bound', 'multipart_write/create'), {})).body.upload_id;
+    expectProblem(await tenant.api.post(`${path('mp_bound', 'multipart_write/complete')}?branch=dev&upload_id=${mainUpload}`, {}), 400, 13);
+    // With its own branch it commits there.
+    assert.equal((await tenant.api.post(`${path('mp_bound', 'multipart_write/complete')}?branch=dev&upload_id=${upload}`, {})).status, 200);
+    assert.equal((await tenant.api.post(path('mp_bound', 'count_rows'), { branch: 'dev' })).body, 6);
+    assert.equal(await count('mp_bound'), 2);
+  });
+
   it('abort leaves nothing: no rows, no version, no staged files', async () => {
     await remote.createTable('mp_abort', rows(0, 3));
     const before = await versionOf('mp_abort');

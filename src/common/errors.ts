@@ -71,6 +71,8 @@ export const Errors = {
   conflict: (msg: string) => new ApiError(409, ErrorCode.ConcurrentModification, msg),
   unsupportedMediaType: (msg: string) => new ApiError(415, ErrorCode.InvalidInput, msg),
   payloadTooLarge: (msg: string) => new ApiError(413, ErrorCode.InvalidInput, msg),
+  /** An Idempotency-Key (or a repeated x-request-id) sent again with another route or body. */
+  idempotencyMismatch: (msg: string) => new ApiError(422, ErrorCode.InvalidInput, msg),
   uriTooLong: (msg: string) => new ApiError(414, ErrorCode.InvalidInput, msg),
   /** The path is served, but not for this method. */
   methodNotAllowed: (method: string, allow: string[]) =>
@@ -98,6 +100,7 @@ const PROBLEM: Record<number, { type: string; title: string }> = {
   413: { type: '/errors/bad-request', title: 'Payload too large' },
   414: { type: '/errors/bad-request', title: 'URI too long' },
   415: { type: '/errors/bad-request', title: 'Unsupported media type' },
+  422: { type: '/errors/bad-request', title: 'Idempotency key reused for another request' },
   431: { type: '/errors/bad-request', title: 'Request header fields too large' },
   409: { type: '/errors/conflict', title: 'The namespace has been concurrently modified' },
   503: { type: '/errors/service-unavailable', title: 'Slow down' },

@@ -114,6 +114,9 @@ export const envSchema = z.object({
   RECLAIM_AFTER_SECONDS: intWithDefault(300, 1),
   RECLAIM_INTERVAL_SECONDS: intWithDefault(60, 0),
   DROP_SYNC_BUDGET_MS: intWithDefault(10_000, 0),
+  IDEMPOTENCY_REQUEST_ID_SECONDS: intWithDefault(600, 0),
+  IDEMPOTENCY_KEY_HOURS: intWithDefault(24, 1),
+  IDEMPOTENCY_WAIT_MS: intWithDefault(10_000, 0),
   JOBS_POLL_INTERVAL_MS: intWithDefault(1000, 0),
   JOBS_LEASE_SECONDS: intWithDefault(30, 1),
   JOBS_CONCURRENCY: intWithDefault(2, 0),
@@ -225,6 +228,15 @@ export interface AppConfig {
     /** How often a live writer renews its heartbeat: well within afterMs, at most every 10 s. */
     heartbeatMs: number;
   };
+  /** Exactly-once keyed writes (docs/idempotency.md). */
+  idempotency: {
+    /** How long the outcome of a write sent with a client's x-request-id is kept for its retries; 0: not kept. */
+    requestIdWindowMs: number;
+    /** How long the outcome of a write sent with an Idempotency-Key is kept. */
+    keyWindowMs: number;
+    /** How long a retry waits for an earlier attempt still running before it is told to retry later (503). */
+    waitMs: number;
+  };
   /** Jobs (README "Jobs"): kept in the catalog, run by any replica whose runner is on. */
   jobs: {
     /** How often this replica looks for jobs to run; 0: it runs none (jobs it takes wait for another replica). */
@@ -333,6 +345,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       intervalMs: e.RECLAIM_INTERVAL_SECONDS * 1000,
       // Three heartbeats fit in the age, so one slow catalog round trip never makes a live writer look gone.
       heartbeatMs: Math.min(10_000, Math.floor((e.RECLAIM_AFTER_SECONDS * 1000) / 3)),
+    },
+    idempotency: {
+      requestIdWindowMs: e.IDEMPOTENCY_REQUEST_ID_SECONDS * 1000,
+      keyWindowMs: e.IDEMPOTENCY_KEY_HOURS * 3600_000,
+      waitMs: e.IDEMPOTENCY_WAIT_MS,
     },
     jobs: {
       pollIntervalMs: e.JOBS_POLL_INTERVAL_MS,

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import { LRUCache } from 'lru-cache';
 import { APP_CONFIG, AppConfig } from '../config/config';
@@ -136,6 +136,7 @@ export class LanceEngine implements OnModuleDestroy {
   private readonly handles?: LRUCache<string, CachedHandle>;
   private readonly opening = new Map<string, Promise<CachedHandle>>();
   private readonly writeListeners: Array<(location: string, branch?: string) => Promise<unknown>> = [];
+  private readonly log = new Logger('LanceEngine');
 
   constructor(
     private readonly storage: TableStorage,
@@ -275,15 +276,17 @@ export class LanceEngine implements OnModuleDestroy {
 
   /**
    * `fn` is told of every location (and branch) the engine may have committed to, once the change is done:
-   * catalog-managed versions record them (src/modules/tables/version-adoption.service.ts). A failing listener fails
-   * the request (the change is in, but the catalog does not know it yet: the next write or commit adopts it).
+   * catalog-managed versions record them (src/modules/tables/version-adoption.service.ts). Listeners must not fail:
+   * the change is in, so its request must succeed (a failure is logged here, never thrown).
    */
   onWritten(fn: (location: string, branch?: string) => Promise<unknown>): void {
     this.writeListeners.push(fn);
   }
 
   private async written(location: string, branch?: string): Promise<void> {
-    for (const fn of this.writeListeners) await fn(location, branchOf(branch));
+    for (const fn of this.writeListeners) {
+      await fn(location, branchOf(branch)).catch((err: unknown) => this.log.warn(`a write listener failed after a commit to ${location}: ${(err as Error).message}`));
+    }
   }
 
   /** Runs `fn` with a table handle (the wrapper API) that may commit, closing it afterwards; listeners are told. */

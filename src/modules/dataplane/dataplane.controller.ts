@@ -2,6 +2,7 @@ import { Controller, createParamDecorator, ExecutionContext, Get, Param, Post, R
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../common/errors';
+import { bodyDigestOf } from '../../common/body-digest';
 import {
   CountTableRowsResponse,
   CreateTableResponse,
@@ -89,8 +90,15 @@ export function arrowBody(req: FastifyRequest): AsyncIterable<Buffer> & { conten
       }),
     [Symbol.asyncIterator]: () => {
       const it = raw.iterator({ destroyOnReturn: false });
+      const digest = bodyDigestOf(req);
       return {
-        next: () => it.next(),
+        next: digest
+          ? async () => {
+              const r = await it.next();
+              if (!r.done) digest.update(r.value as Buffer);
+              return r;
+            }
+          : () => it.next(),
         return: async (value?: unknown) => {
           const r = await it.return!(value);
           if (!raw.readableEnded) raw.resume();

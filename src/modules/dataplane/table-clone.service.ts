@@ -5,7 +5,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { LanceEngine } from '../../storage/lance-engine';
 import { TableStorage } from '../../storage/table-storage.service';
 import { TableRow } from '../tables/tables.repository';
-import { TablesService } from '../tables/tables.service';
+import { RegistrationOutcomeUnknown, TablesService } from '../tables/tables.service';
 import { TenantContext } from '../tenancy/tenant-context';
 import { decodeSchema, IpcMessage, ipcFile } from './arrow-ipc';
 import { engineBatches } from './engine-batches';
@@ -90,11 +90,14 @@ export class TableCloneService {
       }, req.is_shallow ? source.id : undefined);
       return { location: this.storage.uri(location), version: copied.version, properties: {} };
     } catch (err) {
-      // Whatever was written goes; should that fail, the record stays for the reclaimer.
-      await this.storage.remove(location).then(
-        () => work.done(),
-        () => work.abandon(),
-      );
+      // Whatever was written goes; should that fail, the record stays for the reclaimer. A registration whose
+      // outcome is unknown left its record to the reclaimer already (it removes the folder only if unregistered).
+      if (!(err instanceof RegistrationOutcomeUnknown)) {
+        await this.storage.remove(location).then(
+          () => work.done(),
+          () => work.abandon(),
+        );
+      }
       throw err;
     }
   }

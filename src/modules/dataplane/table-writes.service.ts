@@ -1,14 +1,14 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { Schema } from 'apache-arrow';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ApiError, ErrorCode, Errors } from '../../common/errors';
 import type { CreateTableResponse, DeleteFromTableResponse, EnterpriseCreateTableResponse, InsertIntoTableResponse, MergeInsertIntoTableResponse, UpdateTableResponse } from '../../common/response-schemas';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { isUuid } from '../../common/validation/fields';
 import type { PendingWork } from '../reclaim/pending-locations.service';
 import { TableRow } from '../tables/tables.repository';
-import { TablesService } from '../tables/tables.service';
+import { RegistrationOutcomeUnknown, TablesService } from '../tables/tables.service';
 import { TableStorage } from '../../storage/table-storage.service';
 import { TenantContext } from '../tenancy/tenant-context';
 import { BufferedIpc, decodeSchema, IpcMessage, ipcFile, spillWholeStream, streamInChunks } from './arrow-ipc';
@@ -39,6 +39,28 @@ function assertUploadId(uploadId: string): void {
   if (!isUuid(uploadId)) throw Errors.invalidInput('upload_id must be an id answered by multipart_write/create');
 }
 
+/** The four bytes of an upload id that say which branch the upload was created for ('' is main). */
+const branchTag = (branch: string | undefined) =>
+  createHash('sha256')
+    .update(`lance-gateway upload branch\0${branchOf(branch) ?? ''}`)
+    .digest()
+    .subarray(0, 4);
+
+/**
+ * A new upload id (a UUID v4 in form, 90 random bits) whose last four bytes name the branch it is for: an upload
+ * belongs to the branch it was created for, and nothing else has to be recorded for `complete` to know it.
+ */
+function newUploadId(branch: string | undefined): string {
+  const b = randomBytes(16);
+  branchTag(branch).copy(b, 12);
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const uploadIsFor = (uploadId: string, branch: string | undefined) => Buffer.from(uploadId.replace(/-/g, ''), 'hex').subarray(12).equals(branchTag(branch));
+
 /** A schema's fields, for comparing the schemas of staged parts. */
 const schemaKey = (s: Schema) => s.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`).join(',');
 
@@ -58,6 +80,7 @@ const uploadFolder = (location: string, uploadId: string) => `${location}/_uploa
  */
 @Injectable()
 export class TableWritesService {
+  private readonly log = new Logger('TableWrites');
   private readonly limits: AppConfig['arrow'];
 
   constructor(
@@ -91,9 +114,15 @@ export class TableWritesService {
   ): Promise<CreateTableResponse> {
     const out = await this.createOrKeep(t, id, mode, body, dialect, properties);
     // Spec clients (namespace mode) may go on to read and write the table data themselves: vended options with it.
+    // The table is created by now, so a failure to vend leaves them out rather than failing the create.
     if (dialect === 'spec' && this.storage.profiles().some((p) => p.vend && (p.clientOptions || p.sts))) {
-      const row = await this.tables.lookup(t, id);
-      const storageOptions = row ? await this.tables.storageOptions(t, row.location, true) : undefined;
+      const storageOptions = await this.tables
+        .lookup(t, id)
+        .then((row) => (row ? this.tables.storageOptions(t, row.location, true) : undefined))
+        .catch((err: unknown) => {
+          this.log.warn(`created ${display(id)}, but could not vend its storage options: ${(err as Error).message}`);
+          return undefined;
+        });
       if (storageOptions) return { ...out, storage_options: storageOptions };
     }
     return out;
@@ -226,11 +255,14 @@ export class TableWritesService {
         properties,
       };
     } catch (err) {
-      // Whatever was written goes; should that fail, the record stays for the reclaimer.
-      await this.storage.remove(location).then(
-        () => work.done(),
-        () => work.abandon(),
-      );
+      // Whatever was written goes; should that fail, the record stays for the reclaimer. A registration whose
+      // outcome is unknown left its record to the reclaimer already (it removes the folder only if unregistered).
+      if (!(err instanceof RegistrationOutcomeUnknown)) {
+        await this.storage.remove(location).then(
+          () => work.done(),
+          () => work.abandon(),
+        );
+      }
       if (dialect === 'remote' && err instanceof ApiError && err.code === ErrorCode.TableAlreadyExists) {
         throw Errors.tableAlreadyExistsRemote(display(id));
       }
@@ -430,8 +462,9 @@ export class TableWritesService {
   // ---------------------------------------------------------------- multipart writes
 
   /**
-   * MultipartWrite create: a new upload id for the table (of `branch`, which must exist). Nothing is recorded: an
-   * upload is the parts staged under its id, on the table's own storage, so that every replica sees them.
+   * MultipartWrite create: a new upload id for the table (of `branch`, which must exist, and which the id names).
+   * Nothing is recorded: an upload is the parts staged under its id, on the table's own storage, so that every
+   * replica sees them.
    */
   async createUpload(t: TenantContext, id: string[], branch?: string): Promise<{ upload_id: string }> {
     const row = await this.tables.get(t, id);
@@ -439,7 +472,7 @@ export class TableWritesService {
       if (!(await this.tables.hasData(row))) this.data.assertNoBranch(id, branch);
       await this.engine.read(row.location, (table) => table.version(), { branch });
     }
-    return { upload_id: randomUUID() };
+    return { upload_id: newUploadId(branch) };
   }
 
   /**
@@ -469,6 +502,11 @@ export class TableWritesService {
    */
   async completeUpload(t: TenantContext, id: string[], uploadId: string, branch?: string): Promise<{ version: number; num_inserted_rows: number }> {
     assertUploadId(uploadId);
+    if (!uploadIsFor(uploadId, branch)) {
+      throw Errors.invalidInput(
+        `upload ${uploadId} was not created for ${branchOf(branch) ? `branch '${branchOf(branch)}'` : 'the main branch'}: complete it with the branch it was created for`,
+      );
+    }
     const { row, work } = await this.tables.getForWrite(t, id);
     const folder = uploadFolder(row.location, uploadId);
     const reservation = await this.budget.reserve(0).catch((err) => {

@@ -1,8 +1,9 @@
-import { applyDecorators, CanActivate, HttpCode, SetMetadata, Type, UseGuards } from '@nestjs/common';
+import { applyDecorators, CanActivate, HttpCode, SetMetadata, Type, UseGuards, UseInterceptors } from '@nestjs/common';
 import type { z } from 'zod';
 import { AdminKeyGuard, DatabaseAdminGuard } from '../auth/admin-key.guard';
 import type { Role } from '../auth/api-keys.repository';
 import { CatalogAccessGuard } from '../auth/catalog-access.guard';
+import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
 import { RequiresRole } from '../auth/requires-role.decorator';
 import { MetricsKeyGuard } from '../observability/metrics-key.guard';
 import { DatabaseThrottlerGuard } from '../throttling/database-throttler.guard';
@@ -109,6 +110,8 @@ export function Operation<const Rs extends Record<number, ResponseDoc>>(doc: Ope
     HttpCode(status),
     ...(guards.length ? [UseGuards(...guards)] : []),
     ...(doc.access === 'catalog' ? [RequiresRole(doc.role ?? 'read')] : []),
+    // Catalog routes that change something answer a retried request once (docs/idempotency.md).
+    ...(doc.access === 'catalog' && doc.role && doc.role !== 'read' ? [UseInterceptors(IdempotencyInterceptor)] : []),
   );
   return <H extends HandlerOf<Rs>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<H>): void => {
     decorate(target, key, descriptor);

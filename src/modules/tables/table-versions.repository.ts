@@ -59,13 +59,16 @@ export class TableVersionsRepository {
     }
   }
 
-  /** The table at `location` when its database manages versions in the catalog; null otherwise. */
-  async managedTableAt(location: string): Promise<{ id: string } | null> {
-    const rows = await this.uow.read<{ id: string }>(
-      `SELECT t.id FROM tables t JOIN databases d ON d.id = t.database_id
-        WHERE md5(t.location) = md5($1) AND t.location = $1 AND d.managed_versioning`,
+  /**
+   * The table registered at `location` and whether its database manages versions in the catalog; null when no table
+   * is registered there (yet).
+   */
+  async tableAt(location: string): Promise<{ id: string; managed: boolean } | null> {
+    const rows = await this.uow.read<{ id: string; managed: boolean }>(
+      `SELECT t.id, d.managed_versioning AS managed FROM tables t JOIN databases d ON d.id = t.database_id
+        WHERE md5(t.location) = md5($1) AND t.location = $1`,
       [location],
-      'lgw_versions_managed_table',
+      'lgw_versions_table_at',
     );
     return rows[0] ?? null;
   }

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
-import { ApiError, Errors } from '../../common/errors';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError, ErrorCode, Errors } from '../../common/errors';
 import { assertName, encodePath, displayId as display, parseObjectId, PATH_SEP } from '../../common/ids';
 import { isString, isStringPair, paginate } from '../../common/pagination';
 import type {
@@ -54,6 +55,19 @@ export interface DescribeOptions {
   schemaDialect: SchemaDialect;
   /** false: the answer carries no storage_options. */
   vendCredentials?: boolean | null;
+}
+
+/** How long a registration whose outcome the catalog did not tell waits for the catalog to answer again. */
+const REGISTRATION_OUTCOME_WAIT_MS = 30_000;
+
+/**
+ * A table was written and its registration sent, but the catalog went away before telling whether it committed, and
+ * did not come back in time: the request fails (503), and its folder is left for the reclaimer to decide on.
+ */
+export class RegistrationOutcomeUnknown extends ApiError {
+  constructor() {
+    super(503, ErrorCode.ServiceUnavailable, 'catalog database unavailable while this table was being registered; its outcome is unknown: describe it before retrying');
+  }
 }
 
 /** The job a drop's storage clean-up becomes when it outlasts DROP_SYNC_BUDGET_MS. */
@@ -211,17 +225,53 @@ export class TablesService implements OnModuleInit {
   ): Promise<TableRow> {
     const { ns, name } = splitTableId(id);
     work.assertHeld();
-    const row = await this.uow.run(async () => {
-      const inserted = await this.insert(t, ns, name, work.location, properties, true, auditDetails, cloneSourceId);
-      if (!(await this.pendingRepo.deleteOwned(work.id, this.pending.owner))) {
-        throw Errors.serviceUnavailable('this write lost its storage location to the reclaimer before it was registered; retry');
-      }
-      return inserted;
-    });
+    let row: TableRow;
+    try {
+      row = await this.uow.run(async () => {
+        const inserted = await this.insert(t, ns, name, work.location, properties, true, auditDetails, cloneSourceId);
+        if (!(await this.pendingRepo.deleteOwned(work.id, this.pending.owner))) {
+          throw Errors.serviceUnavailable('this write lost its storage location to the reclaimer before it was registered; retry');
+        }
+        return inserted;
+      });
+    } catch (err) {
+      // A refusal rolled the transaction back; any other failure (the catalog went away) may have come after its commit.
+      if (err instanceof ApiError) throw err;
+      row = await this.registrationOutcome(t, work, err);
+    }
     work.handedOver();
     // A database with catalog-managed versions records the version the gateway wrote (before there was a row).
-    await this.adoption.adopt(row.location);
+    await this.adoption.afterCommit(row.location);
     return row;
+  }
+
+  /**
+   * Whether a registration whose transaction failed without a refusal committed all the same (the connection broke
+   * after COMMIT was sent): asks the catalog, as soon as it answers again, for a row at the fresh location (which no
+   * other table can have). The row when it committed; `err` again when it did not. Should the catalog stay away for
+   * REGISTRATION_OUTCOME_WAIT_MS, the work is left to the reclaimer (which removes the folder only if its pending
+   * record, deleted by the registration's own transaction, is still there) and RegistrationOutcomeUnknown is thrown.
+   */
+  private async registrationOutcome(t: TenantContext, work: PendingWork, err: unknown): Promise<TableRow> {
+    const deadline = Date.now() + REGISTRATION_OUTCOME_WAIT_MS;
+    let pause = 100;
+    for (;;) {
+      let row: TableRow | null;
+      try {
+        row = await this.repo.findByLocation(scopeOf(t), work.location);
+      } catch {
+        // The catalog is still unreachable.
+        if (Date.now() >= deadline) {
+          work.abandon();
+          throw new RegistrationOutcomeUnknown();
+        }
+        await sleep(pause);
+        pause = Math.min(pause * 2, 2_000);
+        continue;
+      }
+      if (row) return row;
+      throw err;
+    }
   }
 
   /** Whether the table has data (a declared-only table has none yet). */
@@ -304,7 +354,7 @@ export class TablesService implements OnModuleInit {
       return again;
     });
     // A database with catalog-managed versions takes over the registered table's versions from storage.
-    await this.adoption.adopt(row.location);
+    await this.adoption.afterCommit(row.location);
     // The location as the caller gave it, as the reference answers (not the server's absolute path).
     return { location: body.location, properties: this.presentProperties(row) };
   }

@@ -1,9 +1,15 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { branchOf, LanceEngine } from '../../storage/lance-engine';
 import { TableStorage } from '../../storage/table-storage.service';
 import { TableVersionsRepository } from './table-versions.repository';
 
 const U64_MAX = (1n << 64n) - 1n;
+
+/** How often adoptions that failed after a commit are tried again. */
+const RETRY_MS = 5_000;
+/** Tables remembered as managed or not (a table's database keeps its setting while it holds tables). */
+const KNOWN_TABLES = 10_000;
 
 /**
  * Records in the catalog the versions the gateway's own engine committed to a managed table (remote-dialect writes,
@@ -13,8 +19,13 @@ const U64_MAX = (1n << 64n) - 1n;
  * finds it on retry). Tables of databases without managed versioning are left alone.
  */
 @Injectable()
-export class VersionAdoption implements OnModuleInit {
+export class VersionAdoption implements OnModuleInit, OnApplicationShutdown {
   private readonly log = new Logger('VersionAdoption');
+  /** Whether the table at a location has catalog-managed versions: writes to the others cost no query. */
+  private readonly managed = new LRUCache<string, boolean>({ max: KNOWN_TABLES });
+  /** Adoptions owed after a commit whose bookkeeping could not reach the catalog: location → branches. */
+  private readonly owed = new Map<string, Set<string>>();
+  private timer?: NodeJS.Timeout;
 
   constructor(
     private readonly repo: TableVersionsRepository,
@@ -23,13 +34,62 @@ export class VersionAdoption implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.engine.onWritten((location, branch) => this.adopt(location, branch));
+    this.engine.onWritten((location, branch) => this.afterCommit(location, branch));
+  }
+
+  onApplicationShutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /**
+   * Adopts what a commit the gateway just made wrote, without ever failing: the commit is in, so its request must
+   * succeed. A table known to be unmanaged costs nothing. When the catalog cannot be reached the adoption is owed and
+   * tried again every few seconds (and any later commit or version/create of the table adopts it too).
+   */
+  async afterCommit(location: string, branch?: string): Promise<void> {
+    if (this.managed.get(location) === false) return;
+    try {
+      await this.adopt(location, branch);
+    } catch (err) {
+      this.log.warn(`could not record the new version(s) of ${location} in the catalog yet; retrying: ${(err as Error).message}`);
+      this.owe(location, branchOf(branch) ?? '');
+    }
+  }
+
+  private owe(location: string, branch: string): void {
+    const branches = this.owed.get(location) ?? new Set<string>();
+    branches.add(branch);
+    this.owed.set(location, branches);
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.retryOwed(), RETRY_MS);
+      this.timer.unref();
+    }
+  }
+
+  private async retryOwed(): Promise<void> {
+    for (const [location, branches] of [...this.owed]) {
+      for (const b of [...branches]) {
+        try {
+          await this.adopt(location, b || undefined);
+          branches.delete(b);
+        } catch {
+          return; // still unreachable: next round
+        }
+      }
+      if (!branches.size) this.owed.delete(location);
+    }
+    if (!this.owed.size && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
   }
 
   /** Adopts the storage versions of the table at `location` (of `branch`) newer than the catalog's latest. */
   async adopt(location: string, branch?: string): Promise<number> {
-    const table = await this.repo.managedTableAt(location);
-    if (!table) return 0;
+    const table = await this.repo.tableAt(location);
+    // Remembered only once a table is registered there (a new table's data is written before its row exists).
+    if (table) this.managed.set(location, table.managed);
+    if (!table?.managed) return 0;
     const b = branchOf(branch) ?? '';
     if (b && b.split('/').some((s) => s === '' || s === '.' || s === '..')) return 0;
     const dirRel = b ? `tree/${b}/_versions` : '_versions';

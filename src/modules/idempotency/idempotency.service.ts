@@ -1,0 +1,143 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { Errors } from '../../common/errors';
+import { ReplicaIdentity } from '../reclaim/pending-locations.service';
+import { OutcomeRow, OutcomeScope, RequestOutcomesRepository } from './request-outcomes.repository';
+
+/** A keyed write this replica is running: its claim on the key. */
+export interface Claim {
+  id: string;
+  windowMs: number;
+}
+
+/** The answer of a write, as stored for its retries. */
+export interface StoredAnswer {
+  bodyDigest: string | null;
+  status: number;
+  contentType: string | null;
+  answer: string;
+}
+
+/** What a keyed write finds before it runs: its own claim, or the outcome of an earlier attempt. */
+export type Begun = { claim: Claim } | { done: OutcomeRow };
+
+/** How often the leases of running claims are renewed, and stored answers and withdrawals retried. */
+const TICK_MS = 2_000;
+/** Rows trimmed per round, at most. */
+const TRIM_BATCH = 1_000;
+const TRIM_EVERY_MS = 60_000;
+
+/**
+ * Exactly-once keyed writes (docs/idempotency.md). A write with a key claims it in the catalog before it runs; a
+ * retry that finds the claim waits for its outcome (IDEMPOTENCY_WAIT_MS, then 503 to retry later) and is answered
+ * with the stored answer once there is one. Storing an answer or withdrawing a claim never fails the request it
+ * belongs to: when the catalog cannot be reached it is retried in the background, and the claim's lease is renewed
+ * meanwhile, so a retry keeps waiting instead of running the write twice. A claim whose lease lapsed belongs to a
+ * replica that stopped mid-request: its outcome is unknown, and a retry is refused (409) rather than risk a second
+ * effect.
+ */
+@Injectable()
+export class IdempotencyService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger('Idempotency');
+  /** Claims of requests under way here, and of finished ones whose answer is not stored yet. */
+  private readonly running = new Set<string>();
+  /** Stored answers and withdrawn claims still to write (the catalog was unreachable). */
+  private readonly owed = new Map<string, () => Promise<void>>();
+  private timer?: NodeJS.Timeout;
+  private lastTrim = 0;
+  private ticking = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: RequestOutcomesRepository,
+    private readonly replica: ReplicaIdentity,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.tick();
+  }
+
+  /** How long the lease of a running claim lasts without renewal (three ticks, so one slow round trip is harmless). */
+  private get leaseMs(): number {
+    return 3 * TICK_MS + 1_000;
+  }
+
+  /**
+   * Claims the key for a write about to run, or finds the earlier attempt's outcome (waiting while it runs).
+   * Throws 503 when the earlier attempt is still running after IDEMPOTENCY_WAIT_MS, and 409 when it was cut off.
+   */
+  async begin(scope: OutcomeScope, route: string, bodyDigest: string | null, windowMs: number): Promise<Begun> {
+    const deadline = Date.now() + this.config.idempotency.waitMs;
+    let pause = 50;
+    for (;;) {
+      const r = await this.repo.claim(scope, { route, bodyDigest, owner: this.replica.id, leaseMs: this.leaseMs, windowMs });
+      if ('claimed' in r) {
+        this.running.add(r.claimed);
+        return { claim: { id: r.claimed, windowMs } };
+      }
+      const row = r.existing;
+      if (row.state === 'done') return { done: row };
+      if (row.route !== route || (bodyDigest !== null && row.bodyDigest !== null && row.bodyDigest !== bodyDigest)) {
+        throw Errors.idempotencyMismatch('this key was used for a different request (another route or body); use a new key');
+      }
+      if (row.lapsed) {
+        throw Errors.conflict(
+          'an earlier attempt of this request was cut off (its replica stopped) and its outcome is unknown: check the ' +
+            'table before sending it again with a new request id or Idempotency-Key',
+        );
+      }
+      if (Date.now() + pause > deadline) throw Errors.slowDown('an earlier attempt of this request is still running; retry later');
+      await sleep(pause);
+      pause = Math.min(pause * 2, 500);
+    }
+  }
+
+  /** Stores the answer of a claimed write (in the background when the catalog is unreachable); never throws. */
+  finish(claim: Claim, a: StoredAnswer): void {
+    this.settle(claim, () => this.repo.complete(claim.id, this.replica.id, { ...a, windowMs: claim.windowMs }));
+  }
+
+  /** Withdraws the claim of a write that failed (nothing happened, so a retry may run it); never throws. */
+  abandon(claim: Claim): void {
+    this.settle(claim, () => this.repo.release(claim.id, this.replica.id));
+  }
+
+  private settle(claim: Claim, write: () => Promise<void>): void {
+    const attempt = async () => {
+      await write();
+      this.owed.delete(claim.id);
+      this.running.delete(claim.id);
+    };
+    attempt().catch((err: unknown) => {
+      this.log.warn(`could not store the outcome of request claim ${claim.id} (retrying in the background): ${(err as Error).message}`);
+      this.owed.set(claim.id, attempt);
+    });
+  }
+
+  /** Renews the leases of this replica's claims, retries what is owed, and trims expired rows now and then. */
+  private async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      for (const attempt of [...this.owed.values()]) await attempt().catch(() => undefined);
+      if (this.running.size) {
+        await this.repo.renew([...this.running], this.replica.id, this.leaseMs).catch((err: unknown) => {
+          this.log.warn(`could not renew the leases of ${this.running.size} running request claim(s): ${(err as Error).message}`);
+        });
+      }
+      if (Date.now() - this.lastTrim >= TRIM_EVERY_MS) {
+        this.lastTrim = Date.now();
+        await this.repo.trim(TRIM_BATCH).catch(() => undefined);
+      }
+    } finally {
+      this.ticking = false;
+    }
+  }
+}

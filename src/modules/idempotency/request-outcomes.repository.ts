@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
+
+/** Which keyed write a row is about. */
+export interface OutcomeScope {
+  databaseId: string;
+  principal: string;
+  /** 'k:<Idempotency-Key>' or 'r:<method> <path> <x-request-id>'. */
+  scopeKey: string;
+}
+
+/** A stored outcome as a retry finds it. */
+export interface OutcomeRow {
+  id: string;
+  route: string;
+  bodyDigest: string | null;
+  state: 'running' | 'done';
+  owner: string;
+  /** Whether the running owner's lease has lapsed (it is gone, and the outcome is unknown). */
+  lapsed: boolean;
+  status: number | null;
+  contentType: string | null;
+  answer: string | null;
+}
+
+const COLUMNS =
+  'id, route, body_digest AS "bodyDigest", state, owner, lease_until < now() AS lapsed, status, content_type AS "contentType", answer';
+
+/**
+ * request_outcomes: the outcome of each keyed write (see the migration). A write claims its key before it runs
+ * (`claim`), keeps the claim alive while it runs (`renew`), and stores its answer when done (`complete`) or withdraws
+ * the claim when it failed (`release`). Expired rows are treated as absent and trimmed.
+ */
+@Injectable()
+export class RequestOutcomesRepository {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private get db(): CatalogClient {
+    return this.uow.db;
+  }
+
+  /**
+   * Claims the key for a request about to run (a new row, or an expired one taken over): the claim's id, or the row
+   * that holds the key when another request has it.
+   */
+  async claim(
+    s: OutcomeScope,
+    v: { route: string; bodyDigest: string | null; owner: string; leaseMs: number; windowMs: number },
+  ): Promise<{ claimed: string } | { existing: OutcomeRow }> {
+    const id = randomUUID();
+    const claimed = await this.db.$queryRawUnsafe<Array<{ id: string }>>(
+      `INSERT INTO request_outcomes AS o (id, database_id, principal, scope_key, route, body_digest, state, owner, lease_until, expires_at)
+       VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, 'running', $7, now() + $8 * interval '1 millisecond', now() + $9 * interval '1 millisecond')
+       ON CONFLICT (database_id, principal, scope_key) DO UPDATE
+         SET id = EXCLUDED.id, route = EXCLUDED.route, body_digest = EXCLUDED.body_digest, state = 'running',
+             owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, status = NULL, content_type = NULL, answer = NULL,
+             created_at = now(), expires_at = EXCLUDED.expires_at
+         WHERE o.expires_at < now()
+       RETURNING id::text AS id`,
+      id,
+      s.databaseId,
+      s.principal,
+      s.scopeKey,
+      v.route,
+      v.bodyDigest,
+      v.owner,
+      v.leaseMs,
+      v.windowMs,
+    );
+    if (claimed.length) return { claimed: claimed[0].id };
+    const existing = await this.find(s);
+    // Expired between the two statements (or released meanwhile): the caller tries again.
+    return existing ? { existing } : this.claim(s, v);
+  }
+
+  async find(s: OutcomeScope): Promise<OutcomeRow | null> {
+    const rows = await this.db.$queryRawUnsafe<OutcomeRow[]>(
+      `SELECT ${COLUMNS} FROM request_outcomes
+        WHERE database_id = $1::uuid AND principal = $2 AND scope_key = $3 AND expires_at >= now()`,
+      s.databaseId,
+      s.principal,
+      s.scopeKey,
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Stores the answer of a claimed request; it is kept until `windowMs` from now. */
+  async complete(
+    id: string,
+    owner: string,
+    a: { bodyDigest: string | null; status: number; contentType: string | null; answer: string; windowMs: number },
+  ): Promise<void> {
+    await this.db.$executeRawUnsafe(
+      `UPDATE request_outcomes
+          SET state = 'done', body_digest = $3, status = $4, content_type = $5, answer = $6,
+              expires_at = now() + $7 * interval '1 millisecond'
+        WHERE id = $1::uuid AND owner = $2`,
+      id,
+      owner,
+      a.bodyDigest,
+      a.status,
+      a.contentType,
+      a.answer,
+      a.windowMs,
+    );
+  }
+
+  /** Withdraws a claim whose request failed (nothing happened): a retry runs afresh. */
+  async release(id: string, owner: string): Promise<void> {
+    await this.db.$executeRawUnsafe(`DELETE FROM request_outcomes WHERE id = $1::uuid AND owner = $2 AND state = 'running'`, id, owner);
+  }
+
+  /** Extends the leases of a replica's running claims. */
+  async renew(ids: string[], owner: string, leaseMs: number): Promise<void> {
+    await this.db.$executeRawUnsafe(
+      `UPDATE request_outcomes SET lease_until = now() + $3 * interval '1 millisecond'
+        WHERE id = ANY($1::uuid[]) AND owner = $2 AND state = 'running'`,
+      ids,
+      owner,
+      leaseMs,
+    );
+  }
+
+  /** Deletes up to `limit` expired rows; how many went. */
+  async trim(limit: number): Promise<number> {
+    return this.db.$executeRawUnsafe(
+      `DELETE FROM request_outcomes WHERE id IN (SELECT id FROM request_outcomes WHERE expires_at < now() LIMIT $1)`,
+      limit,
+    );
+  }
+}
