@@ -152,10 +152,15 @@ export class TableRefsService {
     const target = name.trim();
     if (!branchOf(target)) throw Errors.branchAlreadyExists(`branch '${target || 'main'}' already exists (main always does)`);
     // The engine does not detect an existing branch (it fails inside), so it is looked for first.
-    if ((await this.branchesOf(row.location)).some((b) => b.name === target)) {
+    const existing = await this.branchesOf(row.location);
+    if (existing.some((b) => b.name === target)) {
       throw Errors.branchAlreadyExists(`branch '${target}' of table '${display(id)}' already exists`);
     }
     const source = branchOf(fromBranch);
+    // Asked for at a version, the engine reports an unknown source branch as that version's missing manifest (code 11).
+    if (source && fromVersion !== undefined && !existing.some((b) => b.name === source)) {
+      throw Errors.branchNotFound(`branch '${source}' of table '${display(id)}' not found`);
+    }
     await this.engine.withTable(row.location, async (table) => {
       const branches = await table.branches();
       await this.data.commit(
