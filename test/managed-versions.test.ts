@@ -149,6 +149,45 @@ forEachCatalog('catalog-managed versions', (kind) => {
     assert.equal(await countNow('arbiter'), 2);
   });
 
+  it('a deleted branch takes its version records along: a branch re-created under its name has only its own versions', async () => {
+    const t = await ns.createTable('rebranched', rows(0, 3));
+    await t.add(rows(3, 2));
+    const api = managed.api;
+    const branchVersions = async (): Promise<number[]> => {
+      const r = await api.post(`${path_('rebranched', 'version/list')}?branch=dev&descending=true`, null);
+      assert.equal(r.status, 200, r.text);
+      return r.body.versions.map((v: { version: number }) => v.version);
+    };
+    assert.equal((await api.post(path_('rebranched', 'branches/create'), { name: 'dev' })).status, 200);
+    // A write on the branch through the gateway: its versions are adopted into the catalog.
+    assert.equal((await api.post(path_('rebranched', 'delete'), { predicate: 'id < 2', branch: 'dev' })).status, 200);
+    assert.ok((await branchVersions()).includes(3), 'the branch\'s write was recorded');
+
+    assert.equal((await api.post(path_('rebranched', 'branches/delete'), { name: 'dev' })).status, 200);
+    assert.deepEqual(await branchVersions(), [], 'the deleted branch\'s versions are no longer listed');
+    // The same name again, from main's version 1: none of the old branch's versions (2, 3) may show.
+    assert.equal((await api.post(path_('rebranched', 'branches/create'), { name: 'dev', from_version: 1 })).status, 200);
+    assert.deepEqual((await branchVersions()).filter((v) => v > 1), []);
+
+    // The official client (namespace mode) checks the new branch out: main's version 1, 3 rows.
+    const c = await connect(managed);
+    try {
+      const branches = await (await c.openTable('rebranched')).branches();
+      const dev = await branches.checkout('dev');
+      assert.equal(await dev.countRows(), 3);
+      // A branch the client deletes itself (on storage, past the gateway) leaves its records behind; a create of the
+      // name through the gateway does not take them over.
+      assert.equal((await api.post(path_('rebranched', 'delete'), { predicate: 'id < 1', branch: 'dev' })).status, 200);
+      assert.ok((await branchVersions()).length > 0);
+      await branches.delete('dev');
+      assert.equal((await api.post(path_('rebranched', 'branches/create'), { name: 'dev' })).status, 200);
+      assert.deepEqual(await branchVersions(), []);
+      assert.equal(await (await branches.checkout('dev')).countRows(), 5);
+    } finally {
+      c.close();
+    }
+  });
+
   it('two clients committing the same version: one gets 409 (code 14) from version/create, re-reads and retries; both commits land', async () => {
     await ns.createTable('race', rows(0, 1));
     // A proxy in front of the gateway holds the first version/create until a second one arrives, so the two clients'

@@ -209,7 +209,16 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     expectProblem(await api.post(path('branched', 'branches/create'), { name: 'dev' }), 409, 23);
     expectProblem(await api.post(path('branched', 'branches/create'), { name: 'main' }), 409, 23);
     expectProblem(await api.post(path('branched', 'branches/create'), { name: 'x', from_branch: 'ghost' }), 404, 22);
-    expectProblem(await api.post(path('branched', 'branches/create'), { name: 'y', from_version: 99 }), 404, 11);
+    expectProblem(await api.post(path('branched', 'branches/create'), { name: 'y', from_version: 99 }), 404, 11, { msg: 'version 99 not found' });
+    // A version the source branch does not have is no missing branch; the answer names the version and the branch,
+    // never the manifest's storage path.
+    const noVersion = await api.post(path('branched', 'branches/create'), { name: 'x', from_branch: 'dev', from_version: 99 });
+    expectProblem(noVersion, 404, 11, { msg: "version 99 of branch 'dev' not found" });
+    assert.doesNotMatch(noVersion.text, /\.lance\b|_versions|\.manifest|tree\//, noVersion.text);
+    assert.ok(!noVersion.text.includes(gw.dataDir), noVersion.text);
+    expectProblem(await api.post(path('branched', 'branches/create'), { name: 'x', from_branch: 'ghost', from_version: 1 }), 404, 22, {
+      msg: "branch 'ghost'",
+    });
     expectProblem(await api.post(path('branched', 'branches/create'), { name: 'bad name!' }), 400, 13);
     // A name part longer than a file name may be (found by the fuzzer): the caller's 400, never a 5xx.
     expectProblem(await api.post(path('branched', 'branches/create'), { name: 'x'.repeat(300) }), 400, 13);

@@ -83,16 +83,22 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
     test: /Error parsing Path "[^"]*\/tree\/[^"]*"/,
     to: (_d, c) => Errors.invalidInput(`invalid branch name${c.branch === undefined ? '' : ` '${c.branch}'`}: a branch name cannot have '.' or empty segments`),
   },
-  {
-    name: 'branch-not-found',
-    // The branch name may hold blanks and quotes (`x'); DROP …`): anything up to its `/_versions`.
-    test: /Not found: \S*\/tree\/[^\n]+?\/_versions\b/,
-    to: (_d, c) => Errors.branchNotFound(c.branch === undefined ? 'branch not found' : `branch '${c.branch}' not found`),
-  },
+  // A version a table (or branch) does not have: the engine names its manifest, which for a branch's version is under
+  // `tree/<branch>/_versions` too, so before branch-not-found; the answer names the version, not the manifest's path.
   {
     name: 'version-not-found',
     test: /_versions\/\d+\.manifest was not found|Version \d+ (?:not found|does not exist)|version \d+ does not exist/i,
-    to: Errors.tableVersionNotFound,
+    to: (d, c) => {
+      const v = /_versions\/(\d+)\.manifest|version (\d+)/i.exec(d);
+      const version = v ? `version ${v[1] ?? v[2]}` : 'version';
+      return Errors.tableVersionNotFound(`${version}${c.branch === undefined ? '' : ` of branch '${c.branch}'`} not found`);
+    },
+  },
+  {
+    name: 'branch-not-found',
+    // The branch name may hold blanks and quotes (`x'); DROP …`): anything up to its `/_versions` (the folder itself).
+    test: /Not found: \S*\/tree\/[^\n]+?\/_versions\b(?!\/)/,
+    to: (_d, c) => Errors.branchNotFound(c.branch === undefined ? 'branch not found' : `branch '${c.branch}' not found`),
   },
   // The catalog names a location whose data is gone (dropped meanwhile, or removed behind the gateway's back).
   { name: 'table-data-missing', test: /Table '[^']*' was not found|Dataset at path \S+ was not found/, to: () => Errors.tableNotFound('table data not found') },

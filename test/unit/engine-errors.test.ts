@@ -148,6 +148,12 @@ const CASES: Case[] = [
     rule: 'version-not-found',
     answer: [404, 11],
   },
+  {
+    what: "branches.create from branch 'dev' at a version it does not have (its manifest's path is under tree/dev/_versions)",
+    message: `lance error: Dataset at path ${LOC}/tree/dev/_versions/99.manifest was not found: Not found: ${LOC}/tree/dev/_versions/99.manifest, ${RS}/lance-io-12.0.0/src/local.rs:273:40, ${RS}/lance-12.0.0/src/dataset.rs:752:44  Caused by: Dataset at path ${LOC}/tree/dev/_versions/99.manifest was not found: Not found: ${LOC}/tree/dev/_versions/99.manifest, ${RS}/lance-io-12.0.0/src/local.rs:273:40`,
+    rule: 'version-not-found',
+    answer: [404, 11],
+  },
   // table-data-missing
   {
     what: 'opening a location with no table',
@@ -284,6 +290,8 @@ describe('engine error translation', () => {
       assert.deepEqual([out.status, out.code], c.answer);
       assert.ok(out.message.length > 0 && out.message.length <= 1000);
       assert.doesNotMatch(out.message, /lgw-test-Xy12|\/usr\/local\/cargo|\.rs:\d+|\/root\//, 'no server path in the answer');
+      // Nor a table's storage path below the root: answers name tables, branches and versions.
+      assert.doesNotMatch(out.message, /\.lance\b|_versions|\.manifest|tree\//, 'no storage path in the answer');
       assert.doesNotMatch(out.message, /Caused by/);
     });
   }
@@ -291,6 +299,16 @@ describe('engine error translation', () => {
   test('every row has at least one captured message', () => {
     const covered = new Set(CASES.map((c) => c.rule));
     for (const r of ENGINE_ERROR_RULES) assert.ok(covered.has(r.name), `row '${r.name}' has no captured message`);
+  });
+
+  test('a missing version names the version and the branch asked for', () => {
+    const missing = (at: string) => new Error(`lance error: Dataset at path ${LOC}/${at}/99.manifest was not found: Not found: ${LOC}/${at}/99.manifest`);
+    const onDev = translateEngineError(missing('tree/dev/_versions'), ROOT, { branch: 'dev' });
+    assert.ok(onDev instanceof ApiError);
+    assert.deepEqual([onDev.status, onDev.code, onDev.message], [404, 11, "version 99 of branch 'dev' not found"]);
+    const onMain = translateEngineError(missing('_versions'), ROOT);
+    assert.ok(onMain instanceof ApiError);
+    assert.deepEqual([onMain.status, onMain.code, onMain.message], [404, 11, 'version 99 not found']);
   });
 
   test('errors already translated pass through unchanged', () => {

@@ -3,8 +3,10 @@ import { Errors } from '../../common/errors';
 import { decodePageToken, encodePageToken, isString } from '../../common/pagination';
 import type { EmptyResponse } from '../../common/response-schemas';
 import { APP_CONFIG, AppConfig } from '../../config/config';
+import { UnitOfWork } from '../../database/unit-of-work';
 import { branchOf, LanceEngine } from '../../storage/lance-engine';
 import { TableStorage } from '../../storage/table-storage.service';
+import { TableVersionsRepository } from '../tables/table-versions.repository';
 import { TenantContext } from '../tenancy/tenant-context';
 import { DataTables } from './data-tables.service';
 import { display } from './dataplane.types';
@@ -38,6 +40,8 @@ export class TableRefsService {
     private readonly engine: LanceEngine,
     private readonly storage: TableStorage,
     private readonly data: DataTables,
+    private readonly versions: TableVersionsRepository,
+    private readonly uow: UnitOfWork,
   ) {
     this.maxListLimit = config.listMaxLimit;
   }
@@ -148,34 +152,47 @@ export class TableRefsService {
     const target = name.trim();
     if (!branchOf(target)) throw Errors.branchAlreadyExists(`branch '${target || 'main'}' already exists (main always does)`);
     // The engine does not detect an existing branch (it fails inside), so it is looked for first.
-    if ((await this.branchesOf(row.location)).some((b) => b.name === target)) {
+    const existing = await this.branchesOf(row.location);
+    if (existing.some((b) => b.name === target)) {
       throw Errors.branchAlreadyExists(`branch '${target}' of table '${display(id)}' already exists`);
     }
     const source = branchOf(fromBranch);
+    // Asked for at a version, the engine reports an unknown source branch as that version's missing manifest (code 11).
+    if (source && fromVersion !== undefined && !existing.some((b) => b.name === source)) {
+      throw Errors.branchNotFound(`branch '${source}' of table '${display(id)}' not found`);
+    }
     await this.engine.withTable(row.location, async (table) => {
       const branches = await table.branches();
       await this.data.commit(
-        async () => {
-          try {
-            (await branches.create(target, source, fromVersion)).close();
-          } catch (err) {
-            // A create of a branch whose folder exists (a concurrent create of the same name that got there first)
-            // fails inside the engine with this message; it is the caller's 409 all the same.
-            const raw = err instanceof Error ? err.message : String(err);
-            const exists =
-              /Clone operation should not enter build_manifest/.test(raw) ||
-              (await this.branchesOf(row.location).then((all) => all.some((b) => b.name === target), () => false));
-            if (exists) throw Errors.branchAlreadyExists(`branch '${target}' of table '${display(id)}' already exists`);
-            throw this.engine.translate(err, { branch: source });
-          }
-        },
+        // Version records under the new name can only be a deleted branch's (one a namespace-mode client deleted on
+        // storage itself, or one whose catalog commit failed): they go in the unit of work of the create, so the new
+        // branch never lists them, and a failed create keeps them (they may be a concurrent creator's).
+        () =>
+          this.uow.run(async () => {
+            await this.versions.deleteBranch(row.id, target);
+            try {
+              (await branches.create(target, source, fromVersion)).close();
+            } catch (err) {
+              // A create of a branch whose folder exists (a concurrent create of the same name that got there first)
+              // fails inside the engine with this message; it is the caller's 409 all the same.
+              const raw = err instanceof Error ? err.message : String(err);
+              const exists =
+                /Clone operation should not enter build_manifest/.test(raw) ||
+                (await this.branchesOf(row.location).then((all) => all.some((b) => b.name === target), () => false));
+              if (exists) throw Errors.branchAlreadyExists(`branch '${target}' of table '${display(id)}' already exists`);
+              throw this.engine.translate(err, { branch: source });
+            }
+          }),
         () => ({ branch: target, from_branch: source ?? null, from_version: fromVersion ?? null }),
       );
     });
     return {};
   }
 
-  /** Removes a branch and its data: 404 (code 22) for an unknown branch, 409 (code 19) while tags point into it. */
+  /**
+   * Removes a branch, its data and its version records (catalog-managed versions): 404 (code 22) for an unknown
+   * branch, 409 (code 19) while tags point into it.
+   */
   async deleteBranch(t: TenantContext, id: string[], name: string): Promise<EmptyResponse> {
     const row = await this.data.written(t, id);
     const target = branchOf(name);
@@ -183,13 +200,17 @@ export class TableRefsService {
     await this.engine.withTable(row.location, async (table) => {
       const branches = await table.branches();
       await this.data.commit(
-        async () => {
-          try {
-            await branches.delete(target);
-          } catch (err) {
-            throw this.engine.translate(err, { branch: target });
-          }
-        },
+        // The records are removed first and the branch inside their unit of work: a failed catalog delete fails the
+        // request before the branch goes, a failed branch delete rolls the records back.
+        () =>
+          this.uow.run(async () => {
+            await this.versions.deleteBranch(row.id, target);
+            try {
+              await branches.delete(target);
+            } catch (err) {
+              throw this.engine.translate(err, { branch: target });
+            }
+          }),
         () => ({ branch: target }),
       );
     });

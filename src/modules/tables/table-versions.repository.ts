@@ -125,4 +125,16 @@ export class TableVersionsRepository {
     );
     return rows[0]?.n ?? 0;
   }
+
+  /** Removes the records of every version of a branch (never of main); the count removed. */
+  async deleteBranch(tableId: string, branch: string): Promise<number> {
+    if (!branch) throw new Error('the version records of main are not a branch\'s to remove');
+    const rows = await this.db.$queryRawUnsafe<Array<{ n: number }>>(
+      `WITH d AS (DELETE FROM table_versions WHERE table_id = $1::uuid AND branch = $2 RETURNING 1)
+       SELECT count(*)::int AS n FROM d`,
+      tableId,
+      branch,
+    );
+    return rows[0]?.n ?? 0;
+  }
 }

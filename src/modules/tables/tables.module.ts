@@ -19,6 +19,6 @@ import { TablesService } from './tables.service';
   imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule, JobsModule],
   controllers: [TablesController, ManagedVersionsController],
   providers: [TablesRepository, TablesService, TableVersionsRepository, ManagedVersionsService, VersionAdoption],
-  exports: [TablesService, ManagedVersionsService],
+  exports: [TablesService, ManagedVersionsService, TableVersionsRepository],
 })
 export class TablesModule {}
