@@ -55,6 +55,17 @@ const REQUEST_ID_HEADER: ParamDoc = {
   schema: { type: 'string' },
 };
 
+/** On the routes that change something (docs/idempotency.md). */
+const IDEMPOTENCY_KEY_HEADER: ParamDoc = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  description:
+    'Makes the write exactly-once: a retry with the same key (and the same body and route) is answered with the first ' +
+    'attempt\'s answer and changes nothing; the same key with another body or route is a 422. A client\'s own ' +
+    '`x-request-id` does the same for a shorter window. 1-255 visible ASCII characters.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 type Method = (typeof METHODS)[number];
 type Operation = Record<string, unknown>;
@@ -279,6 +290,7 @@ function describedOperation(
   for (const h of doc.headers ?? []) parameters.push(paramObject(h));
   if (doc.access === 'catalog') for (const h of DATABASE_HEADERS) parameters.push(paramObject(h));
   parameters.push(paramObject(REQUEST_ID_HEADER));
+  if (doc.access === 'catalog' && doc.role && doc.role !== 'read') parameters.push(paramObject(IDEMPOTENCY_KEY_HEADER));
 
   const operation: Operation = {
     operationId: doc.operationId,

@@ -1,0 +1,115 @@
+/**
+ * Benchmark of exactly-once writes (docs/idempotency.md): small inserts (BENCH_KEYED_ROWS rows, default 1,000) into
+ * one table through the remote-dialect insert route, BENCH_KEYED_CONNECTIONS (default 4) at a time, with and without
+ * a client x-request-id (which makes the gateway claim the request in the catalog before the write and store its
+ * answer after). The two kinds alternate in BENCH_KEYED_ROUNDS rounds (default 6) of BENCH_KEYED_INSERTS inserts
+ * each (default 120) against one gateway child, so that drift falls on both; the headline is the ratio of the median
+ * rounds' throughput, keyed / unkeyed (target ≥ 0.95).
+ *
+ * The catalog is a fresh Postgres database (BENCH_PG_URL, default postgresql://postgres@127.0.0.1:5432/postgres).
+ */
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as arrow from 'apache-arrow';
+import { ADMIN_URL, sql, urlFor } from './pg';
+import { startChild } from './child';
+import { record } from './summary';
+
+const ROWS = Number(process.env.BENCH_KEYED_ROWS ?? 1000);
+const CONNECTIONS = Number(process.env.BENCH_KEYED_CONNECTIONS ?? 4);
+const ROUNDS = Number(process.env.BENCH_KEYED_ROUNDS ?? 6);
+const INSERTS = Number(process.env.BENCH_KEYED_INSERTS ?? 120);
+
+const body = (): Buffer =>
+  Buffer.from(
+    arrow.tableToIPC(
+      new arrow.Table({
+        id: arrow.vectorFromArray(Array.from({ length: ROWS }, (_, i) => i), new arrow.Float64()),
+        label: arrow.vectorFromArray(Array.from({ length: ROWS }, (_, i) => `row-${i}`), new arrow.Utf8()),
+      }),
+      'stream',
+    ),
+  );
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-bench-keyed-'));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const pgName = `lgw_bench_keyed_${process.pid}`;
+  await sql(ADMIN_URL, `CREATE DATABASE "${pgName}"`);
+  const gwDir = path.join(dir, 'gateway');
+  const gw = await startChild(
+    path.join(__dirname, 'gateway-child.js'),
+    { PORT: String(port), DATA_DIR: gwDir, BOOTSTRAP_DATABASE: 'bench', LOG_LEVEL: 'error', RATE_LIMIT_LIMIT: '1000000', DATABASE_URL: urlFor(pgName) },
+    { gateway: true },
+  );
+  try {
+    const { api_key } = JSON.parse(fs.readFileSync(path.join(gwDir, 'initial-api-key.json'), 'utf8'));
+    const base = `http://127.0.0.1:${port}`;
+    const payload = body();
+    const headers = { 'x-api-key': api_key, 'x-service-database': 'bench', 'content-type': 'application/vnd.apache.arrow.stream' };
+    const post = async (p: string, extra: Record<string, string> = {}) => {
+      const r = await fetch(base + p, { method: 'POST', headers: { ...headers, ...extra }, body: payload });
+      const text = await r.text();
+      if (r.status !== 200) throw new Error(`${p}: ${r.status} ${text}`);
+    };
+    await post('/v1/table/keyed/create/');
+    const phase = async (keyed: boolean): Promise<number> => {
+      let next = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: CONNECTIONS }, async () => {
+          while (next++ < INSERTS) await post('/v1/table/keyed/insert/', keyed ? { 'x-request-id': randomUUID() } : {});
+        }),
+      );
+      return INSERTS / ((performance.now() - t0) / 1000);
+    };
+    await phase(false); // warm-up
+    const plain: number[] = [];
+    const keyed: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      // Alternate which kind goes first, so that neither always follows the other.
+      if (r % 2 === 0) {
+        plain.push(await phase(false));
+        keyed.push(await phase(true));
+      } else {
+        keyed.push(await phase(true));
+        plain.push(await phase(false));
+      }
+    }
+    const [p, k] = [median(plain), median(keyed)];
+    const ratio = k / p;
+    const rows = await (await fetch(`${base}/v1/table/keyed/count_rows`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' })).json();
+    const expected = ROWS * (1 + INSERTS * (2 * ROUNDS + 1));
+    console.log(`keyed writes: ${ROUNDS} rounds × ${INSERTS} inserts of ${ROWS} rows, ${CONNECTIONS} at a time, with and without x-request-id`);
+    console.log(`  unkeyed: ${plain.map((x) => x.toFixed(0)).join(' / ')} inserts/s (median ${p.toFixed(0)})`);
+    console.log(`  keyed:   ${keyed.map((x) => x.toFixed(0)).join(' / ')} inserts/s (median ${k.toFixed(0)})`);
+    console.log(`  ratio keyed / unkeyed: ${ratio.toFixed(2)} (target ≥ 0.95); rows ${rows} (expected ${expected})`);
+    record({
+      what: `inserts of ${ROWS} rows with x-request-id (outcome kept)`,
+      gateway: `${k.toFixed(0)} inserts/s`,
+      floor: `${p.toFixed(0)} inserts/s without a request id`,
+      ratio: ratio.toFixed(2),
+      target: '≥ 0.95',
+      ok: ratio >= 0.95 && rows === expected,
+    });
+    if (rows !== expected) throw new Error(`table has ${rows} rows, expected ${expected}`);
+  } finally {
+    gw.removeAllListeners('exit');
+    gw.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    fs.rmSync(dir, { recursive: true, force: true });
+    await sql(ADMIN_URL, `DROP DATABASE IF EXISTS "${pgName}" WITH (FORCE)`).catch(() => undefined);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
