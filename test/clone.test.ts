@@ -92,6 +92,28 @@ forEachCatalog('clone', (kind) => {
     assert.equal(await deepV1.countRows(), 4);
   });
 
+  it('deep: a computed column comes along with its values, its definition and its own metadata; the clone fills it afterwards', async () => {
+    const src = await remote.createTable('src_computed', rows(0, 4));
+    await src.addColumns({ computed: [{ name: 'dbl', valueSql: 'id * 2' }] });
+    await (await src.refreshColumnAsync('dbl')).wait();
+    await src.updateFieldMetadata([{ path: 'dbl', metadata: { 'lancedb:description': 'twice the id' } }]);
+    const dbl = async (t: lancedb.Table) =>
+      (await t.query().select(['id', 'dbl']).toArray()).map((r) => [Number(r.id), r.dbl === null ? null : Number(r.dbl)]).sort((a, b) => a[0]! - b[0]!);
+
+    const deep = await remote.cloneTable('d_computed', 'src_computed', { isShallow: false });
+    assert.deepEqual(await dbl(deep), [[0, 0], [1, 2], [2, 4], [3, 6]]);
+    assert.deepEqual(await dbl(deep), await dbl(src));
+    const field = (await deep.schema()).fields.find((f) => f.name === 'dbl');
+    assert.equal(field?.metadata.get('computed_column'), 'true', 'still a computed column');
+    assert.equal(field?.metadata.get('computed_column.expression'), 'id * 2');
+    assert.equal(field?.metadata.get('lancedb:description'), 'twice the id');
+    assert.deepEqual((await deep.query().where('id = 2').toArray()).map((r) => r.label), ['row-2']);
+    // Rows added to the clone are filled by the clone's own backfill.
+    await deep.add(rows(10, 1));
+    await (await deep.refreshColumnAsync('dbl')).wait();
+    assert.deepEqual((await dbl(deep)).at(-1), [10, 20]);
+  });
+
   it('a shallow clone\'s source cannot leave the catalog while the clone reads it (409 code 19, nothing removed); it can once the clone is gone', async () => {
     if (TEST_STORAGE === 's3') return; // shallow clones are local-storage only (406 above)
     const api = tenant.api;

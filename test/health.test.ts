@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { TableStorage } from '../src/storage/table-storage.service';
 import { Api, eventually, forEachCatalog, newTenant, startGateway, TestGateway, withPgAdmin } from './helpers/gateway';
 
 forEachCatalog('health and readiness', (kind) => {
@@ -17,6 +18,51 @@ forEachCatalog('health and readiness', (kind) => {
     const ready = await api.get('/readyz');
     assert.equal(ready.status, 200);
     assert.equal(ready.body.status, 'ready');
+  });
+
+  it('/readyz asks the stores at most once in a burst of checks, sequential or concurrent', async () => {
+    const storage = gw.app.get(TableStorage);
+    const original = storage.probe.bind(storage);
+    let probes = 0;
+    storage.probe = async () => {
+      probes++;
+      return original();
+    };
+    try {
+      const api = new Api(gw.url);
+      for (let i = 0; i < 20; i++) assert.equal((await api.get('/readyz')).status, 200);
+      const together = await Promise.all(Array.from({ length: 10 }, () => api.get('/readyz')));
+      assert.deepEqual(together.map((r) => r.status), Array(10).fill(200));
+      assert.ok(probes <= 1, `${probes} store probes for 30 readiness checks`);
+    } finally {
+      storage.probe = original;
+    }
+  });
+
+  it('/readyz still fails while a store does not answer (within the few seconds a good probe stands), and recovers at once', async () => {
+    const storage = gw.app.get(TableStorage);
+    const original = storage.probe.bind(storage);
+    const api = new Api(gw.url);
+    assert.equal((await api.get('/readyz')).status, 200);
+    let probes = 0;
+    storage.probe = async () => {
+      probes++;
+      return { default: 's3://lgw: AccessDenied (HTTP 403)' };
+    };
+    try {
+      const failed = await eventually(async () => {
+        const r = await api.get('/readyz');
+        return r.status === 503 && r;
+      }, 160, 50);
+      assert.match(failed.body.detail ?? failed.text, /table storage unavailable: profile 'default': s3:\/\/lgw: AccessDenied/);
+      // A failing store is asked again at every check, not taken as failing for a while.
+      const before = probes;
+      assert.equal((await api.get('/readyz')).status, 503);
+      assert.equal(probes, before + 1);
+    } finally {
+      storage.probe = original;
+    }
+    assert.equal((await api.get('/readyz')).status, 200);
   });
 
   it('echoes a client x-request-id and generates one otherwise', async () => {

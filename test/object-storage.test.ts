@@ -7,7 +7,7 @@ import * as lancedb from '@lancedb/lancedb';
 import { loadConfig } from '../src/config/config';
 import { expectProblem } from './helpers/assertions';
 import { eventually, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
-import { closeServer, freshPrefix, LocalS3, s3Options, TEST_BUCKET, TEST_BUCKET_2, useLocalS3 } from './helpers/s3';
+import { closeServer, containErrors, containServerErrors, freshPrefix, LocalS3, s3Options, TEST_BUCKET, TEST_BUCKET_2, useLocalS3 } from './helpers/s3';
 import { TableStorage } from '../src/storage/table-storage.service';
 import S3rver = require('s3rver');
 
@@ -256,7 +256,9 @@ describe('object storage: readiness and configuration', () => {
   it('start-up warns about a store that ignores conditional creates (Lance commits rely on them), and not about one that honours them', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-plain-s3-'));
     const plain = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: 'plain' }] });
+    containErrors(plain);
     const { port } = await plain.run(); // s3rver as shipped: ignores If-None-Match on PUT
+    containServerErrors(plain);
     const run = async (env: Record<string, string>) => {
       const gw = await startGateway('embedded', env);
       try {

@@ -22,6 +22,11 @@ export async function startAzurite(): Promise<Azurite> {
     [main, '--inMemoryPersistence', '--disableTelemetry', '--skipApiVersionCheck', '--silent', '--blobHost', '127.0.0.1', '--blobPort', '0'],
     { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir }, // in memory; the folder catches anything it might still write
   );
+  // Azurite's own failures stay in its process; these are the child's and its pipes' (a failed kill, say), logged
+  // rather than left to become an uncaught exception of the test process.
+  child.on('error', (err) => console.error(`azurite: ${err.message}`));
+  child.stdout?.on('error', () => undefined);
+  child.stderr?.on('error', () => undefined);
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (b: Buffer): void => {

@@ -21,6 +21,8 @@ export class TestIssuer {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ keys: this.published }));
     });
+    // Logged, not left to become an uncaught exception of the test process.
+    this.server.on('error', (err) => console.error(`jwks server: ${err.message}`));
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     await this.addKey('k1');
   }

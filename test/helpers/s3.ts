@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 // s3rver (devDependency): a local S3-compatible server, so Lance's own S3 code path runs against real HTTP.
 import S3rver = require('s3rver');
@@ -33,7 +35,9 @@ export async function useLocalS3(): Promise<LocalS3> {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-s3-'));
       const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: TEST_BUCKET }, { name: TEST_BUCKET_2 }] });
       honourConditionalCreate(server);
+      containErrors(server);
       const { port } = (await server.run()) as { port: number };
+      containServerErrors(server);
       const endpoint = `http://127.0.0.1:${port}`;
       const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
       shared = { server, dir, endpoint, users: 0, client };
@@ -126,6 +130,111 @@ function honourConditionalCreate(server: unknown): void {
       done();
     }
   });
+}
+
+/**
+ * Keeps s3rver's failures inside it, so they never become an uncaught exception of the test process (which fails
+ * the whole test file): its filesystem store writes objects and parts through streams without an 'error' listener
+ * (an object PUT racing a DELETE that removes the now-empty folder threw ENOENT that way), so those writes are done
+ * here through pipeline(), which turns any stream's error into the request's 500; the app's and its logger's
+ * 'error' events are logged (s3rver's `silent` silenced Koa's own report). Call before run(), and
+ * containServerErrors after it.
+ */
+export function containErrors(server: unknown): void {
+  type S3Obj = { bucket: string; key: string; content: Buffer | Readable; metadata: Record<string, string> };
+  type Store = {
+    getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+    putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5: string): Promise<void>;
+    putObject(object: S3Obj): Promise<{ size: number; md5: string }>;
+    putPart(bucket: string, uploadId: string, partNumber: number, content: Readable): Promise<{ size: number; md5: string }>;
+    putObjectMultipart(bucket: string, uploadId: string, parts: Array<{ number: number | string }>): Promise<{ size: number; md5: string }>;
+    deleteObject(bucket: string, key: string): Promise<void>;
+  };
+  const app = server as {
+    store: Store;
+    logger: { on(event: 'error', fn: (err: Error) => void): void };
+    on(event: 'error', fn: (err: Error & { status?: number }, ctx?: { method: string; path: string }) => void): void;
+  };
+  // s3rver's model of an object (it checks and picks the stored metadata as its own code does).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const S3Object = require('s3rver/lib/models/object') as new (bucket: string, key: string, content: Readable, metadata: Record<string, string>) => S3Obj;
+  const store = app.store;
+  store.putObject = async function (object) {
+    const r = await writeWhole(this.getResourcePath(object.bucket, object.key, 'object'), object.content);
+    await this.putMetadata(object.bucket, object.key, object.metadata, r.md5);
+    return r;
+  };
+  store.putPart = async function (bucket, uploadId, partNumber, content) {
+    const file = path.join(this.getResourcePath(bucket, undefined, 'uploads'), uploadId, String(partNumber));
+    const r = await writeWhole(file, content);
+    await fs.promises.writeFile(`${file}.md5`, r.md5);
+    return r;
+  };
+  store.putObjectMultipart = async function (bucket, uploadId, parts) {
+    const dir = path.join(this.getResourcePath(bucket, undefined, 'uploads'), uploadId);
+    const key = await fs.promises.readFile(path.join(dir, 'key'), 'utf8');
+    const metadata = JSON.parse(await fs.promises.readFile(path.join(dir, 'metadata'), 'utf8')) as Record<string, string>;
+    const numbers = parts.map((p) => Number(p.number)).sort((a, b) => a - b);
+    // The parts are opened one after the other as they are read (s3rver opened them all at once, unwatched).
+    async function* content(): AsyncGenerator<Buffer> {
+      for (const n of numbers) yield* fs.createReadStream(path.join(dir, String(n)));
+    }
+    const r = await this.putObject(new S3Object(bucket, key, Readable.from(content()), metadata));
+    await fs.promises.rm(dir, { recursive: true, force: true });
+    return r;
+  };
+  // Its delete then removes the folders it emptied, reading and removing them unguarded: a concurrent delete (the
+  // keys of one DeleteObjects are removed in parallel) or write in the same folder made the request a 500.
+  const deleteObject = store.deleteObject.bind(store);
+  store.deleteObject = (bucket, key) =>
+    deleteObject(bucket, key).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT' && err.code !== 'ENOTEMPTY') throw err;
+    });
+  app.on('error', (err, ctx) => {
+    // Answers such as NoSuchKey come this way too; only the server's own failures are worth a line.
+    if ((err.status ?? 500) >= 500) console.error(`s3rver: ${ctx?.method ?? ''} ${ctx?.path ?? ''}: ${err.message}`);
+  });
+  app.logger.on('error', (err) => console.error(`s3rver logger: ${err.message}`));
+}
+
+/** The listening half of containErrors (s3rver makes its HTTP server in run()). */
+export function containServerErrors(server: unknown): void {
+  (server as { httpServer?: { on(event: 'error', fn: (err: Error) => void): void } }).httpServer?.on('error', (err) =>
+    console.error(`s3rver server: ${err.message}`),
+  );
+}
+
+/**
+ * Writes a stream (or buffer) to a new file, its folder made first, resolving with its size and MD5 once it is all
+ * on disk. A folder removed while it is made or before the file is (a concurrent DELETE clears the folders it
+ * empties) is made again; once the file exists the folder is not empty, so it stays.
+ */
+async function writeWhole(file: string, content: Buffer | Readable): Promise<{ size: number; md5: string }> {
+  let handle: fs.promises.FileHandle;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await fs.promises.mkdir(path.dirname(file), { recursive: true });
+      handle = await fs.promises.open(file, 'w');
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+    }
+  }
+  const hash = createHash('md5');
+  let size = 0;
+  const count = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      size += chunk.length;
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(Buffer.isBuffer(content) ? Readable.from([content]) : content, count, handle.createWriteStream());
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+  return { size, md5: hash.digest('hex') };
 }
 
 export function s3Options(endpoint: string): Record<string, string> {

@@ -48,9 +48,22 @@ export class StsStub {
     let stub!: StsStub;
     const server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
+      // Its own failures (a request cut off, a mistake of the stub's) are logged and answered, never thrown out of
+      // an event handler, where they would be an uncaught exception of the test process.
+      req.on('error', (err) => console.error(`sts stub: request: ${err.message}`));
+      res.on('error', (err) => console.error(`sts stub: response: ${err.message}`));
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => stub.handle(req, Buffer.concat(chunks).toString('utf8'), res));
+      req.on('end', () => {
+        try {
+          stub.handle(req, Buffer.concat(chunks).toString('utf8'), res);
+        } catch (err) {
+          console.error(`sts stub: ${(err as Error).message}`);
+          if (!res.headersSent) res.statusCode = 500;
+          res.end();
+        }
+      });
     });
+    server.on('error', (err) => console.error(`sts stub: ${err.message}`));
     stub = new StsStub(server, port);
     await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
     return stub;

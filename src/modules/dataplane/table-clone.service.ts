@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Schema } from 'apache-arrow';
+import { Field, Schema } from 'apache-arrow';
 import { ApiError, Errors } from '../../common/errors';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { LanceEngine } from '../../storage/lance-engine';
@@ -11,6 +11,7 @@ import { decodeSchema, IpcMessage, ipcFile } from './arrow-ipc';
 import { engineBatches } from './engine-batches';
 import { display } from './dataplane.types';
 import type { CloneTableResponse } from './table-clone.schemas';
+import { isComputed } from './table-jobs.service';
 import { WriteBudget } from './write-budget';
 
 export interface CloneRequest {
@@ -31,7 +32,10 @@ export interface CloneRequest {
  *   be dropped or deregistered while a clone refers to it (409 code 19). Deep-clone a table whose source must go.
  * - deep: the engine binding has no deep clone, so the source's rows at that version are copied into the new table,
  *   ARROW_INGEST_CHUNK_BYTES at a time (one version per chunk; about two chunks held, reserved from the write budget).
- *   Indexes, tags and history are not copied.
+ *   Indexes, tags and history are not copied. The engine refuses values written into a computed column (and edits
+ *   of its declaration), so a computed column is declared again on the clone with the source's SQL, after the other
+ *   columns, and refreshed there: its values are the source's wherever the source had filled them (rows the source
+ *   had not filled yet, or whose inputs changed since, are filled by that refresh).
  */
 @Injectable()
 export class TableCloneService {
@@ -112,6 +116,13 @@ export class TableCloneService {
     const h = await this.engine.open(source.location, req.source_version !== undefined ? { version: req.source_version } : undefined);
     try {
       if (req.source_tag !== undefined) await h.table.checkout(req.source_tag);
+      const fields = (await h.table.schema()).fields;
+      const computed = fields.filter(isComputed);
+      for (const f of computed) {
+        if (!f.metadata.get('computed_column.expression') || (f.metadata.get('computed_column.kind') ?? 'sql') !== 'sql') {
+          throw Errors.unsupported(`a deep clone cannot copy computed column '${f.name}': it is not defined by SQL`);
+        }
+      }
       let schemaMsg: IpcMessage | undefined;
       let schema: Schema | undefined;
       let pending: IpcMessage[] = [];
@@ -128,7 +139,8 @@ export class TableCloneService {
         pending = [];
         pendingBytes = 0;
       };
-      for await (const messages of engineBatches(h.table)) {
+      const columns = computed.length > 0 ? fields.filter((f) => !isComputed(f)).map((f) => f.name) : undefined;
+      for await (const messages of engineBatches(h.table, columns)) {
         const head = messages.find((m) => m.kind === 'schema');
         if (!schemaMsg && head) {
           schemaMsg = head;
@@ -148,6 +160,7 @@ export class TableCloneService {
         if (pendingBytes >= this.chunkBytes) await flush();
       }
       await flush();
+      if (computed.length > 0) version = await this.declareComputed(target, computed);
       return { version: version ?? (await this.engine.latestVersion(target)), rows };
     } catch (err) {
       throw err instanceof ApiError ? err : this.engine.translate(err);
@@ -155,5 +168,21 @@ export class TableCloneService {
       h.close();
       reservation.release();
     }
+  }
+
+  /**
+   * Declares the source's computed columns on the copy (with their SQL), fills them, and puts back the field metadata
+   * of their own (a description, say; the engine's `computed_*` keys are its to write). Returns the last version.
+   */
+  private async declareComputed(target: string, computed: Field[]): Promise<number> {
+    return this.engine.withTable(target, async (table) => {
+      await table.addColumns({ computed: computed.map((f) => ({ name: f.name, valueSql: f.metadata.get('computed_column.expression')! })) });
+      for (const f of computed) await table.refreshColumn(f.name);
+      const own = computed
+        .map((f) => ({ path: f.name, metadata: Object.fromEntries([...f.metadata].filter(([k]) => !k.startsWith('computed_'))) }))
+        .filter((u) => Object.keys(u.metadata).length > 0);
+      if (own.length > 0) await table.updateFieldMetadata(own);
+      return table.version();
+    });
   }
 }

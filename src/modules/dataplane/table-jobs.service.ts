@@ -12,7 +12,7 @@ import { display } from './dataplane.types';
 export const BACKFILL_JOB = 'backfill_column';
 
 /** The field metadata the engine puts on a computed column (`add_columns` with `computed`). */
-const isComputed = (f: { metadata?: Map<string, string> | null }) => f.metadata?.get('computed_column') === 'true';
+export const isComputed = (f: { metadata?: Map<string, string> | null }) => f.metadata?.get('computed_column') === 'true';
 
 /**
  * The data plane's jobs: `backfill_column` fills a computed column's rows that hold no value yet (and recomputes

@@ -7,6 +7,10 @@ import { HealthRepository } from './health.repository';
 import { TableStorage } from '../../storage/table-storage.service';
 
 const READY_TIMEOUT_MS = 2000;
+/** How long stores found answering are taken as answering, so readiness polling does not become steady store traffic. */
+const STORE_PROBE_FRESH_MS = 5000;
+
+type StoreProblems = Record<string, string | null>;
 
 /** Liveness (no I/O) and readiness (the catalog database answers). Never authenticated, never throttled. */
 @Controller()
@@ -16,6 +20,8 @@ export class HealthController {
     private readonly redis: RedisConnection,
     private readonly storage: TableStorage,
   ) {}
+
+  private lastProbe?: { result: Promise<StoreProblems>; startedAt: number; answeredAt?: number };
 
   @Get('healthz')
   @Operation({
@@ -35,7 +41,9 @@ export class HealthController {
   @Operation({
     operationId: 'Readiness',
     summary: 'Readiness',
-    description: '503 while the catalog database or a storage profile\'s store does not answer. Never authenticated, never throttled.',
+    description:
+      "503 while the catalog database or a storage profile's store does not answer (stores found answering are not asked " +
+      `again for ${STORE_PROBE_FRESH_MS / 1000} s). Never authenticated, never throttled.`,
     tag: 'Health',
     access: 'public',
     responses: { 200: { description: 'Ready', schema: ReadinessResponse } },
@@ -55,7 +63,7 @@ export class HealthController {
       // Every profile's store must answer (a wrong bucket or endpoint is found here, not at the first write).
       let problems: Record<string, string | null>;
       try {
-        problems = await Promise.race([this.storage.probe(), timeout]);
+        problems = await Promise.race([this.probeStores(), timeout]);
       } catch (err) {
         throw Errors.serviceUnavailable(`table storage unavailable: ${(err as Error).message}`);
       }
@@ -66,5 +74,28 @@ export class HealthController {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * The stores' probe, shared: a probe that found every store answering stands for STORE_PROBE_FRESH_MS, and one in
+   * flight is joined by the checks that come meanwhile (until it is older than a check may wait). A probe that found
+   * a store failing is not kept, so the next check asks again and a recovered store is seen at once.
+   */
+  private probeStores(): Promise<StoreProblems> {
+    const now = Date.now();
+    const last = this.lastProbe;
+    if (last && (last.answeredAt !== undefined ? now - last.answeredAt < STORE_PROBE_FRESH_MS : now - last.startedAt < READY_TIMEOUT_MS)) {
+      return last.result;
+    }
+    const probe: NonNullable<HealthController['lastProbe']> = { result: this.storage.probe(), startedAt: now };
+    this.lastProbe = probe;
+    const forget = () => {
+      if (this.lastProbe === probe) this.lastProbe = undefined;
+    };
+    probe.result.then((problems) => {
+      if (Object.values(problems).every((p) => p === null)) probe.answeredAt = Date.now();
+      else forget();
+    }, forget);
+    return probe.result;
   }
 }
