@@ -28,7 +28,9 @@ const COLUMNS =
   'id, route, body_digest AS "bodyDigest", state, owner, lease_until < now() AS lapsed, status, content_type AS "contentType", answer';
 
 /**
- * request_outcomes: the outcome of each keyed write (see the migration). A write claims its key before it runs
+ * request_outcomes: the outcome of each keyed write (see the migration). The statements a write makes (claim, find,
+ * complete, release) are single statements sent straight on the driver (UnitOfWork.read, prepared), as the hot
+ * catalog reads are: every write of the official client carries a request id, so they are on the write path. A write claims its key before it runs
  * (`claim`), keeps the claim alive while it runs (`renew`), and stores its answer when done (`complete`) or withdraws
  * the claim when it failed (`release`). Expired rows are treated as absent and trimmed.
  */
@@ -49,24 +51,17 @@ export class RequestOutcomesRepository {
     v: { route: string; bodyDigest: string | null; owner: string; leaseMs: number; windowMs: number },
   ): Promise<{ claimed: string } | { existing: OutcomeRow }> {
     const id = randomUUID();
-    const claimed = await this.db.$queryRawUnsafe<Array<{ id: string }>>(
+    const claimed = await this.uow.read<{ id: string }>(
       `INSERT INTO request_outcomes AS o (id, database_id, principal, scope_key, route, body_digest, state, owner, lease_until, expires_at)
-       VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, 'running', $7, now() + $8 * interval '1 millisecond', now() + $9 * interval '1 millisecond')
+       VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, 'running', $7, now() + $8::int * interval '1 millisecond', now() + $9::bigint * interval '1 millisecond')
        ON CONFLICT (database_id, principal, scope_key) DO UPDATE
          SET id = EXCLUDED.id, route = EXCLUDED.route, body_digest = EXCLUDED.body_digest, state = 'running',
              owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, status = NULL, content_type = NULL, answer = NULL,
              created_at = now(), expires_at = EXCLUDED.expires_at
          WHERE o.expires_at < now()
        RETURNING id::text AS id`,
-      id,
-      s.databaseId,
-      s.principal,
-      s.scopeKey,
-      v.route,
-      v.bodyDigest,
-      v.owner,
-      v.leaseMs,
-      v.windowMs,
+      [id, s.databaseId, s.principal, s.scopeKey, v.route, v.bodyDigest, v.owner, v.leaseMs, v.windowMs],
+      'lgw_outcome_claim',
     );
     if (claimed.length) return { claimed: claimed[0].id };
     const existing = await this.find(s);
@@ -75,12 +70,11 @@ export class RequestOutcomesRepository {
   }
 
   async find(s: OutcomeScope): Promise<OutcomeRow | null> {
-    const rows = await this.db.$queryRawUnsafe<OutcomeRow[]>(
+    const rows = await this.uow.read<OutcomeRow>(
       `SELECT ${COLUMNS} FROM request_outcomes
         WHERE database_id = $1::uuid AND principal = $2 AND scope_key = $3 AND expires_at >= now()`,
-      s.databaseId,
-      s.principal,
-      s.scopeKey,
+      [s.databaseId, s.principal, s.scopeKey],
+      'lgw_outcome_find',
     );
     return rows[0] ?? null;
   }
@@ -91,24 +85,20 @@ export class RequestOutcomesRepository {
     owner: string,
     a: { bodyDigest: string | null; status: number; contentType: string | null; answer: string; windowMs: number },
   ): Promise<void> {
-    await this.db.$executeRawUnsafe(
+    await this.uow.read(
       `UPDATE request_outcomes
-          SET state = 'done', body_digest = $3, status = $4, content_type = $5, answer = $6,
-              expires_at = now() + $7 * interval '1 millisecond'
-        WHERE id = $1::uuid AND owner = $2`,
-      id,
-      owner,
-      a.bodyDigest,
-      a.status,
-      a.contentType,
-      a.answer,
-      a.windowMs,
+          SET state = 'done', body_digest = $3, status = $4::int, content_type = $5, answer = $6,
+              expires_at = now() + $7::bigint * interval '1 millisecond'
+        WHERE id = $1::uuid AND owner = $2
+       RETURNING id`,
+      [id, owner, a.bodyDigest, a.status, a.contentType, a.answer, a.windowMs],
+      'lgw_outcome_complete',
     );
   }
 
   /** Withdraws a claim whose request failed (nothing happened): a retry runs afresh. */
   async release(id: string, owner: string): Promise<void> {
-    await this.db.$executeRawUnsafe(`DELETE FROM request_outcomes WHERE id = $1::uuid AND owner = $2 AND state = 'running'`, id, owner);
+    await this.uow.read(`DELETE FROM request_outcomes WHERE id = $1::uuid AND owner = $2 AND state = 'running' RETURNING id`, [id, owner], 'lgw_outcome_release');
   }
 
   /** Extends the leases of a replica's running claims. */
