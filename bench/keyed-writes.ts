@@ -2,8 +2,8 @@
  * Benchmark of exactly-once writes (docs/idempotency.md): small inserts (BENCH_KEYED_ROWS rows, default 1,000) into
  * one table through the remote-dialect insert route, BENCH_KEYED_CONNECTIONS (default 4) at a time, with and without
  * a client x-request-id (which makes the gateway claim the request in the catalog before the write and store its
- * answer after). The two kinds alternate in BENCH_KEYED_ROUNDS rounds (default 6) of BENCH_KEYED_INSERTS inserts
- * each (default 120) against one gateway child, so that drift falls on both; the headline is the ratio of the median
+ * answer after). The two kinds alternate in BENCH_KEYED_ROUNDS rounds (default 8) of BENCH_KEYED_INSERTS inserts
+ * each (default 300) against one gateway child, so that drift falls on both; the headline is the ratio of the median
  * rounds' throughput, keyed / unkeyed (target ≥ 0.95).
  *
  * The catalog is a fresh Postgres database (BENCH_PG_URL, default postgresql://postgres@127.0.0.1:5432/postgres).
@@ -14,13 +14,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as arrow from 'apache-arrow';
 import { ADMIN_URL, sql, urlFor } from './pg';
-import { startChild } from './child';
+import { cpuSeconds, startChild } from './child';
 import { record } from './summary';
 
 const ROWS = Number(process.env.BENCH_KEYED_ROWS ?? 1000);
 const CONNECTIONS = Number(process.env.BENCH_KEYED_CONNECTIONS ?? 4);
-const ROUNDS = Number(process.env.BENCH_KEYED_ROUNDS ?? 6);
-const INSERTS = Number(process.env.BENCH_KEYED_INSERTS ?? 120);
+const ROUNDS = Number(process.env.BENCH_KEYED_ROUNDS ?? 8);
+const INSERTS = Number(process.env.BENCH_KEYED_INSERTS ?? 300);
 
 const body = (): Buffer =>
   Buffer.from(
@@ -59,19 +59,24 @@ async function main(): Promise<void> {
     // Each phase writes a table of its own, so that both kinds meet tables of the same size (a table slows down as
     // its versions pile up).
     let tables = 0;
+    const cpu = { plain: 0, keyed: 0 };
     const phase = async (keyed: boolean): Promise<number> => {
       const table = `keyed_${tables++}`;
       await post(`/v1/table/${table}/create/`);
       let next = 0;
       const t0 = performance.now();
+      const c0 = cpuSeconds(gw.pid);
       await Promise.all(
         Array.from({ length: CONNECTIONS }, async () => {
           while (next++ < INSERTS) await post(`/v1/table/${table}/insert/`, keyed ? { 'x-request-id': randomUUID() } : {});
         }),
       );
+      cpu[keyed ? 'keyed' : 'plain'] += cpuSeconds(gw.pid) - c0;
       return INSERTS / ((performance.now() - t0) / 1000);
     };
-    await phase(false); // warm-up
+    // Warm-up (the engine's and the JIT's first runs are slower), then the timed rounds.
+    await phase(false);
+    await phase(true);
     const plain: number[] = [];
     const keyed: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
@@ -92,6 +97,8 @@ async function main(): Promise<void> {
     console.log(`keyed writes: ${ROUNDS} rounds × ${INSERTS} inserts of ${ROWS} rows, ${CONNECTIONS} at a time, with and without x-request-id`);
     console.log(`  unkeyed: ${plain.map((x) => x.toFixed(0)).join(' / ')} inserts/s (median ${p.toFixed(0)})`);
     console.log(`  keyed:   ${keyed.map((x) => x.toFixed(0)).join(' / ')} inserts/s (median ${k.toFixed(0)})`);
+    const perInsert = (x: number) => ((x / (ROUNDS * INSERTS)) * 1000).toFixed(2);
+    console.log(`  gateway CPU per insert (the engine's threads included): unkeyed ${perInsert(cpu.plain)} ms, keyed ${perInsert(cpu.keyed)} ms`);
     console.log(`  ratio keyed / unkeyed: ${ratio.toFixed(2)} (target ≥ 0.95); per round ${paired.map((x) => x.toFixed(2)).join(' / ')}; rows ${rows} (expected ${expected})`);
     record({
       what: `inserts of ${ROWS} rows with x-request-id (outcome kept)`,

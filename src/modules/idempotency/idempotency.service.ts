@@ -8,7 +8,6 @@ import { OutcomeRow, OutcomeScope, RequestOutcomesRepository } from './request-o
 /** A keyed write this replica is running: its claim on the key. */
 export interface Claim {
   id: string;
-  windowMs: number;
 }
 
 /** The answer of a write, as stored for its retries. */
@@ -80,7 +79,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       const r = await this.repo.claim(scope, { route, bodyDigest, owner: this.replica.id, leaseMs: this.leaseMs, windowMs });
       if ('claimed' in r) {
         this.running.add(r.claimed);
-        return { claim: { id: r.claimed, windowMs } };
+        return { claim: { id: r.claimed } };
       }
       const row = r.existing;
       if (row.state === 'done') return { done: row };
@@ -101,7 +100,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
 
   /** Stores the answer of a claimed write (in the background when the catalog is unreachable); never throws. */
   finish(claim: Claim, a: StoredAnswer): void {
-    this.settle(claim, () => this.repo.complete(claim.id, this.replica.id, { ...a, windowMs: claim.windowMs }));
+    this.settle(claim, () => this.repo.complete(claim.id, this.replica.id, a));
   }
 
   /** Withdraws the claim of a write that failed (nothing happened, so a retry may run it); never throws. */

@@ -79,19 +79,14 @@ export class RequestOutcomesRepository {
     return rows[0] ?? null;
   }
 
-  /** Stores the answer of a claimed request; it is kept until `windowMs` from now. */
-  async complete(
-    id: string,
-    owner: string,
-    a: { bodyDigest: string | null; status: number; contentType: string | null; answer: string; windowMs: number },
-  ): Promise<void> {
+  /** Stores the answer of a claimed request (kept until the claim's window ends). */
+  async complete(id: string, owner: string, a: { bodyDigest: string | null; status: number; contentType: string | null; answer: string }): Promise<void> {
     await this.uow.read(
       `UPDATE request_outcomes
-          SET state = 'done', body_digest = $3, status = $4::int, content_type = $5, answer = $6,
-              expires_at = now() + $7::bigint * interval '1 millisecond'
+          SET state = 'done', body_digest = $3, status = $4::int, content_type = $5, answer = $6
         WHERE id = $1::uuid AND owner = $2
        RETURNING id`,
-      [id, owner, a.bodyDigest, a.status, a.contentType, a.answer, a.windowMs],
+      [id, owner, a.bodyDigest, a.status, a.contentType, a.answer],
       'lgw_outcome_complete',
     );
   }
