@@ -274,6 +274,20 @@ forEachCatalog('exactly-once writes', (kind: CatalogKind) => {
     assert.equal(await count(tenant, 'retried'), 10);
   });
 
+  it('a retried streamed create is answered with the first answer, not "already exists"; another body under its id is a 422', async () => {
+    const rid = { 'x-request-id': `create-${kind}-1` };
+    const first = await send(gw.url, tenant, '/v1/table/made_once/create/', ipc(0, 5), rid);
+    assert.equal(first.status, 200, first.text);
+    const again = await send(gw.url, tenant, '/v1/table/made_once/create/', ipc(0, 5), rid);
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(again.body, first.body);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    expectProblem(await send(gw.url, tenant, '/v1/table/made_once/create/', ipc(0, 6), rid), 422, 13);
+    // Without the id, the same create is the "already exists" the client expects.
+    expectProblem(await send(gw.url, tenant, '/v1/table/made_once/create/', ipc(0, 5)), 409, 5);
+    assert.equal(await count(tenant, 'made_once'), 5);
+  });
+
   it('Idempotency-Key: the same key and body answer the first outcome; another body or route is 422; a malformed key 400', async () => {
     await remote.createTable('keyed', rows(0, 1));
     const key = { 'idempotency-key': `order-${kind}-42` };

@@ -28,3 +28,20 @@ export function jsonDigest(body: unknown): string {
     .update(JSON.stringify(body ?? null))
     .digest('hex');
 }
+
+/**
+ * What a write with a streamed body must pass just before it commits (and after its body has been read): the
+ * request's exactly-once check, which runs while the body arrives instead of before it (src/modules/idempotency/).
+ * It throws when the write must not run (an earlier attempt already made it, or is still running).
+ */
+const COMMIT_GATE = Symbol('lgw.commitGate');
+
+type WithGate = { [COMMIT_GATE]?: () => Promise<void> };
+
+export function setCommitGate(req: object, gate: () => Promise<void>): void {
+  (req as WithGate)[COMMIT_GATE] = gate;
+}
+
+export function commitGateOf(req: object): (() => Promise<void>) | undefined {
+  return (req as WithGate)[COMMIT_GATE];
+}

@@ -2,7 +2,7 @@ import { Controller, createParamDecorator, ExecutionContext, Get, Param, Post, R
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../common/errors';
-import { bodyDigestOf } from '../../common/body-digest';
+import { bodyDigestOf, commitGateOf } from '../../common/body-digest';
 import {
   CountTableRowsResponse,
   CreateTableResponse,
@@ -66,7 +66,9 @@ import { TableWritesService } from './table-writes.service';
  * stops reading early (a bad body, over the limit), whatever the client still sends is discarded once the answer is
  * out, so the client reads the error instead of stalling on a full socket.
  */
-export function arrowBody(req: FastifyRequest): AsyncIterable<Buffer> & { contentLength?: number; settled(maxBytes: number): Promise<void> } {
+export function arrowBody(
+  req: FastifyRequest,
+): AsyncIterable<Buffer> & { contentLength?: number; settled(maxBytes: number): Promise<void>; beforeCommit?: () => Promise<void> } {
   if (req.body !== undefined && req.body !== null) {
     throw Errors.unsupportedMediaType(`expected an Arrow IPC stream body (application/vnd.apache.arrow.stream)`);
   }
@@ -74,6 +76,7 @@ export function arrowBody(req: FastifyRequest): AsyncIterable<Buffer> & { conten
   const declared = raw.headers['transfer-encoding'] === undefined ? Number(raw.headers['content-length']) : NaN;
   return {
     contentLength: Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
+    beforeCommit: commitGateOf(req),
     settled: (maxBytes: number) =>
       new Promise<void>((resolve) => {
         if (raw.readableEnded || raw.destroyed) return resolve();

@@ -3,7 +3,12 @@
  * `settled` resolves once the request has been received to its end (or its connection closed, or `maxBytes` more
  * arrived).
  */
-export type Body = AsyncIterable<Buffer | Uint8Array | string> & { contentLength?: number; settled?: (maxBytes: number) => Promise<void> };
+export type Body = AsyncIterable<Buffer | Uint8Array | string> & {
+  contentLength?: number;
+  settled?: (maxBytes: number) => Promise<void>;
+  /** To be awaited once the body has been read and before the write commits (src/common/body-digest.ts). */
+  beforeCommit?: () => Promise<void>;
+};
 export type CreateMode = 'create' | 'existok' | 'overwrite';
 export type { Dialect } from '../../common/dialect';
 

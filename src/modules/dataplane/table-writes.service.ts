@@ -25,10 +25,10 @@ import { QuotaService } from '../usage/quotas.service';
 /** A buffered body as loaded for its commit, with the bytes that arrived for it (metered as ingested). */
 type Loaded = BufferedIpc & { bodyBytes: number };
 
-/** The body, counting the bytes that arrive (its length and `settled` kept). */
+/** The body, counting the bytes that arrive (its length, `settled` and `beforeCommit` kept). */
 function counting(body: Body): { body: Body; bytes: () => number } {
   let n = 0;
-  const wrapped = Object.assign(metered(body, (k) => (n += k)), { contentLength: body.contentLength, settled: body.settled });
+  const wrapped = Object.assign(metered(body, (k) => (n += k)), { contentLength: body.contentLength, settled: body.settled, beforeCommit: body.beforeCommit });
   return { body: wrapped, bytes: () => n };
 }
 
@@ -194,7 +194,7 @@ export class TableWritesService {
     const reservation = await this.admit(body, Math.min(body.contentLength ?? 0, cap));
     const source = body.contentLength === undefined ? metered(body, (n) => reservation.grow(Math.min(n, cap - reservation.bytes))) : body;
     try {
-      const created = await this.createStreamedAdmitted(t, id, source, dialect, properties, bytes);
+      const created = await this.createStreamedAdmitted(t, id, source, dialect, properties, bytes, raw.beforeCommit);
       this.meter.ingested(t.database.id, created.num_rows, bytes());
       return created;
     } catch (err) {
@@ -212,6 +212,7 @@ export class TableWritesService {
     dialect: Dialect,
     properties: Record<string, string>,
     bytes: () => number,
+    beforeCommit?: () => Promise<void>,
   ): Promise<EnterpriseCreateTableResponse> {
     // Quotas before anything is written: room for a table, and the storage the declared body would add.
     await this.quotas.assertTableRoom(t);
@@ -245,7 +246,9 @@ export class TableWritesService {
       await writer.close();
       // The last chunk's commit (chunks commit one after another, and an empty body is one chunk); read as a fallback.
       if (version === undefined) version = await this.engine.latestVersion(location);
-      // Registering is what makes the table exist: its audit record commits with the catalog row.
+      // Registering is what makes the table exist (the chunks went to a folder nothing refers to yet): the request's
+      // exactly-once check comes first, then the row, with its audit record.
+      await beforeCommit?.();
       await this.tables.registerWritten(t, id, work, properties, { version, num_rows: result.rows });
       return {
         name: id[id.length - 1],
@@ -398,6 +401,7 @@ export class TableWritesService {
             message = undefined;
           },
         });
+        await body.beforeCommit?.(); // the body is in: the request's exactly-once check before anything commits
         whole = await this.budget.reserve(spilled.bytes * COMMIT_MEMORY_FACTOR);
         const buf = await fs.promises.readFile(path);
         await fs.promises.rm(path, { force: true });

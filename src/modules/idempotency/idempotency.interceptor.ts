@@ -1,14 +1,13 @@
-import { createHash } from 'node:crypto';
 import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catchError, from, map, mergeMap, Observable } from 'rxjs';
 import { APP_CONFIG, AppConfig } from '../../config/config';
-import { jsonDigest, watchBodyDigest } from '../../common/body-digest';
+import { bodyDigestOf, jsonDigest, setCommitGate, watchBodyDigest } from '../../common/body-digest';
 import { Errors } from '../../common/errors';
 import { AuditService } from '../audit/audit.service';
 import type { TenantContext } from '../tenancy/tenant-context';
-import { IdempotencyService } from './idempotency.service';
-import type { OutcomeRow } from './request-outcomes.repository';
+import { Claim, IdempotencyService } from './idempotency.service';
+import type { OutcomeRow, OutcomeScope } from './request-outcomes.repository';
 
 /** What an Idempotency-Key may be: visible ASCII, as the IETF draft's examples and the common APIs use. */
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
@@ -39,36 +38,76 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const keyed = this.keyOf(req);
     if (!keyed || !req.tenant) return next.handle();
     const route = `${req.method} ${req.url}`;
-    const isStream = streamed(req);
-    const digest = isStream ? null : jsonDigest(req.body);
     const scope = { databaseId: req.tenant.database.id, principal: req.tenant.principal, scopeKey: keyed.scopeKey };
+    if (streamed(req)) return this.interceptStreamed(req, reply, route, scope, keyed.windowMs, next);
+    const digest = jsonDigest(req.body);
     return from(this.idempotency.begin(scope, route, digest, keyed.windowMs)).pipe(
       mergeMap((begun) => {
-        if ('done' in begun) return from(this.replay(req, reply, route, isStream, digest, begun.done));
-        const { claim } = begun;
-        const streamDigest = isStream ? watchBodyDigest(req) : undefined;
+        if ('done' in begun) return from(this.replay(reply, route, digest, begun.done));
         return next.handle().pipe(
-          map((value) => {
-            const answer = encode(value);
-            if (answer === undefined) this.idempotency.abandon(claim);
-            else {
-              const type = reply.getHeader('content-type');
-              this.idempotency.finish(claim, {
-                bodyDigest: streamDigest ? streamDigest() : digest,
-                status: reply.statusCode,
-                contentType: typeof type === 'string' ? type : null,
-                answer,
-              });
-            }
-            return value;
-          }),
+          map((value) => this.finish(begun.claim, reply, digest, value)),
           catchError((err: unknown) => {
-            this.idempotency.abandon(claim);
+            this.idempotency.abandon(begun.claim);
             throw err;
           }),
         );
       }),
     );
+  }
+
+  /**
+   * A write with a streamed (Arrow) body: its key is claimed while the body arrives, and the write waits for the claim
+   * only at its commit (the body's `beforeCommit`, src/common/body-digest.ts), so a keyed upload takes no extra round
+   * trip. By then the body has been read and hashed: a retry of a write that already happened is answered from it.
+   */
+  private interceptStreamed(req: KeyedRequest, reply: FastifyReply, route: string, scope: OutcomeScope, windowMs: number, next: CallHandler): Observable<unknown> {
+    const digest = watchBodyDigest(req);
+    const begun = this.idempotency.begin(scope, route, null, windowMs);
+    begun.catch(() => undefined); // its failure is the write's, at the gate (or none, when the write commits nothing)
+    setCommitGate(req, async () => {
+      const b = await begun;
+      if ('done' in b) throw new AnsweredBefore(b.done);
+    });
+    return next.handle().pipe(
+      mergeMap(async (value) => {
+        const b = await begun.catch(() => undefined);
+        if (b && 'claim' in b) return this.finish(b.claim, reply, digest(), value);
+        return value; // nothing was committed (the gate was not reached), so there is nothing to keep
+      }),
+      catchError(async (err: unknown) => {
+        if (err instanceof AnsweredBefore) return this.replay(reply, route, digest(), err.row);
+        const b = await begun.catch(() => undefined);
+        if (b && 'claim' in b) this.idempotency.abandon(b.claim);
+        if (!b || !('done' in b)) throw err;
+        // Refused before its commit (a retried create finds its table made by the earlier attempt): the earlier
+        // answer stands, once the rest of the body shows it is the same request.
+        await this.readRest(req);
+        return this.replay(reply, route, digest(), b.done);
+      }),
+    );
+  }
+
+  /** Reads what the handler left of a streamed body into its digest (bounded like any streamed body). */
+  private async readRest(req: FastifyRequest): Promise<void> {
+    const hash = bodyDigestOf(req);
+    if (!hash || req.raw.readableEnded) return;
+    let n = 0;
+    for await (const chunk of req.raw) {
+      n += (chunk as Buffer).length;
+      if (n > this.config.arrow.streamBodyBytes) throw Errors.payloadTooLarge(`request body exceeds the limit of ${this.config.arrow.streamBodyBytes} bytes`);
+      hash.update(chunk as Buffer);
+    }
+  }
+
+  /** Keeps the answer of a write that ran under its claim, and passes it on. */
+  private finish(claim: Claim, reply: FastifyReply, bodyDigest: string, value: unknown): unknown {
+    const answer = encode(value);
+    if (answer === undefined) this.idempotency.abandon(claim);
+    else {
+      const type = reply.getHeader('content-type');
+      this.idempotency.finish(claim, { bodyDigest, status: reply.statusCode, contentType: typeof type === 'string' ? type : null, answer });
+    }
+    return value;
   }
 
   /** The request's key: its Idempotency-Key, else the x-request-id the client sent (not one the gateway made up). */
@@ -86,9 +125,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /** Answers a retry with the earlier attempt's answer, once its body is known to be the same. */
-  private async replay(req: FastifyRequest, reply: FastifyReply, route: string, isStream: boolean, digest: string | null, row: OutcomeRow): Promise<unknown> {
-    const sent = isStream ? await this.drain(req) : digest;
-    if (row.route !== route || (row.bodyDigest !== null && row.bodyDigest !== sent)) {
+  private async replay(reply: FastifyReply, route: string, digest: string, row: OutcomeRow): Promise<unknown> {
+    if (row.route !== route || (row.bodyDigest !== null && row.bodyDigest !== digest)) {
       throw Errors.idempotencyMismatch('this key was used for a different request (another route or body); use a new key');
     }
     this.audit.nothingChanged(); // the change was recorded by the attempt that made it
@@ -96,17 +134,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (row.contentType) reply.type(row.contentType);
     return decode(row.answer);
   }
+}
 
-  /** Reads a retried Arrow body to its end (it is not written again), for its digest. */
-  private async drain(req: FastifyRequest): Promise<string> {
-    const hash = createHash('sha256');
-    let n = 0;
-    for await (const chunk of req.raw) {
-      n += (chunk as Buffer).length;
-      if (n > this.config.arrow.streamBodyBytes) throw Errors.payloadTooLarge(`request body exceeds the limit of ${this.config.arrow.streamBodyBytes} bytes`);
-      hash.update(chunk as Buffer);
-    }
-    return hash.digest('hex');
+/** Thrown at the commit gate of a streamed write whose earlier attempt was answered: its answer is given instead. */
+class AnsweredBefore extends Error {
+  constructor(readonly row: OutcomeRow) {
+    super('answered before');
   }
 }
 
