@@ -40,6 +40,7 @@ async function main(): Promise<void> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const pgName = `lgw_bench_keyed_${process.pid}`;
   await sql(ADMIN_URL, `CREATE DATABASE "${pgName}"`);
+  if (process.env.BENCH_LOG_SQL) await sql(ADMIN_URL, `ALTER DATABASE "${pgName}" SET log_statement = 'all'`);
   const gwDir = path.join(dir, 'gateway');
   const gw = await startChild(
     path.join(__dirname, 'gateway-child.js'),
@@ -60,23 +61,38 @@ async function main(): Promise<void> {
     // its versions pile up).
     let tables = 0;
     const cpu = { plain: 0, keyed: 0 };
+    // The catalog's side: CPU of the gateway's Postgres backends, and transactions committed, per kind.
+    const pgCpu = { plain: 0, keyed: 0 };
+    const commits = { plain: 0, keyed: 0 };
+    const catalog = async () => {
+      const pids = await sql<{ pid: number }>(ADMIN_URL, 'SELECT pid FROM pg_stat_activity WHERE datname = $1', [pgName]);
+      const [db] = await sql<{ c: string }>(ADMIN_URL, 'SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = $1', [pgName]);
+      return { cpu: pids.reduce((a, p) => a + (cpuSeconds(p.pid) || 0), 0), commits: Number(db.c) };
+    };
     const phase = async (keyed: boolean): Promise<number> => {
       const table = `keyed_${tables++}`;
       await post(`/v1/table/${table}/create/`);
       let next = 0;
       const t0 = performance.now();
       const c0 = cpuSeconds(gw.pid);
+      const k0 = await catalog();
       await Promise.all(
         Array.from({ length: CONNECTIONS }, async () => {
           while (next++ < INSERTS) await post(`/v1/table/${table}/insert/`, keyed ? { 'x-request-id': randomUUID() } : {});
         }),
       );
+      const rate = INSERTS / ((performance.now() - t0) / 1000);
       cpu[keyed ? 'keyed' : 'plain'] += cpuSeconds(gw.pid) - c0;
-      return INSERTS / ((performance.now() - t0) / 1000);
+      const k1 = await catalog();
+      pgCpu[keyed ? 'keyed' : 'plain'] += k1.cpu - k0.cpu;
+      // Less the two statements of catalog() itself (each pg_stat read commits one transaction).
+      commits[keyed ? 'keyed' : 'plain'] += k1.commits - k0.commits;
+      return rate;
     };
     // Warm-up (the engine's and the JIT's first runs are slower), then the timed rounds.
     await phase(false);
     await phase(true);
+    for (const m of [cpu, pgCpu, commits]) m.plain = m.keyed = 0;
     const plain: number[] = [];
     const keyed: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
@@ -99,6 +115,11 @@ async function main(): Promise<void> {
     console.log(`  keyed:   ${keyed.map((x) => x.toFixed(0)).join(' / ')} inserts/s (median ${k.toFixed(0)})`);
     const perInsert = (x: number) => ((x / (ROUNDS * INSERTS)) * 1000).toFixed(2);
     console.log(`  gateway CPU per insert (the engine's threads included): unkeyed ${perInsert(cpu.plain)} ms, keyed ${perInsert(cpu.keyed)} ms`);
+    console.log(`  catalog (Postgres backends) CPU per insert: unkeyed ${perInsert(pgCpu.plain)} ms, keyed ${perInsert(pgCpu.keyed)} ms`);
+    const perInsertN = (x: number) => (x / (ROUNDS * INSERTS)).toFixed(2);
+    console.log(`  catalog transactions per insert: unkeyed ${perInsertN(commits.plain)}, keyed ${perInsertN(commits.keyed)}`);
+    const cpuRatio = (cpu.plain + pgCpu.plain) / (cpu.keyed + pgCpu.keyed);
+    console.log(`  CPU ratio (gateway + catalog), unkeyed / keyed: ${cpuRatio.toFixed(2)}`);
     console.log(`  ratio keyed / unkeyed: ${ratio.toFixed(2)} (target ≥ 0.95); per round ${paired.map((x) => x.toFixed(2)).join(' / ')}; rows ${rows} (expected ${expected})`);
     record({
       what: `inserts of ${ROWS} rows with x-request-id (outcome kept)`,

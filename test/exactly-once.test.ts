@@ -334,6 +334,12 @@ forEachCatalog('exactly-once writes', (kind: CatalogKind) => {
 
     const db = gw.app.get<CatalogDb>(CATALOG_DB);
     const key = `r:POST /v1/table/claims/insert/ claims-${kind}-1`;
+    // The answer is stored just after it is sent (gathered with others for a few milliseconds).
+    for (let i = 0; i < 100; i++) {
+      const [row] = await db.prisma.$queryRawUnsafe<{ state: string }[]>(`SELECT state FROM request_outcomes WHERE scope_key = $1`, key);
+      if (row?.state === 'done') break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await db.prisma.$executeRawUnsafe(`UPDATE request_outcomes SET state = 'running', lease_until = now() + interval '1 minute' WHERE scope_key = $1`, key);
     expectProblem(await send(gw.url, tenant, '/v1/table/claims/insert/', ipc(5, 2), rid), 503, 21, { msg: /still running/ });
     await db.prisma.$executeRawUnsafe(`UPDATE request_outcomes SET lease_until = now() - interval '1 second' WHERE scope_key = $1`, key);

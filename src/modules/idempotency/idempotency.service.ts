@@ -26,6 +26,13 @@ const TICK_MS = 2_000;
 /** Rows trimmed per round, at most. */
 const TRIM_BATCH = 1_000;
 const TRIM_EVERY_MS = 60_000;
+/**
+ * Answers are stored together: the first answer to store waits this long for others, and all go in one statement
+ * (at most ANSWER_BATCH). A write's answer is sent without waiting for it; a retry that comes meanwhile finds the
+ * claim still running and waits for it as for any running attempt.
+ */
+const ANSWER_DELAY_MS = 20;
+const ANSWER_BATCH = 200;
 
 /**
  * Exactly-once keyed writes (docs/idempotency.md). A write with a key claims it in the catalog before it runs; a
@@ -43,6 +50,9 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   private readonly running = new Set<string>();
   /** Stored answers and withdrawn claims still to write (the catalog was unreachable). */
   private readonly owed = new Map<string, () => Promise<void>>();
+  /** Answers waiting for their statement (ANSWER_DELAY_MS), by claim id. */
+  private readonly answers = new Map<string, StoredAnswer & { id: string }>();
+  private answerTimer?: NodeJS.Timeout;
   private timer?: NodeJS.Timeout;
   private lastTrim = 0;
   private ticking = false;
@@ -60,6 +70,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
 
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    await this.storeAnswers();
     await this.tick();
   }
 
@@ -98,9 +109,34 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     }
   }
 
-  /** Stores the answer of a claimed write (in the background when the catalog is unreachable); never throws. */
+  /**
+   * Stores the answer of a claimed write, with those of the writes that end within ANSWER_DELAY_MS of it (in the
+   * background when the catalog is unreachable); never throws.
+   */
   finish(claim: Claim, a: StoredAnswer): void {
-    this.settle(claim, () => this.repo.complete(claim.id, this.replica.id, a));
+    this.answers.set(claim.id, { id: claim.id, ...a });
+    if (this.answers.size >= ANSWER_BATCH) void this.storeAnswers();
+    else this.answerTimer ??= setTimeout(() => void this.storeAnswers(), ANSWER_DELAY_MS);
+  }
+
+  /** Writes the gathered answers in one statement; those it could not write are owed (retried every tick). */
+  private async storeAnswers(): Promise<void> {
+    clearTimeout(this.answerTimer);
+    this.answerTimer = undefined;
+    if (!this.answers.size) return;
+    const batch = [...this.answers.values()];
+    this.answers.clear();
+    const attempt = async () => {
+      await this.repo.complete(this.replica.id, batch);
+      for (const a of batch) {
+        this.owed.delete(a.id);
+        this.running.delete(a.id);
+      }
+    };
+    await attempt().catch((err: unknown) => {
+      this.log.warn(`could not store the outcome of ${batch.length} request claim(s) (retrying in the background): ${(err as Error).message}`);
+      for (const a of batch) this.owed.set(a.id, attempt);
+    });
   }
 
   /** Withdraws the claim of a write that failed (nothing happened, so a retry may run it); never throws. */
@@ -125,7 +161,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     if (this.ticking) return;
     this.ticking = true;
     try {
-      for (const attempt of [...this.owed.values()]) await attempt().catch(() => undefined);
+      for (const attempt of new Set(this.owed.values())) await attempt().catch(() => undefined);
       if (this.running.size) {
         await this.repo.renew([...this.running], this.replica.id, this.leaseMs).catch((err: unknown) => {
           this.log.warn(`could not renew the leases of ${this.running.size} running request claim(s): ${(err as Error).message}`);

@@ -79,14 +79,19 @@ export class RequestOutcomesRepository {
     return rows[0] ?? null;
   }
 
-  /** Stores the answer of a claimed request (kept until the claim's window ends). */
-  async complete(id: string, owner: string, a: { bodyDigest: string | null; status: number; contentType: string | null; answer: string }): Promise<void> {
+  /**
+   * Stores the answers of claimed requests (each kept until its claim's window ends), several in one statement: the
+   * service gathers the answers of writes that end close together (IdempotencyService.finish).
+   */
+  async complete(owner: string, answers: { id: string; bodyDigest: string | null; status: number; contentType: string | null; answer: string }[]): Promise<void> {
+    if (!answers.length) return;
     await this.uow.read(
-      `UPDATE request_outcomes
-          SET state = 'done', body_digest = $3, status = $4::int, content_type = $5, answer = $6
-        WHERE id = $1::uuid AND owner = $2
-       RETURNING id`,
-      [id, owner, a.bodyDigest, a.status, a.contentType, a.answer],
+      `UPDATE request_outcomes AS o
+          SET state = 'done', body_digest = a.digest, status = a.status, content_type = a.ctype, answer = a.answer
+         FROM unnest($2::uuid[], $3::text[], $4::int[], $5::text[], $6::text[]) AS a(id, digest, status, ctype, answer)
+        WHERE o.id = a.id AND o.owner = $1
+       RETURNING o.id`,
+      [owner, answers.map((a) => a.id), answers.map((a) => a.bodyDigest), answers.map((a) => a.status), answers.map((a) => a.contentType), answers.map((a) => a.answer)],
       'lgw_outcome_complete',
     );
   }
