@@ -138,7 +138,6 @@ export class DroppedTablesRepository {
       SELECT location FROM tables
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
          AND (namespace_path = ${path} OR (namespace_path >= ${lo} AND namespace_path < ${hi}))
-         AND materialized_at IS NOT NULL
        LIMIT ${limit}`;
     return rows.map((r) => r.location);
   }
