@@ -20,7 +20,8 @@ import {
 } from './dropped-tables.schemas';
 import { DroppedScope, DroppedTablesService } from './dropped-tables.service';
 
-const DROPPED_ID = { id: { description: 'The dropped table\'s id, as listed (not split by `delimiter`).' } };
+const DROPPED_ID = { id: { description: 'The dropped table\'s id, as listed.' } };
+const TENANT_DROPPED_ID = { dropped_id: { description: 'The dropped table\'s id, as listed.' } };
 
 const scopeOf = (t: TenantContext): DroppedScope => ({ database: t.database, catalog: t.catalog, principal: t.principal, requestId: t.requestId });
 
@@ -47,7 +48,7 @@ export class DroppedTablesController {
     return this.dropped.list(scopeOf(t), body);
   }
 
-  @Post('dropped_tables/:id/undrop')
+  @Post('dropped_tables/:dropped_id/undrop')
   @Operation({
     operationId: 'UndropTable',
     summary: 'Undrop a table',
@@ -57,16 +58,16 @@ export class DroppedTablesController {
     tag: 'Table',
     access: 'catalog',
     role: 'admin',
-    pathParams: DROPPED_ID,
+    pathParams: TENANT_DROPPED_ID,
     responses: { 200: { description: 'The restored table', schema: UndropTableResponse } },
     errors: WITH_CONFLICT,
   })
   @Audited('table.undrop')
-  undrop(@Tenant() t: TenantContext, @Param('id') id: string, @ValidBody(UndropTableBody) body: z.output<typeof UndropTableBody>) {
+  undrop(@Tenant() t: TenantContext, @Param('dropped_id') id: string, @ValidBody(UndropTableBody) body: z.output<typeof UndropTableBody>) {
     return this.dropped.undrop(scopeOf(t), id, body.new_name, body.new_namespace);
   }
 
-  @Post('dropped_tables/:id/purge')
+  @Post('dropped_tables/:dropped_id/purge')
   @Operation({
     operationId: 'PurgeDroppedTable',
     summary: 'Purge a dropped table now',
@@ -74,12 +75,12 @@ export class DroppedTablesController {
     tag: 'Table',
     access: 'catalog',
     role: 'admin',
-    pathParams: DROPPED_ID,
+    pathParams: TENANT_DROPPED_ID,
     responses: { 200: { description: 'Purged', schema: PurgeTableResponse } },
     errors: WITH_CONFLICT,
   })
   @Audited('table.purge')
-  purge(@Tenant() t: TenantContext, @Param('id') id: string, @ValidBody(EmptyBody) _body: unknown) {
+  purge(@Tenant() t: TenantContext, @Param('dropped_id') id: string, @ValidBody(EmptyBody) _body: unknown) {
     return this.dropped.purge(scopeOf(t), id);
   }
 
