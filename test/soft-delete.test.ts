@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
-import { Api, eventually, forEachCatalog, idPath, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import { Api, eventually, forEachCatalog, idPath, newTenant, operator, startGateway, Tenant, TEST_STORAGE, TestGateway } from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
 import { exists } from './helpers/stored';
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
 import { Reclaimer } from '../src/modules/reclaim/reclaimer.service';
 import { StorageScan } from '../src/modules/reclaim/storage-scan.service';
 import { PendingLocationsRepository } from '../src/modules/reclaim/pending-locations.repository';
@@ -331,6 +333,99 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     assert.equal(purge.target, 'mine');
     assert.equal(purge.details.location, entry.location);
     assert.equal(purge.details.last_version, version);
+    db.close();
+  });
+
+  it('managed versioning: an undropped table\'s versions are in the catalog again (taken back from its manifests)', async () => {
+    const name = `mv_${randomUUID().slice(0, 8)}`;
+    const made = await op.post('/admin/v1/databases', { name, managed_versioning: true });
+    if (made.status === 400) return; // a store without put-if-absent (not the local or S3 ones this suite runs on)
+    assert.equal(made.status, 201, made.text);
+    await op.request('PATCH', `/admin/v1/databases/${name}`, { drop_profile: 'soft' });
+    const w = (await op.post(`/admin/v1/databases/${name}/api-keys`, { role: 'write' })).body.api_key;
+    const a = (await op.post(`/admin/v1/databases/${name}/api-keys`, { role: 'admin' })).body.api_key;
+    const api = new Api(gw.url, { 'x-api-key': w, 'x-service-database': name });
+    const admin = new Api(gw.url, { 'x-api-key': a, 'x-service-database': name });
+    const db = await lancedb.connect(`db://${name}`, { apiKey: w, hostOverride: gw.url });
+    const table = await db.createTable('mv', rows(0, 3));
+    await table.add(rows(3, 2));
+    const before = (await api.post(`/v1/table/${idPath('mv')}/version/list`, {})).body.versions.map((v: { version: number }) => v.version);
+    assert.deepEqual(before, [1, 2]);
+    await db.dropTable('mv');
+    const [entry] = (await admin.post('/v1/dropped_tables/list', {})).body.dropped_tables;
+    assert.equal(entry.last_version, 2);
+    assert.equal((await admin.post(`/v1/dropped_tables/${entry.id}/undrop`, {})).status, 200);
+    const after = (await api.post(`/v1/table/${idPath('mv')}/version/list`, {})).body.versions.map((v: { version: number }) => v.version);
+    assert.deepEqual(after, [1, 2]);
+    assert.equal(await (await db.openTable('mv')).countRows(), 5);
+    db.close();
+  });
+
+  it('shallow clones: a dropped clone\'s source is purged only after the clone; a clone is undropped only after its source', async () => {
+    if (TEST_STORAGE === 's3') return; // shallow clones are local-storage only
+    const t = await softTenant();
+    const db = await remote(t);
+    await db.createTable('src', rows(0, 4));
+    const loc = (await t.api.post(`/v1/table/${idPath('src')}/describe`, {})).body.location as string;
+    await db.cloneTable('cl', loc, { isShallow: true });
+    // Unchanged: the source cannot leave the catalog while a live clone reads it.
+    expectProblem(await t.api.post(`/v1/table/${idPath('src')}/drop`, {}), 409, 19);
+    await db.dropTable('cl');
+    await db.dropTable('src');
+    const listed = await listDropped(t);
+    const src = listed.find((d) => d.table[0] === 'src')!;
+    const cl = listed.find((d) => d.table[0] === 'cl')!;
+    expectProblem(await t.admin.post(`/v1/dropped_tables/${src.id}/purge`, {}), 409, 19);
+    expectProblem(await t.admin.post(`/v1/dropped_tables/${cl.id}/undrop`, {}), 409, 19);
+    assert.equal((await t.admin.post(`/v1/dropped_tables/${src.id}/undrop`, {})).status, 200);
+    assert.equal((await t.admin.post(`/v1/dropped_tables/${cl.id}/undrop`, {})).status, 200);
+    assert.equal(await (await db.openTable('cl')).countRows(), 4);
+    db.close();
+  });
+
+  it('the CLI: databases update sets the profile and the flag; dropped list, undrop and purge', { skip: kind !== 'postgres' }, async () => {
+    const t = await newTenant(gw);
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number; json: any; stderr: string }>((resolve) => {
+        const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: gw.config.databaseUrl, DATA_DIR: gw.dataDir, STORAGE_ROOT: gw.config.storageRoot, NODE_NO_WARNINGS: '1' };
+        if (TEST_STORAGE === 's3') Object.assign(env, { STORAGE_OPTIONS: JSON.stringify(gw.config.storage.profiles.get('default')!.options) });
+        execFile(process.execPath, [path.resolve(__dirname, '../src/cli/admin.js'), ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
+          let json: unknown;
+          try {
+            json = JSON.parse(stdout);
+          } catch {
+            json = undefined;
+          }
+          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, json, stderr });
+        });
+      });
+    const updated = await cli('databases', 'update', t.name, '--drop-profile', 'soft', '--drop-retention-seconds', '600', '--protected', 'true');
+    assert.equal(updated.code, 0, updated.stderr);
+    assert.equal(updated.json.drop_profile.profile, 'soft');
+    assert.equal(updated.json.drop_profile.retention_seconds, 600);
+    assert.equal(updated.json.protected, true);
+    assert.equal((await cli('databases', 'update', t.name, '--drop-profile', 'maybe')).code, 2);
+    const db = await remote(t);
+    await db.createTable('c1', rows(0, 2));
+    await db.dropTable('c1');
+    await db.createTable('c1', rows(0, 1));
+    const listed = await cli('dropped', 'list', t.name);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(listed.json.dropped_tables.length, 1);
+    const id = listed.json.dropped_tables[0].id;
+    const taken = await cli('dropped', 'undrop', t.name, id);
+    assert.equal(taken.code, 1);
+    assert.match(taken.stderr, /exists/);
+    const undone = await cli('dropped', 'undrop', t.name, id, '--name', 'c1_back');
+    assert.equal(undone.code, 0, undone.stderr);
+    assert.deepEqual(undone.json.id, ['c1_back']);
+    assert.equal(await (await db.openTable('c1_back')).countRows(), 2);
+    await db.dropTable('c1_back');
+    const again = (await cli('dropped', 'list', t.name)).json.dropped_tables[0];
+    const purged = await cli('dropped', 'purge', t.name, again.id);
+    assert.equal(purged.code, 0, purged.stderr);
+    assert.equal(await exists(again.location), false);
+    expectProblem(await op.delete(`/admin/v1/databases/${t.name}`), 409, 14);
     db.close();
   });
 

@@ -354,6 +354,7 @@ export class TablesService implements OnModuleInit {
       if (body.mode === 'create') throw Errors.tableAlreadyExists(display(id));
       // Overwrite replaces the catalog entry; the previously registered data stays where it is.
       const existing = await this.repo.find(scope, encodePath(ns), name);
+      if (existing) this.dropPolicy.assertTableNotProtected(existing.properties, id);
       if (existing) await this.repo.deleteById(existing.id);
       const again = await this.repo.insert(scope, values);
       if (again === 'location-taken') throw this.locationTaken(body.location);
