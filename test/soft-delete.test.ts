@@ -290,6 +290,24 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     db.close();
   });
 
+  it('a purge cut off after its catalog change (the replica died) is finished by the reclaimer', async () => {
+    const t = await softTenant();
+    const db = await remote(t);
+    await db.createTable('doomed', rows(0, 3));
+    await db.dropTable('doomed');
+    const [entry] = await listDropped(t);
+    const dbId = (await op.get(`/admin/v1/databases/${t.name}`)).body.id as string;
+    // What a sweep commits before it deletes the folder, by a replica that then dies.
+    const [claim] = await gw.app.get(DroppedTablesRepository).claimForPurge('dead-replica', { id: entry.id, databaseId: dbId });
+    assert.equal(claim.id, entry.id);
+    assert.deepEqual(await listDropped(t), [], 'no longer listed: it cannot be undropped any more');
+    assert.ok(await exists(entry.location), 'the folder is still there');
+    await new Promise((r) => setTimeout(r, 1500)); // older than RECLAIM_AFTER_SECONDS
+    await gw.app.get(Reclaimer).runOnce();
+    assert.equal(await exists(entry.location), false, 'the reclaimer deleted it');
+    db.close();
+  });
+
   it('only admin keys list, undrop and purge; another database\'s dropped table is a 404; audit records carry location and version', async () => {
     const t = await softTenant();
     const other = await softTenant();
