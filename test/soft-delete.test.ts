@@ -216,6 +216,13 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     const recorded = drop.details.tables.find((x: { table: string }) => x.table === 'team$a');
     assert.equal(recorded.location, locA);
     assert.equal(recorded.last_version, a.last_version);
+
+    // A namespace-mode drop and a namespace overwrite (create mode=overwrite) soft-drop too.
+    await ns.dropTable('a', ['team']);
+    await ns.createTable('c', rows(0, 2), ['team']);
+    assert.equal((await t.api.post(`/v1/namespace/${idPath('team')}/create`, { mode: 'overwrite' })).status, 200);
+    const after = (await listDropped(t)).map((d) => d.table.join('.')).sort();
+    assert.deepEqual(after, ['team.a', 'team.c', 'team.sub.b']);
     ns.close();
   });
 
