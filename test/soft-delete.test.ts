@@ -100,6 +100,12 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     await db.dropTable('orders');
     const both = await listDropped(t);
     assert.equal(both.length, 2);
+    // Keyset pages, newest first.
+    const first = await t.admin.post('/v1/dropped_tables/list', { limit: 1 });
+    assert.equal(first.body.dropped_tables[0].id, both[0].id);
+    const second = await t.admin.post('/v1/dropped_tables/list', { limit: 1, page_token: first.body.page_token });
+    assert.equal(second.status, 200, second.text);
+    assert.equal(second.body.dropped_tables[0].id, both[1].id);
     assert.ok(both[0].last_version !== null);
 
     // Undrop the first one (the older entry) to its own name.
