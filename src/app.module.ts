@@ -12,6 +12,7 @@ import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { LANCE_REST_MODULES, LanceRestModule } from './modules/lance-rest.module';
 import { ObservabilityModule } from './modules/observability/observability.module';
 import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
+import { DroppedTablesAdminModule } from './modules/dropped/dropped-tables.module';
 import { UsageCoreModule } from './modules/usage/usage-core.module';
 import { UsageModule } from './modules/usage/usage.module';
 
@@ -33,6 +34,7 @@ export class AppModule {
         UsageModule,
         LanceRestModule,
         ReclaimerModule,
+        DroppedTablesAdminModule,
         ...(config.basePath ? [RouterModule.register([{ path: config.basePath, module: LanceRestModule, children: LANCE_REST_MODULES }])] : []),
       ],
     };

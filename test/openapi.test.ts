@@ -154,6 +154,11 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('*', 'extra-route', 'POST /v1/jobs/list', 'the official remote client\'s jobs route (listJobs); not in the namespace spec'),
   allow('*', 'extra-route', 'POST /v1/jobs/describe', 'the official remote client\'s jobs route (openJob, Job.wait); not in the namespace spec'),
   allow('*', 'extra-route', 'POST /v1/jobs/query_events', 'the official remote client\'s Job.events(): answered 406, events are not recorded'),
+  allow('*', 'extra-route', 'POST /v1/dropped_tables/list', 'soft-deleted tables (README "Dropping tables"); the spec has no undrop'),
+  allow('*', 'extra-route', 'POST /v1/dropped_tables/{dropped_id}/undrop', 'soft-deleted tables (README "Dropping tables"); the spec has no undrop'),
+  allow('*', 'extra-route', 'POST /v1/dropped_tables/{dropped_id}/purge', 'soft-deleted tables (README "Dropping tables"); the spec has no purge'),
+  allow('*', 'extra-route', 'POST /v1/table/{id}/protection', 'the protection flag (README "Dropping tables"); the spec has no property update of tables'),
+  allow('*', 'extra-route', 'POST /v1/namespace/{id}/protection', 'the protection flag (README "Dropping tables"); the spec has no property update of namespaces'),
   allow('*', 'extra-route', 'POST /v1/jobs/cancel', 'the official remote client\'s jobs route (cancelJob); not in the namespace spec'),
 ];
 
@@ -722,6 +727,35 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('DELETE', '/admin/v1/databases/{name}/api-keys/{id}', `/admin/v1/databases/docs_db/api-keys/${key.body.id}`, 204, undefined, op);
     await call('DELETE', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 204, undefined, op);
     await call('GET', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 404, undefined, op);
+
+    // Soft-delete, undrop and protection (README "Dropping tables"): the tenant's routes need an admin key.
+    await call('PATCH', '/admin/v1/databases/{name}', `/admin/v1/databases/${tenant.name}`, 200, { drop_profile: 'soft', drop_retention_seconds: 3600, protected: false }, op);
+    const adm = { 'x-api-key': (await operator(gw).post(`/admin/v1/databases/${tenant.name}/api-keys`, { role: 'admin' })).body.api_key, 'x-service-database': tenant.name };
+    const softT = idPath('soft_t');
+    const declareAndDrop = async () => {
+      assert.equal((await tenant.api.post(`/v1/table/${softT}/declare`, {})).status, 200);
+      assert.equal((await tenant.api.post(`/v1/table/${softT}/drop`, {})).status, 200);
+    };
+    assert.equal((await tenant.api.post(`/v1/table/${softT}/declare`, {})).status, 200);
+    await call('POST', '/v1/table/{id}/protection', `/v1/table/${softT}/protection`, 200, { protected: true }, adm);
+    await call('POST', '/v1/table/{id}/drop', `/v1/table/${softT}/drop`, 409, {});
+    await call('POST', '/v1/table/{id}/protection', `/v1/table/${softT}/protection`, 200, { protected: false }, adm);
+    assert.equal((await tenant.api.post(`/v1/namespace/${idPath('docs_p')}/create`, {})).status, 200);
+    await call('POST', '/v1/namespace/{id}/protection', `/v1/namespace/${idPath('docs_p')}/protection`, 200, { protected: true }, adm);
+    await call('POST', '/v1/namespace/{id}/protection', `/v1/namespace/${idPath('docs_p')}/protection`, 200, { protected: false }, adm);
+    assert.equal((await tenant.api.post(`/v1/table/${softT}/drop`, {})).status, 200);
+    const dropped = await call('POST', '/v1/dropped_tables/list', '/v1/dropped_tables/list', 200, {}, adm);
+    await call('POST', '/v1/dropped_tables/{dropped_id}/undrop', `/v1/dropped_tables/${dropped.body.dropped_tables[0].id}/undrop`, 200, {}, adm);
+    assert.equal((await tenant.api.post(`/v1/table/${softT}/drop`, {})).status, 200);
+    const opDropped = await call('GET', '/admin/v1/databases/{name}/dropped-tables', `/admin/v1/databases/${tenant.name}/dropped-tables`, 200, undefined, op);
+    const did = opDropped.body.dropped_tables[0].id;
+    await call('POST', '/admin/v1/databases/{name}/dropped-tables/{id}/undrop', `/admin/v1/databases/${tenant.name}/dropped-tables/${did}/undrop`, 200, {}, op);
+    assert.equal((await tenant.api.post(`/v1/table/${softT}/drop`, {})).status, 200);
+    await call('POST', '/v1/dropped_tables/{dropped_id}/purge', `/v1/dropped_tables/${did}/purge`, 200, {}, adm);
+    await call('POST', '/v1/dropped_tables/{dropped_id}/purge', `/v1/dropped_tables/${did}/purge`, 404, {}, adm);
+    await declareAndDrop();
+    const last = (await operator(gw).get(`/admin/v1/databases/${tenant.name}/dropped-tables`)).body.dropped_tables[0].id;
+    await call('POST', '/admin/v1/databases/{name}/dropped-tables/{id}/purge', `/admin/v1/databases/${tenant.name}/dropped-tables/${last}/purge`, 200, {}, op);
 
     // Health, metrics and the documentation itself.
     await call('GET', '/healthz', '/healthz', 200, undefined, {});

@@ -125,6 +125,17 @@ describe(`route access: the document against the guards [${kind}]`, () => {
       assert.equal(anonymous.body.code, 16);
       const asReader = await call(r, tenant.reader.headers);
       const asWriter = await call(r, tenant.api.headers);
+      if (r.op['x-required-role'] === 'admin') {
+        // The admin-only catalog routes (dropped tables, protection flags): read and write keys are refused.
+        for (const refusedOne of [asReader, asWriter]) {
+          assert.equal(refusedOne.status, 403, show(r, refusedOne));
+          assert.equal(refusedOne.body.code, 15);
+          assert.match(refusedOne.body.detail, /needs 'admin'/);
+        }
+        const asAdmin = await call(r, { 'x-api-key': adminKey, 'x-service-database': tenant.name });
+        assert.ok(!refused(asAdmin), `an admin key passes: ${show(r, asAdmin)}`);
+        continue;
+      }
       assert.ok(!refused(asWriter), `a write key passes: ${show(r, asWriter)}`);
       if (r.op['x-required-role'] === 'write') {
         assert.equal(asReader.status, 403, show(r, asReader));

@@ -17,6 +17,8 @@ import type { Role } from '../modules/auth/api-keys.repository';
 import { DatabasesService } from '../modules/databases/databases.service';
 import { createRootLogger } from '../modules/observability/logger';
 import { StorageScan } from '../modules/reclaim/storage-scan.service';
+import { DroppedScope, DroppedTablesService } from '../modules/dropped/dropped-tables.service';
+import { quotasOf, rateLimitOf } from '../modules/tenancy/tenant-context';
 import { UsageService } from '../modules/usage/usage.service';
 import { FleetUsageQuery, FleetUsageReport, UsageQuery } from '../modules/usage/usage.schemas';
 import pino from 'pino';
@@ -32,6 +34,12 @@ const USAGE = `usage: npm run admin -- <command>
   databases list
   databases get <name>
   databases delete <name>
+  databases update <name> [--drop-profile hard|soft|default] [--drop-retention-seconds n|default] [--protected true|false]
+      a database's delete profile (README "Dropping tables") and protection flag
+  dropped list <database>
+  dropped undrop <database> <dropped-id> [--name new_name] [--namespace a/b]
+  dropped purge <database> <dropped-id>
+      soft-dropped tables: list them, restore one (under a new name when its old one is taken), purge one now
   keys issue <database> --role read|write|admin [--description text] [--expires-at 2027-01-01T00:00:00Z]
   keys list <database>
   keys revoke <database> <key-id>
@@ -69,6 +77,11 @@ async function main(argv: string[]): Promise<unknown> {
           date: { type: 'string' },
           sort: { type: 'string' },
           csv: { type: 'boolean' },
+          'drop-profile': { type: 'string' },
+          'drop-retention-seconds': { type: 'string' },
+          protected: { type: 'string' },
+          name: { type: 'string' },
+          namespace: { type: 'string' },
           help: { type: 'boolean', short: 'h' },
         },
       });
@@ -91,6 +104,8 @@ async function main(argv: string[]): Promise<unknown> {
     ...loaded,
     reclaim: { ...loaded.reclaim, intervalMs: 0 },
     usage: { ...loaded.usage, metering: false, refreshIntervalMs: 0 },
+    // Nor does it purge dropped tables on its own: `dropped purge` does one when asked.
+    drop: { ...loaded.drop, purgeIntervalMs: 0 },
   };
   const catalog = await openCatalogDb(config);
   await catalog.migrate();
@@ -100,6 +115,10 @@ async function main(argv: string[]): Promise<unknown> {
   const databases = app.get(DatabasesService);
   const actor = `cli:${os.userInfo().username}`;
   // The services record each change in its own transaction, as for the operator API; the CLI says who and what.
+  const droppedScope = async (name: string): Promise<DroppedScope> => {
+    const db = await databases.require(name);
+    return { database: { id: db.id, name: db.name, rateLimit: rateLimitOf(db), quotas: quotasOf(db) }, principal: actor };
+  };
   const audited = <T>(databaseName: string, act: string, target: string, fn: () => Promise<T>) =>
     AuditContext.run(pendingAudit({ databaseName, actor, action: act, target }), fn);
   try {
@@ -132,6 +151,48 @@ async function main(argv: string[]): Promise<unknown> {
         const [name] = need(1);
         await audited(name, 'database.delete', name, () => databases.delete(name));
         return { deleted: name };
+      }
+      case 'databases update': {
+        const [name] = need(1);
+        const change: { dropProfile?: 'hard' | 'soft' | null; dropRetentionSeconds?: number | null; protected?: boolean } = {};
+        const profile = values['drop-profile'];
+        if (profile !== undefined) {
+          if (!['hard', 'soft', 'default'].includes(profile)) throw new UsageError('--drop-profile must be hard, soft or default');
+          change.dropProfile = profile === 'default' ? null : (profile as 'hard' | 'soft');
+        }
+        const retention = values['drop-retention-seconds'];
+        if (retention !== undefined) {
+          if (retention !== 'default' && !/^[1-9]\d{0,9}$/.test(retention)) throw new UsageError('--drop-retention-seconds must be a positive integer or default');
+          change.dropRetentionSeconds = retention === 'default' ? null : Number(retention);
+        }
+        if (values.protected !== undefined) {
+          if (!['true', 'false'].includes(values.protected)) throw new UsageError('--protected must be true or false');
+          change.protected = values.protected === 'true';
+        }
+        if (Object.keys(change).length === 0) throw new UsageError('databases update: give --drop-profile, --drop-retention-seconds and/or --protected');
+        return await audited(name, 'database.update', name, () => databases.update(name, change));
+      }
+      case 'dropped list': {
+        const [name] = need(1);
+        const dropped = app.get(DroppedTablesService);
+        const scope = await droppedScope(name);
+        const all: unknown[] = [];
+        let token: string | undefined;
+        do {
+          const page = await dropped.list(scope, { page_token: token, limit: config.listMaxLimit });
+          all.push(...page.dropped_tables);
+          token = page.page_token;
+        } while (token);
+        return { dropped_tables: all };
+      }
+      case 'dropped undrop': {
+        const [name, id] = need(2);
+        const ns = values.namespace === undefined ? undefined : values.namespace === '' ? [] : values.namespace.split('/');
+        return await audited(name, 'table.undrop', id, async () => app.get(DroppedTablesService).undrop(await droppedScope(name), id, values.name, ns));
+      }
+      case 'dropped purge': {
+        const [name, id] = need(2);
+        return await audited(name, 'table.purge', id, async () => app.get(DroppedTablesService).purge(await droppedScope(name), id));
       }
       case 'keys issue': {
         const [name] = need(1);

@@ -131,9 +131,14 @@ export const UpdateDatabaseBody = z
     storage_profile: z.string().min(1).max(64).optional().describe('a different storage profile; only while the database holds no tables'),
     managed_versioning: z.boolean().optional().describe('turns catalog-managed versions on or off; only while the database holds no tables'),
     quotas: QuotasBody.optional(),
+    drop_profile: z.enum(['hard', 'soft'], { error: "drop_profile must be 'hard', 'soft' or null" }).nullable().optional()
+      .describe("what a table drop does: 'hard' deletes its data at once, 'soft' keeps it for drop_retention_seconds (undrop); null: the server's DROP_PROFILE"),
+    drop_retention_seconds: z.number().int().min(1).max(10 * 365 * 24 * 3600).nullable().optional()
+      .describe("how long a soft-dropped table is kept before it is purged; null: the server's DROP_RETENTION_SECONDS"),
+    protected: z.boolean().optional().describe('true: deleting the database is refused (409) until the flag is cleared'),
   })
-  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined || b.storage_profile !== undefined || b.managed_versioning !== undefined || b.quotas !== undefined, {
-    error: 'nothing to change: send properties, rate_limit, storage_profile, managed_versioning and/or quotas',
+  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined || b.storage_profile !== undefined || b.managed_versioning !== undefined || b.quotas !== undefined || b.drop_profile !== undefined || b.drop_retention_seconds !== undefined || b.protected !== undefined, {
+    error: 'nothing to change: send properties, rate_limit, storage_profile, managed_versioning, quotas, drop_profile, drop_retention_seconds and/or protected',
   });
 export const CreateKeyBody = z.object({
   role: z.enum(['read', 'write', 'admin'], { error: "role must be 'read', 'write' or 'admin'" }),

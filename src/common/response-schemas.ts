@@ -281,6 +281,15 @@ export const Database = z.object({
       max_rows_per_write: z.number().int().nullable(),
     })
     .describe("the quotas in force (its own, else the gateway's defaults); null: no limit"),
+  drop_profile: z
+    .object({
+      profile: z.enum(['hard', 'soft']),
+      retention_seconds: z.number().int(),
+      source: z.object({ profile: z.enum(['database', 'server']), retention_seconds: z.enum(['database', 'server']) }),
+    })
+    .optional()
+    .describe("what a table drop does (README \"Dropping tables\"), and whether each setting is the database's own or the server's"),
+  protected: z.boolean().optional().describe('deleting the database is refused while true'),
   created_at: z.string(),
 }).meta({ id: 'Database' });
 export type Database = z.infer<typeof Database>;

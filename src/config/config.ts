@@ -114,6 +114,9 @@ export const envSchema = z.object({
   RECLAIM_AFTER_SECONDS: intWithDefault(300, 1),
   RECLAIM_INTERVAL_SECONDS: intWithDefault(60, 0),
   DROP_SYNC_BUDGET_MS: intWithDefault(10_000, 0),
+  DROP_PROFILE: z.enum(['hard', 'soft'], { error: "must be 'hard' or 'soft'" }).default('hard'),
+  DROP_RETENTION_SECONDS: intWithDefault(7 * 24 * 3600, 1),
+  DROP_PURGE_INTERVAL_SECONDS: intWithDefault(60, 0),
   IDEMPOTENCY_REQUEST_ID_SECONDS: intWithDefault(600, 0),
   IDEMPOTENCY_KEY_HOURS: intWithDefault(24, 1),
   IDEMPOTENCY_WAIT_MS: intWithDefault(10_000, 0),
@@ -165,6 +168,8 @@ export interface AppConfig {
   cascadeSyncBudgetMs: number;
   /** How long a table drop waits for its folder's deletion before answering with a job id (0: never waits). */
   dropSyncBudgetMs: number;
+  /** Soft-delete (README "Dropping tables"): the server's delete profile, its retention, and the purge sweep's period (0: never). */
+  drop: { profile: 'hard' | 'soft'; retentionSeconds: number; purgeIntervalMs: number };
   /** How long an API-key lookup is reused (0: never); bounds how late a revocation reaches other replicas. */
   authCacheTtlMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
@@ -313,6 +318,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     listMaxLimit: e.LIST_MAX_LIMIT,
     cascadeSyncBudgetMs: e.CASCADE_SYNC_BUDGET_MS,
     dropSyncBudgetMs: e.DROP_SYNC_BUDGET_MS,
+    drop: { profile: e.DROP_PROFILE, retentionSeconds: e.DROP_RETENTION_SECONDS, purgeIntervalMs: e.DROP_PURGE_INTERVAL_SECONDS * 1000 },
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     oauth: e.OAUTH_JWKS_URI
       ? {

@@ -4,9 +4,10 @@ import { JobsModule } from './jobs/jobs.module';
 import { NamespacesModule } from './namespaces/namespaces.module';
 import { TablesModule } from './tables/tables.module';
 import { TransactionsModule } from './transactions/transactions.module';
+import { DroppedTablesModule } from './dropped/dropped-tables.module';
 
 /** The feature modules that serve the Lance REST contract (mounted under BASE_PATH when one is set). */
-export const LANCE_REST_MODULES = [NamespacesModule, TablesModule, TransactionsModule, DataplaneModule, JobsModule];
+export const LANCE_REST_MODULES = [NamespacesModule, TablesModule, TransactionsModule, DataplaneModule, JobsModule, DroppedTablesModule];
 
 @Module({ imports: LANCE_REST_MODULES })
 export class LanceRestModule {}

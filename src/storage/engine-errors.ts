@@ -115,6 +115,8 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
   { name: 'bad-arrow', test: /Failed to read (?:record batch from )?IPC file|Arrow error: (?:Parser|Invalid argument|Io) error|Ipc error/i, to: badRequest },
   // Parameters the engine cannot work with (e.g. more IVF partitions than rows).
   { name: 'unprocessable', test: /Unprocessable: |Not enough rows to train/i, to: badRequest },
+  // A name the store cannot hold as a file (a tag or branch of hundreds of characters): the caller's input.
+  { name: 'name-too-long', test: /File name too long|ENAMETOOLONG|os error 36\b/, to: () => Errors.invalidInput('a tag or branch name is too long for the store') },
   // Storage failing under the engine: nothing the caller can change.
   { name: 'storage-failure', test: /LanceError\(IO\)|No space left on device|Permission denied|Too many open files|Object store error/i, to: 'fault' },
   // Bad filters, expressions and SQL; unknown columns; unsupported combinations.

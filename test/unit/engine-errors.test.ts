@@ -154,6 +154,13 @@ const CASES: Case[] = [
     rule: 'version-not-found',
     answer: [404, 11],
   },
+  // name-too-long
+  {
+    what: 'tags.delete of a tag whose name is longer than the file system allows (captured with a 240,000-character name)',
+    message: `lance error: LanceError(IO): Generic LocalFileSystem error: Unable to open file ${LOC}/_refs/tags/${'F'.repeat(300)}.json: File name too long (os error 36), ${RS}/lance-io-12.0.0/src/object_store.rs:1609:29  Caused by: LanceError(IO): Generic LocalFileSystem error: Unable to open file ${LOC}/_refs/tags/${'F'.repeat(300)}.json: File name too long (os error 36), ${RS}/lance-io-12.0.0/src/object_store.rs:1609:29    Caused by: Generic LocalFileSystem error`,
+    rule: 'name-too-long',
+    answer: [400, 13],
+  },
   // table-data-missing
   {
     what: 'opening a location with no table',

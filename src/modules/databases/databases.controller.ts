@@ -43,7 +43,7 @@ export class DatabasesController {
     responses: { 200: { description: 'The database', schema: Database } },
     errors: OPERATOR_ERRORS,
   })
-  @Audited('database.update', (b) => ({ ...(b.quotas !== undefined ? { quotas: b.quotas } : {}), ...(b.managed_versioning !== undefined ? { managed_versioning: b.managed_versioning } : {}), ...(b.storage_profile !== undefined ? { storage_profile: b.storage_profile } : {}), ...(b.rate_limit !== undefined ? { rate_limit: b.rate_limit } : {}), ...(b.properties ? { properties: Object.keys(b.properties) } : {}) }))
+  @Audited('database.update', (b) => ({ ...(b.quotas !== undefined ? { quotas: b.quotas } : {}), ...(b.managed_versioning !== undefined ? { managed_versioning: b.managed_versioning } : {}), ...(b.storage_profile !== undefined ? { storage_profile: b.storage_profile } : {}), ...(b.rate_limit !== undefined ? { rate_limit: b.rate_limit } : {}), ...(b.properties ? { properties: Object.keys(b.properties) } : {}), ...(b.drop_profile !== undefined ? { drop_profile: b.drop_profile } : {}), ...(b.drop_retention_seconds !== undefined ? { drop_retention_seconds: b.drop_retention_seconds } : {}), ...(b.protected !== undefined ? { protected: b.protected } : {}) }))
   update(@Param('name') name: string, @ValidBody(UpdateDatabaseBody) body: z.output<typeof UpdateDatabaseBody>) {
     return this.databases.update(name, {
       properties: body.properties,
@@ -51,6 +51,9 @@ export class DatabasesController {
       storageProfile: body.storage_profile,
       managedVersioning: body.managed_versioning,
       quotas: body.quotas,
+      dropProfile: body.drop_profile,
+      dropRetentionSeconds: body.drop_retention_seconds,
+      protected: body.protected,
     });
   }
 
@@ -85,12 +88,12 @@ export class DatabasesController {
   @Operation({
     operationId: 'DeleteDatabase',
     summary: 'Delete a database',
-    description: 'Removes its catalog, API keys and storage folder.',
+    description: 'Removes its catalog, API keys and storage folder, dropped tables included (final: no soft delete). 409 while it is protected.',
     tag: 'Operator',
     access: 'operator',
     pathParams: NAME,
     responses: { 204: { description: 'Deleted (no body)' } },
-    errors: OPERATOR_ERRORS,
+    errors: [...OPERATOR_ERRORS, 409],
   })
   @Audited('database.delete')
   async remove(@Param('name') name: string): Promise<void> {

@@ -18,6 +18,10 @@ export interface DatabaseRow {
   maxNamespaces: number | null;
   maxStorageBytes: number | bigint | string | null;
   maxRowsPerWrite: number | bigint | string | null;
+  /** Delete profile (null: the server's) and protection (README "Dropping tables"). */
+  dropProfile?: string | null;
+  dropRetentionSeconds?: number | null;
+  protected?: boolean;
 }
 
 /** A change of quotas: undefined fields unchanged, null back to the default. */
@@ -32,6 +36,9 @@ export interface DatabaseChange {
   storageProfile?: string;
   managedVersioning?: boolean;
   quotas?: QuotasInput;
+  dropProfile?: 'hard' | 'soft' | null;
+  dropRetentionSeconds?: number | null;
+  protected?: boolean;
 }
 
 @Injectable()
@@ -75,6 +82,9 @@ export class DatabasesRepository {
       where: { id },
       data: {
         ...(change.managedVersioning !== undefined ? { managedVersioning: change.managedVersioning } : {}),
+        ...(change.dropProfile !== undefined ? { dropProfile: change.dropProfile } : {}),
+        ...(change.dropRetentionSeconds !== undefined ? { dropRetentionSeconds: change.dropRetentionSeconds } : {}),
+        ...(change.protected !== undefined ? { protected: change.protected } : {}),
         ...(q.maxTables !== undefined ? { maxTables: q.maxTables } : {}),
         ...(q.maxNamespaces !== undefined ? { maxNamespaces: q.maxNamespaces } : {}),
         ...(q.maxStorageBytes !== undefined ? { maxStorageBytes: big(q.maxStorageBytes) } : {}),
@@ -136,7 +146,7 @@ export class DatabasesRepository {
    */
   async deleteRecordingCleanup(id: string, v: PendingValues): Promise<boolean> {
     const rows = await this.db.$queryRaw<{ id: string }[]>`
-      WITH d AS (DELETE FROM databases WHERE id = ${id}::uuid RETURNING id, name)
+      WITH d AS (DELETE FROM databases WHERE id = ${id}::uuid AND NOT protected RETURNING id, name)
       INSERT INTO pending_locations (id, database_id, database_name, location, kind, request_id, owner)
       SELECT ${v.id}::uuid, d.id, d.name, ${v.location}, 'cleanup', ${v.requestId}, ${v.owner} FROM d
       RETURNING id`;

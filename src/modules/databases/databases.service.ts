@@ -18,6 +18,7 @@ import { TenancyService } from '../tenancy/tenancy.service';
 import { TableStorage } from '../../storage/table-storage.service';
 import { QuotaService } from '../usage/quotas.service';
 import { quotasOf } from '../tenancy/tenant-context';
+import { DropPolicy } from '../dropped/drop-policy.service';
 import { DatabaseChange, DatabaseRow, DatabasesRepository, QuotasInput, RateLimitInput } from './databases.repository';
 
 
@@ -37,6 +38,7 @@ export class DatabasesService {
     private readonly pendingRepo: PendingLocationsRepository,
     private readonly uow: UnitOfWork,
     private readonly quotas: QuotaService,
+    private readonly dropPolicy: DropPolicy,
   ) {}
 
   private present(d: DatabaseRow): Database {
@@ -56,6 +58,8 @@ export class DatabasesService {
         max_storage_bytes: maxStorageBytes,
         max_rows_per_write: maxRowsPerWrite,
       }))(this.quotas.effective(quotasOf(d))),
+      drop_profile: (({ profile, retentionSeconds, source }) => ({ profile, retention_seconds: retentionSeconds, source }))(this.dropPolicy.effective(d)),
+      protected: d.protected ?? false,
       created_at: new Date(d.createdAt).toISOString(),
     };
   }
@@ -135,6 +139,8 @@ export class DatabasesService {
    */
   async delete(name: string, requestId?: string) {
     const db = await this.require(name);
+    // Checked again in the statement that deletes it (a flag set meanwhile still wins).
+    if (db.protected) throw Errors.conflict(`database '${name}' is protected: clear the flag (protected: false) before deleting it`);
     const v = this.pending.values(
       { databaseId: db.id, databaseName: db.name, requestId },
       this.storage.databaseFolder(db.name, '', db.storageProfile),
@@ -147,6 +153,7 @@ export class DatabasesService {
       return true;
     });
     if (!deleted) {
+      if ((await this.repo.findByName(name))?.protected) throw Errors.conflict(`database '${name}' is protected: clear the flag (protected: false) before deleting it`);
       this.audit.nothingChanged(); // deleted meanwhile by someone else
       return;
     }

@@ -19,7 +19,17 @@ export const descendantsLower = (path: string) => `${path}${PATH_SEP}`;
 export type DropOutcome =
   | { kind: 'not-found' }
   | { kind: 'not-empty'; children: number }
-  | { kind: 'dropped'; locations: string[]; transactionId?: string };
+  | { kind: 'dropped'; locations: string[]; transactionId?: string; dropped?: Array<{ namespacePath: string; name: string; location: string; lastVersion: number | null }> };
+
+/**
+ * What a drop asks of its caller (soft-delete, protection): `guard` runs once the namespace (and, in a cascade, its
+ * whole subtree) is locked, and throws to refuse the drop; `moveTables`, in a cascade, removes the subtree's tables
+ * instead of deleting their rows (a soft delete profile), returning what it moved.
+ */
+export interface DropHooks {
+  guard?: () => Promise<void>;
+  moveTables?: () => Promise<Array<{ namespacePath: string; name: string; location: string; lastVersion: number | null }>>;
+}
 
 @Injectable()
 export class NamespacesRepository {
@@ -84,7 +94,7 @@ export class NamespacesRepository {
    * namespace and table row, and records the storage folders to delete as a catalog transaction (cleaned up after
    * commit), so a failure half-way leaves either everything or nothing in the catalog.
    */
-  async drop(scope: Scope, path: string, cascade: boolean): Promise<DropOutcome> {
+  async drop(scope: Scope, path: string, cascade: boolean, hooks: DropHooks = {}): Promise<DropOutcome> {
     const locked = await this.db.$queryRaw<{ id: string }[]>`
       SELECT id FROM namespaces
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog} AND path = ${path}
@@ -99,17 +109,28 @@ export class NamespacesRepository {
                   WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
                     AND namespace_path = ${path}))::int AS n`;
       if (n > 0) return { kind: 'not-empty', children: n };
+      await hooks.guard?.();
       await this.db.$executeRaw`DELETE FROM namespaces WHERE id = ${locked[0].id}::uuid`;
       return { kind: 'dropped', locations: [] };
     }
     const lo = descendantsLower(path);
     const hi = descendantsUpper(path);
+    if (hooks.guard) {
+      // The whole subtree locked first: a protection flag being set under it has committed before the guard looks.
+      await this.db.$queryRaw`
+        SELECT id FROM namespaces
+         WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
+           AND (path = ${path} OR (path >= ${lo} AND path < ${hi}))
+         FOR UPDATE`;
+      await hooks.guard();
+    }
     // Namespaces first: this waits for any writer holding a share lock on a descendant, so the table delete
     // below (a fresh snapshot under READ COMMITTED) sees every table such a writer committed.
     await this.db.$executeRaw`
       DELETE FROM namespaces
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
          AND (path = ${path} OR (path >= ${lo} AND path < ${hi}))`;
+    if (hooks.moveTables) return { kind: 'dropped', locations: [], dropped: await hooks.moveTables() };
     const dropped = await this.db.$queryRaw<{ location: string }[]>`
       DELETE FROM tables
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { ApiError, ErrorCode, Errors } from '../../common/errors';
-import { encodePath, displayId as display } from '../../common/ids';
+import { decodePath, encodePath, displayId as display } from '../../common/ids';
 import { isString, paginate } from '../../common/pagination';
 import type { CreateNamespaceResponse, DescribeNamespaceResponse, DropNamespaceResponse, ListNamespacesResponse } from '../../common/response-schemas';
 import type { PageRequest } from '../../common/validation/fields';
@@ -11,6 +11,14 @@ import { TransactionsService } from '../transactions/transactions.service';
 import { NamespacesRepository } from './namespaces.repository';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { QuotaService } from '../usage/quotas.service';
+import { DropPolicy } from '../dropped/drop-policy.service';
+import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
+import { LanceEngine } from '../../storage/lance-engine';
+import { TableStorage } from '../../storage/table-storage.service';
+import { DropHooks } from './namespaces.repository';
+
+/** How many tables of a cascade have their last version read (for the audit record and the undrop list) before it. */
+const CASCADE_VERSIONS_READ = 200;
 
 export type CreateMode = 'create' | 'existok' | 'overwrite';
 
@@ -31,7 +39,66 @@ export class NamespacesService {
     private readonly uow: UnitOfWork,
     private readonly audit: AuditService,
     private readonly quotas: QuotaService,
+    private readonly dropPolicy: DropPolicy,
+    private readonly droppedRepo: DroppedTablesRepository,
+    private readonly engine: LanceEngine,
+    private readonly storage: TableStorage,
   ) {}
+
+  /**
+   * The hooks of a drop of `id` (README "Dropping tables"): refuse it when anything protected is in the way, and under
+   * a soft delete profile move the cascade's tables to dropped_tables (their last versions read beforehand).
+   */
+  private async dropHooks(t: TenantContext, id: string[], cascade: boolean): Promise<DropHooks> {
+    const scope = scopeOf(t);
+    const path = encodePath(id);
+    const policy = await this.dropPolicy.of(t.database.id);
+    const hooks: DropHooks = {
+      guard: async () => {
+        const found = await this.droppedRepo.protectedInSubtree(scope, path);
+        if (!found) return;
+        const what =
+          found.kind === 'namespace'
+            ? `namespace '${display(decodePath(found.path))}'`
+            : `table '${display([...decodePath(found.path), found.name as string])}'`;
+        throw Errors.invalidTableState(`${what} is protected (property protected=true): clear the flag before dropping '${display(id)}'`);
+      },
+    };
+    if (cascade && policy.profile === 'soft') {
+      const versions = new Map<string, number | null>();
+      const locations = await this.droppedRepo.locationsInSubtree(scope, path, CASCADE_VERSIONS_READ);
+      for (let i = 0; i < locations.length; i += 8) {
+        await Promise.all(
+          locations.slice(i, i + 8).map(async (l) => versions.set(l, await this.engine.latestVersion(l).catch(() => null))),
+        );
+      }
+      hooks.moveTables = async () =>
+        (
+          await this.droppedRepo.softDropSubtree(scope, path, {
+            retentionSeconds: policy.retentionSeconds,
+            droppedBy: t.principal,
+            requestId: t.requestId ?? null,
+            versions,
+          })
+        ).map((r) => ({ namespacePath: r.namespacePath, name: r.name, location: r.location, lastVersion: r.lastVersion }));
+    }
+    return hooks;
+  }
+
+  /** The audit details of a drop that removed tables: each one's identifier, location and last version. */
+  private droppedDetails(dropped: Array<{ namespacePath: string; name: string; location: string; lastVersion: number | null }> | undefined, locations: string[]) {
+    if (dropped) {
+      return {
+        profile: 'soft',
+        tables: dropped.slice(0, 1000).map((d) => ({
+          table: [...decodePath(d.namespacePath), d.name].join('$'),
+          location: this.storage.uri(d.location),
+          last_version: d.lastVersion,
+        })),
+      };
+    }
+    return locations.length ? { profile: 'hard', locations: locations.slice(0, 1000).map((l) => this.storage.uri(l)) } : {};
+  }
 
   async create(t: TenantContext, id: string[], mode: CreateMode, properties: Record<string, string> = {}): Promise<CreateNamespaceResponse> {
     if (id.length === 0) {
@@ -43,6 +110,7 @@ export class NamespacesService {
     const path = encodePath(id);
     const parentPath = encodePath(id.slice(0, -1));
     let cleanup: { txId: string; locations: string[] } | undefined;
+    const hooks = mode === 'overwrite' ? await this.dropHooks(t, id, true) : {};
     const row = await this.uow.run(async () => {
       if (!(await this.repo.lockShared(scope, parentPath))) {
         throw Errors.namespaceNotFound(`parent namespace '${display(id.slice(0, -1))}'`);
@@ -63,7 +131,7 @@ export class NamespacesService {
         return existing;
       }
       // Overwrite: drop the existing namespace with everything in it, then create it afresh, atomically.
-      const dropped = await this.repo.drop(scope, path, true);
+      const dropped = await this.repo.drop(scope, path, true, hooks);
       if (dropped.kind === 'dropped' && dropped.locations.length > 0) {
         cleanup = {
           txId: await this.transactions.record(t.database.id, 'overwrite_namespace', dropped.locations),
@@ -72,7 +140,7 @@ export class NamespacesService {
       }
       const again = await this.repo.insert(scope, ns);
       if (!again) throw Errors.concurrentModification(`namespace '${display(id)}' was modified concurrently`);
-      await this.audit.recordWithChange();
+      await this.audit.recordWithChange(dropped.kind === 'dropped' ? { details: this.droppedDetails(dropped.dropped, dropped.locations) } : {});
       return again;
     });
     if (cleanup) await this.transactions.runWithinBudget(cleanup.txId, cleanup.locations);
@@ -113,12 +181,13 @@ export class NamespacesService {
     const scope = scopeOf(t);
     const path = encodePath(id);
     let txId: string | undefined;
+    const hooks = await this.dropHooks(t, id, behavior === 'cascade');
     const outcome = await this.uow.run(async () => {
-      const o = await this.repo.drop(scope, path, behavior === 'cascade');
+      const o = await this.repo.drop(scope, path, behavior === 'cascade', hooks);
       if (o.kind === 'dropped' && o.locations.length > 0) {
         txId = await this.transactions.record(t.database.id, 'drop_namespace', o.locations);
       }
-      if (o.kind === 'dropped') await this.audit.recordWithChange();
+      if (o.kind === 'dropped') await this.audit.recordWithChange({ details: this.droppedDetails(o.dropped, o.locations) });
       return o;
     });
     switch (outcome.kind) {

@@ -105,10 +105,14 @@ export class PendingLocationsRepository {
     return rows[0].n > 0;
   }
 
-  /** Whether a catalog table row uses this location (a live table: never reclaimed). */
+  /**
+   * Whether a catalog table row uses this location (a live table: never reclaimed), or a soft-dropped table keeps
+   * its data there until its purge (README "Dropping tables"): counted as live too.
+   */
   async tableAt(location: string): Promise<boolean> {
     const rows = await this.db.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM tables WHERE md5(location) = md5(${location}) AND location = ${location}`;
+      SELECT (SELECT count(*) FROM tables WHERE md5(location) = md5(${location}) AND location = ${location})::int
+           + (SELECT count(*) FROM dropped_tables WHERE md5(location) = md5(${location}) AND location = ${location})::int AS n`;
     return rows[0].n > 0;
   }
 
@@ -149,7 +153,9 @@ export class PendingLocationsRepository {
   async knownUnder(databaseId: string | null, folder: string): Promise<string[]> {
     const like = `${escapeLike(folder)}/%`;
     const tables = databaseId
-      ? await this.db.$queryRaw<{ location: string }[]>`SELECT location FROM tables WHERE database_id = ${databaseId}::uuid`
+      ? await this.db.$queryRaw<{ location: string }[]>`
+          SELECT location FROM tables WHERE database_id = ${databaseId}::uuid
+          UNION ALL SELECT location FROM dropped_tables WHERE database_id = ${databaseId}::uuid`
       : [];
     const pending = await this.db.$queryRaw<{ location: string }[]>`
       SELECT location FROM pending_locations WHERE location = ${folder} OR location LIKE ${like}`;
@@ -166,6 +172,7 @@ export class PendingLocationsRepository {
     const like = `${escapeLike(prefix)}/%`;
     const rows = await this.db.$queryRaw<{ known: boolean }[]>`
       SELECT EXISTS (SELECT 1 FROM tables WHERE location = ${prefix} OR location LIKE ${like})
+          OR EXISTS (SELECT 1 FROM dropped_tables WHERE location = ${prefix} OR location LIKE ${like})
           OR EXISTS (SELECT 1 FROM pending_locations WHERE location = ${prefix} OR location LIKE ${like})
           OR EXISTS (SELECT 1 FROM catalog_transactions t, jsonb_array_elements_text(t.pending) AS l(location)
                       WHERE t.status = 'Running' AND (l.location = ${prefix} OR l.location LIKE ${like})) AS known`;

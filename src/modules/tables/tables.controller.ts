@@ -136,12 +136,14 @@ export class TablesController {
   @Operation({
     operationId: 'DropTable',
     summary: 'Drop a table',
-    description: 'Removes the table and deletes its data. A request body is ignored.',
+    description:
+      'Removes the table. Under the database\'s hard delete profile its data is deleted; under a soft one it is kept until ' +
+      'the retention ends (undrop, README "Dropping tables"). 409 (code 19) for a protected table. A request body is ignored.',
     tag: 'Table',
     access: 'catalog',
     role: 'write',
     responses: { 200: { description: 'The dropped table', schema: DropTableResponse } },
-    errors: CATALOG_ERRORS,
+    errors: WITH_CONFLICT,
   })
   @Audited('table.drop')
   drop(@Tenant() t: TenantContext, @ObjectId() id: string[]) {
@@ -152,12 +154,12 @@ export class TablesController {
   @Operation({
     operationId: 'DeregisterTable',
     summary: 'Deregister a table',
-    description: 'Removes the table from the catalog and keeps its data (it can be registered again).',
+    description: 'Removes the table from the catalog and keeps its data (it can be registered again). 409 (code 19) for a protected table.',
     tag: 'Table',
     access: 'catalog',
     role: 'write',
     responses: { 200: { description: 'The deregistered table', schema: DeregisterTableResponse } },
-    errors: CATALOG_ERRORS,
+    errors: WITH_CONFLICT,
   })
   @Audited('table.deregister')
   deregister(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(IdOnlyBody) _body: unknown) {

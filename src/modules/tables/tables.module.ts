@@ -6,6 +6,7 @@ import { NamespacesModule } from '../namespaces/namespaces.module';
 import { PendingModule } from '../reclaim/pending.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { ThrottlingModule } from '../throttling/throttling.module';
+import { DroppedCoreModule } from '../dropped/dropped-core.module';
 import { ManagedVersionsController } from './managed-versions.controller';
 import { ManagedVersionsService } from './managed-versions.service';
 import { TableVersionsRepository } from './table-versions.repository';
@@ -16,9 +17,9 @@ import { TablesService } from './tables.service';
 
 /** The table catalog: declare, register, describe, list, rename, drop; catalog-managed versions. */
 @Module({
-  imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule, JobsModule],
+  imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule, JobsModule, DroppedCoreModule],
   controllers: [TablesController, ManagedVersionsController],
   providers: [TablesRepository, TablesService, TableVersionsRepository, ManagedVersionsService, VersionAdoption],
-  exports: [TablesService, ManagedVersionsService, TableVersionsRepository],
+  exports: [TablesService, ManagedVersionsService, TableVersionsRepository, VersionAdoption],
 })
 export class TablesModule {}

@@ -32,6 +32,8 @@ import { branchOf, LanceEngine } from '../../storage/lance-engine';
 import type { SchemaDialect } from '../../storage/arrow-json-schema';
 import { QuotaService } from '../usage/quotas.service';
 import { UsageMeter } from '../usage/usage-meter.service';
+import { DropPolicy } from '../dropped/drop-policy.service';
+import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
 
 
 const originOf = (t: TenantContext): PendingOrigin => ({ databaseId: t.database.id, databaseName: t.database.name, requestId: t.requestId });
@@ -92,6 +94,8 @@ export class TablesService implements OnModuleInit {
     private readonly jobs: JobsService,
     private readonly quotas: QuotaService,
     private readonly meter: UsageMeter,
+    private readonly dropPolicy: DropPolicy,
+    private readonly droppedRepo: DroppedTablesRepository,
   ) {}
 
   onModuleInit(): void {
@@ -334,6 +338,10 @@ export class TablesService implements OnModuleInit {
       if (await this.pendingRepo.pendingAt(location)) {
         throw Errors.conflict(`location ${body.location} is being written or deleted by the gateway`);
       }
+      // A dropped table keeps its folder until undropped or purged: it is not the caller's to claim either.
+      if (await this.droppedRepo.droppedAt(location)) {
+        throw Errors.conflict(`location ${body.location} belongs to a dropped table (undrop or purge it first)`);
+      }
       const values = { namespacePath: encodePath(ns), name, location, properties: body.properties ?? {}, materialized: true };
       // A new name needs room under max_tables; overwriting a registered name replaces it.
       await this.quotas.assertTableRoom(t, true, async () => body.mode === 'overwrite' && !!(await this.repo.find(scope, encodePath(ns), name)));
@@ -346,6 +354,7 @@ export class TablesService implements OnModuleInit {
       if (body.mode === 'create') throw Errors.tableAlreadyExists(display(id));
       // Overwrite replaces the catalog entry; the previously registered data stays where it is.
       const existing = await this.repo.find(scope, encodePath(ns), name);
+      if (existing) this.dropPolicy.assertTableNotProtected(existing.properties, id);
       if (existing) await this.repo.deleteById(existing.id);
       const again = await this.repo.insert(scope, values);
       if (again === 'location-taken') throw this.locationTaken(body.location);
@@ -404,15 +413,55 @@ export class TablesService implements OnModuleInit {
   }
 
   /**
-   * Drops the table: the row goes and its folder is recorded for clean-up in one statement, then the folder is
-   * deleted (by the reclaimer, should this process die first).
+   * Drops the table. Under the database's soft delete profile (README "Dropping tables") its row moves to
+   * dropped_tables with its data in place, until undropped or purged; under the hard one the row goes and its folder
+   * is recorded for clean-up in one statement, then the folder is deleted (by the reclaimer, should this process die
+   * first). A protected table (property protected=true) is refused (409). Either way the name is free at once, and
+   * the audit record carries the location and the last version.
    */
   async drop(t: TenantContext, id: string[]): Promise<DropTableResponse> {
     const { ns, name } = splitTableId(id);
+    const scope = scopeOf(t);
+    const before = await this.get(t, id);
+    this.dropPolicy.assertTableNotProtected(before.properties, id);
+    const policy = await this.dropPolicy.of(t.database.id);
+    const lastVersion = await this.lastVersionOf(before);
+    if (policy.profile === 'soft') {
+      const dropped = await this.uow.run(async () => {
+        const locked = await this.droppedRepo.lockLive(scope, encodePath(ns), name);
+        if (!locked) return null;
+        this.dropPolicy.assertTableNotProtected(locked.properties, id);
+        const moved = await this.droppedRepo.softDrop(
+          locked.id,
+          { retentionSeconds: policy.retentionSeconds, droppedBy: t.principal, requestId: t.requestId ?? null },
+          locked.id === before.id ? lastVersion : null,
+        );
+        if (moved) {
+          await this.audit.recordWithChange({
+            details: {
+              location: this.storage.uri(moved.location),
+              last_version: moved.lastVersion,
+              profile: 'soft',
+              dropped_id: moved.id,
+              purge_after: moved.purgeAfter.toISOString(),
+            },
+          });
+        }
+        return moved;
+      });
+      if (!dropped) throw Errors.tableNotFound(display(id));
+      return { id, location: this.storage.uri(dropped.location), properties: { ...dropped.properties } };
+    }
     const v = this.pending.values(originOf(t), '', 'cleanup');
     const row = await this.uow.run(async () => {
-      const removed = await this.repo.deleteRecordingCleanup(scopeOf(t), encodePath(ns), name, v);
-      if (removed) await this.audit.recordWithChange();
+      const locked = await this.droppedRepo.lockLive(scope, encodePath(ns), name);
+      if (locked) this.dropPolicy.assertTableNotProtected(locked.properties, id);
+      const removed = await this.repo.deleteRecordingCleanup(scope, encodePath(ns), name, v);
+      if (removed) {
+        await this.audit.recordWithChange({
+          details: { location: this.storage.uri(removed.location), last_version: removed.id === before.id ? lastVersion : null, profile: 'hard' },
+        });
+      }
       return removed;
     });
     if (!row) {
@@ -430,6 +479,12 @@ export class TablesService implements OnModuleInit {
     return { ...answer, job_id: jobId };
   }
 
+  /** The table's latest version (main), for the record of its drop; null without data or when it cannot be read. */
+  private async lastVersionOf(row: TableRow): Promise<number | null> {
+    if (!(await this.materialized(row).catch(() => false))) return null;
+    return this.engine.latestVersion(row.location).catch(() => null);
+  }
+
   /** Whether `p` settles within `ms` (0: never waits). */
   private async within(p: Promise<unknown>, ms: number): Promise<boolean> {
     if (ms <= 0) return false;
@@ -444,6 +499,7 @@ export class TablesService implements OnModuleInit {
 
   /** Forgets the table but keeps its data (it can be registered again). */
   async deregister(t: TenantContext, id: string[]): Promise<DeregisterTableResponse> {
+    this.dropPolicy.assertTableNotProtected((await this.get(t, id)).properties, id);
     const row = await this.removeRow(t, id);
     return { id, location: this.storage.uri(row.location), properties: this.presentProperties(row) };
   }
