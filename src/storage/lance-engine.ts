@@ -86,6 +86,7 @@ export interface NativeTable {
   update(onlyIf: string | undefined, columns: Array<[string, string]>): Promise<{ rowsUpdated: number; version: number }>;
   delete(predicate: string): Promise<{ numDeletedRows: number; version: number }>;
   mergeInsert(on: string[]): NativeMergeBuilder;
+  stats(): Promise<{ totalBytes: number }>;
 }
 /** LanceEngine.streamWriter: one table written chunk by chunk through one handle. */
 export interface StreamWriter {
@@ -136,6 +137,7 @@ export class LanceEngine implements OnModuleDestroy {
   private readonly handles?: LRUCache<string, CachedHandle>;
   private readonly opening = new Map<string, Promise<CachedHandle>>();
   private readonly writeListeners: Array<(location: string, branch?: string) => Promise<unknown>> = [];
+  private readonly storedListeners: Array<(location: string, bytes: number) => void> = [];
   private readonly log = new Logger('LanceEngine');
 
   constructor(
@@ -283,6 +285,49 @@ export class LanceEngine implements OnModuleDestroy {
     this.writeListeners.push(fn);
   }
 
+  /**
+   * `fn` is told, after each commit the gateway makes, about how many bytes it added to the table's store (an
+   * estimate the storage refresher's next measurement replaces; README "Usage and quotas"): the growth of the data
+   * files the table's latest version reads (engine statistics before and after the commit, on the handle that
+   * committed), plus, for the wrapper API's commits (index builds), the growth of its indices' sizes. A create or an
+   * overwrite adds all of its version's data files; a delete adds a deletion file, counted as nothing here. Listeners
+   * must be cheap and must not throw.
+   */
+  onStored(fn: (location: string, bytes: number) => void): void {
+    this.storedListeners.push(fn);
+  }
+
+  private stored(location: string, bytes: number): void {
+    if (!(bytes > 0)) return;
+    for (const fn of this.storedListeners) {
+      try {
+        fn(location, bytes);
+      } catch (err) {
+        this.log.warn(`a storage listener failed after a commit to ${location}: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  /** The data bytes of the version a native handle is at (never throws: null when they cannot be read). */
+  private async dataBytes(t: { stats(): Promise<{ totalBytes: number }> }): Promise<number | null> {
+    try {
+      return (await t.stats()).totalBytes;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Data bytes plus the indices' sizes of the version a wrapper handle is at (null when they cannot be read). */
+  private async footprint(t: lancedb.Table): Promise<number | null> {
+    const data = await this.dataBytes(t);
+    if (data === null) return null;
+    try {
+      return data + (await t.listIndices()).reduce((n, i) => n + (i.sizeBytes ?? 0), 0);
+    } catch {
+      return data;
+    }
+  }
+
   private async written(location: string, branch?: string): Promise<void> {
     for (const fn of this.writeListeners) {
       await fn(location, branchOf(branch)).catch((err: unknown) => this.log.warn(`a write listener failed after a commit to ${location}: ${(err as Error).message}`));
@@ -291,7 +336,20 @@ export class LanceEngine implements OnModuleDestroy {
 
   /** Runs `fn` with a table handle (the wrapper API) that may commit, closing it afterwards; listeners are told. */
   async withTable<T>(location: string, fn: (t: lancedb.Table) => Promise<T>, at?: number | TableRef): Promise<T> {
-    const r = await this.readTable(location, fn, at);
+    const counted = this.storedListeners.length > 0;
+    let grown = 0;
+    const r = await this.readTable(
+      location,
+      async (table) => {
+        const before = counted ? await this.footprint(table) : null;
+        const out = await fn(table);
+        const after = before === null ? null : await this.footprint(table);
+        if (before !== null && after !== null) grown = after - before;
+        return out;
+      },
+      at,
+    );
+    this.stored(location, grown);
     await this.written(location, typeof at === 'object' ? at?.branch : undefined);
     return r;
   }
@@ -447,10 +505,26 @@ export class LanceEngine implements OnModuleDestroy {
 
   /**
    * Runs `fn` with the native table handle (raw IPC writes), of `branch` when one is named (main otherwise). A branch
-   * the table does not have is a 404 (code 22), never main's data.
+   * the table does not have is a 404 (code 22), never main's data. `overwrites`: `fn` replaces every row (all the
+   * data files of its version are new).
    */
-  async withNative<T>(location: string, fn: (t: NativeTable) => Promise<T>, branch?: string): Promise<T> {
-    const r = await this.withNativeHandle(location, fn, branch);
+  async withNative<T>(location: string, fn: (t: NativeTable) => Promise<T>, branch?: string, overwrites = false): Promise<T> {
+    const counted = this.storedListeners.length > 0;
+    let grown = 0;
+    const r = await this.withNativeHandle(
+      location,
+      async (n) => {
+        // About 0.5 ms each on a table of 300 fragments: the manifest is in memory, nothing is read from the store.
+        const before = counted ? await this.dataBytes(n) : null;
+        const out = await fn(n);
+        const after = before === null ? null : await this.dataBytes(n);
+        // An overwrite's data files are all new (the old ones stay with the older versions).
+        if (before !== null && after !== null) grown = overwrites ? after : after - before;
+        return out;
+      },
+      branch,
+    );
+    this.stored(location, grown);
     await this.written(location, branch);
     return r;
   }
@@ -491,11 +565,15 @@ export class LanceEngine implements OnModuleDestroy {
     try {
       const t = await nativeOf(conn).createTable(name, ipcFile, mode, [], undefined);
       let version: number;
+      let bytes: number | null = 0;
       try {
         version = await t.version();
+        // Every data file of the new version is new (an overwrite's old files stay with the older versions).
+        if (this.storedListeners.length > 0) bytes = await this.dataBytes(t);
       } finally {
         t.close();
       }
+      this.stored(location, bytes ?? 0);
       await this.written(location);
       return version;
     } catch (err) {
@@ -555,15 +633,19 @@ export class LanceEngine implements OnModuleDestroy {
       close: async () => {
         if (closed) return;
         closed = true;
+        const bytes = table && this.storedListeners.length > 0 ? await this.dataBytes(table) : null;
         table?.close();
         conn.close();
-        if (table) await this.written(location);
+        if (table) {
+          this.stored(location, bytes ?? 0);
+          await this.written(location);
+        }
       },
     };
   }
 
   async append(location: string, ipcFile: Buffer, mode: 'append' | 'overwrite' = 'append', branch?: string): Promise<number> {
-    return this.withNative(location, async (t) => (await t.add(ipcFile, mode)).version, branch);
+    return this.withNative(location, async (t) => (await t.add(ipcFile, mode)).version, branch, mode === 'overwrite');
   }
 
   /**
