@@ -67,7 +67,7 @@ forEachCatalog('storage counted from real bytes', (kind) => {
       | undefined;
   };
   const location = async (t: Tenant, table: string) => {
-    const r = await t.api.post(`/v1/table/${idPath(table)}/describe`, {});
+    const r = await t.reader.post(`/v1/table/${idPath(table)}/describe`, {});
     assert.equal(r.status, 200, r.text);
     return r.body.location as string;
   };
