@@ -4,6 +4,8 @@ import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { UsageMeter } from '../src/modules/usage/usage-meter.service';
 import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
+import { UsageRepository } from '../src/modules/usage/usage.repository';
+import { UnitOfWork } from '../src/database/unit-of-work';
 import { expectProblem } from './helpers/assertions';
 import { forEachCatalog, idPath, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
 import * as stored from './helpers/stored';
@@ -153,6 +155,39 @@ forEachCatalog('storage counted from real bytes', (kind) => {
     await measure();
     const onStore = await stored.bytesUnder(await location(t, 'grow'));
     assert.equal((await storageNow(t))!.storage_bytes, onStore);
+  });
+
+  it('keeps what was written during a measurement on top of it (never behind the store), until the next one', async () => {
+    const t = await newTenant(gw);
+    const db = await remote(t);
+    try {
+      await db.createTable('race', rows(0, 500), { schema });
+    } finally {
+      db.close();
+    }
+    await measure();
+    const loc = await location(t, 'race');
+    const measured = await stored.bytesUnder(loc);
+    assert.equal((await storageNow(t))!.storage_bytes, measured);
+
+    // A write flushed before the claim is replaced by the measurement; one flushed after the claim (another replica's,
+    // say, while this one lists the store) stays on top of it.
+    const repo = gw.app.get(UsageRepository);
+    const uow = gw.app.get(UnitOfWork);
+    const relative = stored.relative(gw.config.storageRoot, loc);
+    const flush = (seq: number, bytes: number) => uow.run(() => repo.applyFlush(`race-${t.name}`, seq, [], [], [[relative, bytes]]));
+    await flush(1, 1000);
+    const due = await repo.claimDue('race-owner', 1000, 24 * 3600_000, 60_000);
+    const claimed = due.find((c) => c.location === relative)!;
+    for (const other of due) if (other !== claimed) await repo.releaseLease(other.tableId, 'race-owner');
+    assert.ok(claimed, 'the written table is due');
+    assert.equal(claimed.writtenBytes, 1000);
+    await flush(2, 700);
+    await repo.recordScan(claimed, 'race-owner', { bytes: measured, currentBytes: 1, rows: 500 });
+    assert.equal((await storageNow(t))!.storage_bytes, measured + 700);
+    // The late write made the table due again: the next measurement replaces it too.
+    await measure();
+    assert.equal((await storageNow(t))!.storage_bytes, measured);
   });
 
   it('max_storage_bytes refuses the very next write of a database over it; a database under it still writes', async () => {
