@@ -310,9 +310,10 @@ export class LanceEngine implements OnModuleDestroy {
    * `fn` is told, after each commit the gateway makes, about how many bytes it added to the table's store (an
    * estimate the storage refresher's next measurement replaces; README "Usage and quotas"): the growth of the data
    * files the table's latest version reads (engine statistics before and after the commit, on the handle that
-   * committed), plus, for the wrapper API's commits (index builds), the growth of its indices' sizes. A create or an
-   * overwrite adds all of its version's data files; a delete adds a deletion file, counted as nothing here. Listeners
-   * must be cheap and must not throw.
+   * committed; for the wrapper API's commits, such as index builds, with its indices' sizes), plus the commit's
+   * manifest and transaction file (commitOverhead). A create or an overwrite adds all of its version's data files; a
+   * delete's deletion file and a shallow clone's manifest are left to the measurement. Nothing is read from the store
+   * for it. Listeners must be cheap and must not throw.
    */
   onStored(fn: (location: string, bytes: number) => void): void {
     this.storedListeners.push(fn);
