@@ -84,8 +84,11 @@ export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShut
    * cache). A declared table without data yet has no current version (0).
    */
   async measure(location: string): Promise<{ bytes: number; currentBytes: number; rows: number }> {
-    const { bytes } = await this.storage.usage(location);
-    if (!(await this.storage.hasData(location))) return { bytes, currentBytes: 0, rows: 0 };
+    const files = await this.storage.listFiles(location);
+    const bytes = files.reduce((n, f) => n + f.size, 0);
+    // A committed version is a manifest under `_versions` (what TableStorage.hasData looks for), found in the listing.
+    const versions = `${location}/_versions/`;
+    if (!files.some((f) => f.path.startsWith(versions) && f.path.endsWith('.manifest'))) return { bytes, currentBytes: 0, rows: 0 };
     const h = await this.engine.open(location);
     try {
       const s = await h.table.stats();
