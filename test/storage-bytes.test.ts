@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { UsageMeter } from '../src/modules/usage/usage-meter.service';
@@ -7,7 +7,18 @@ import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
 import { UsageRepository } from '../src/modules/usage/usage.repository';
 import { UnitOfWork } from '../src/database/unit-of-work';
 import { expectProblem } from './helpers/assertions';
-import { forEachCatalog, idPath, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import {
+  CATALOG_KINDS,
+  createPgDatabase,
+  forEachCatalog,
+  idPath,
+  newTenant,
+  operator,
+  startGateway,
+  Tenant,
+  TEST_STORAGE,
+  TestGateway,
+} from './helpers/gateway';
 import * as stored from './helpers/stored';
 
 /**
@@ -253,3 +264,54 @@ forEachCatalog('storage counted from real bytes', (kind) => {
     assert.equal(unbounded.status, 200, unbounded.text);
   });
 });
+
+describe(
+  'storage counted from real bytes: two replicas [postgres]',
+  {
+    skip: !CATALOG_KINDS.includes('postgres')
+      ? 'needs the postgres catalog'
+      : TEST_STORAGE === 's3'
+        ? 'the second replica would need the S3 pass store options (covered on local disk)'
+        : false,
+  },
+  () => {
+    let pg: Awaited<ReturnType<typeof createPgDatabase>>;
+    let a: TestGateway;
+    let b: TestGateway;
+
+    before(async () => {
+      pg = await createPgDatabase('lgw_bytes');
+      const env = { DATABASE_URL: pg.url, USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0', AUTH_CACHE_TTL_MS: '0' };
+      a = await startGateway('postgres', env);
+      b = await startGateway('postgres', { ...env, STORAGE_ROOT: a.config.storageRoot });
+    });
+    after(async () => {
+      await a?.close();
+      await b?.close();
+      await pg?.drop();
+    });
+
+    it("counts one replica's writes in the other's quota checks from its next flush, before any measurement", async () => {
+      const t = await newTenant(a);
+      const db = await lancedb.connect(`db://${t.name}`, { apiKey: t.writeKey, hostOverride: a.url });
+      try {
+        await db.createTable('fresh', small(0, 2000), { schema: smallSchema });
+      } finally {
+        db.close();
+      }
+      assert.equal((await operator(a).request('PATCH', `/admin/v1/databases/${t.name}`, { quotas: { max_storage_bytes: 1024 } })).status, 200);
+      const body = smallIpc(5000, 10);
+      const insert = (gw: TestGateway) =>
+        fetch(`${gw.url}/v1/table/${idPath('fresh')}/insert`, { method: 'POST', headers: { ...t.api.headers, 'content-type': ARROW }, body }).then(
+          async (r) => ({ status: r.status, headers: r.headers, text: await r.text() }),
+        );
+      const parsed = async (r: { status: number; headers: Headers; text: string }) => ({ ...r, body: JSON.parse(r.text) });
+      // a saw the create: refused there at once.
+      expectProblem(await parsed(await insert(a)), 403, 15, { msg: 'max_storage_bytes' });
+      // Once a flushed, b (which saw nothing written and measured nothing) refuses too.
+      await a.app.get(UsageMeter).flush();
+      expectProblem(await parsed(await insert(b)), 403, 15, { msg: 'max_storage_bytes' });
+      assert.equal(Number((await t.reader.post(`/v1/table/${idPath('fresh')}/count_rows`, {})).text), 2000);
+    });
+  },
+);
