@@ -20,6 +20,7 @@ const OBJECT_STORE_SUITES = [
   'clone',
   'multipart',
   'soft-delete',
+  'storage-bytes',
 ].map((n) => path.join(root, 'dist', 'test', `${n}.test.js`));
 
 function run(files, env) {

@@ -5,6 +5,7 @@ import { PrismaClient } from '../src/generated/prisma/client';
 import { UsageMeter } from '../src/modules/usage/usage-meter.service';
 import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
 import { Api, CATALOG_KINDS, createPgDatabase, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import * as stored from './helpers/stored';
 
 /**
  * The storage refresher (README "Usage and quotas"): storage, table and namespace figures stay current although a
@@ -14,7 +15,10 @@ import { Api, CATALOG_KINDS, createPgDatabase, forEachCatalog, newTenant, operat
  */
 const today = () => new Date().toISOString().slice(0, 10);
 
-async function storageToday(gw: TestGateway, name: string): Promise<{ storage_bytes: number | null; tables: number | null; namespaces: number | null }> {
+async function storageToday(
+  gw: TestGateway,
+  name: string,
+): Promise<{ storage_bytes: number | null; current_version_bytes: number | null; tables: number | null; namespaces: number | null }> {
   const r = await operator(gw).get(`/admin/v1/databases/${name}/usage?from=${today()}`);
   assert.equal(r.status, 200, r.text);
   return r.body.periods[0];
@@ -47,6 +51,14 @@ forEachCatalog('storage refresher', (kind) => {
     assert.equal(r.status, 200, r.text);
     return r.body.total_bytes as number;
   };
+  /** Bytes of every file under the table's location on its store (walked on disk, or listed on the S3 server). */
+  const onStore = async (table: string, nsId: string[]) => {
+    const id = [...nsId, table].join('$');
+    // With the read key: a describe with a write key marks the table due for a measurement.
+    const r = await tenant.reader.post(`/v1/table/${encodeURIComponent(id)}/describe`, {});
+    assert.equal(r.status, 200, r.text);
+    return stored.bytesUnder(r.body.location as string);
+  };
   const ageScans = () => gw.app.get(PrismaClient).$executeRawUnsafe(`UPDATE table_usage SET scanned_at = now() - interval '25 hours'`);
 
   it("claims due tables through an index in the claim's own order (no sort of every table per claim)", async () => {
@@ -62,14 +74,17 @@ forEachCatalog('storage refresher', (kind) => {
     const round = await refresh();
     assert.ok(round.scanned >= 1, JSON.stringify(round));
     const first = await storageToday(gw, tenant.name);
-    assert.equal(first.storage_bytes, await stats('direct', ['team']));
-    assert.ok(first.storage_bytes! > 0);
+    // storage_bytes: every byte under the table's location; beside it the current version's data bytes.
+    assert.equal(first.storage_bytes, await onStore('direct', ['team']));
+    assert.equal(first.current_version_bytes, await stats('direct', ['team']));
+    assert.ok(first.current_version_bytes! > 0);
+    assert.ok(first.storage_bytes! > first.current_version_bytes!, 'manifests and transaction files are bytes too');
     assert.equal(first.tables, 1);
     assert.equal(first.namespaces, 1);
 
     // Written again straight to storage with the handle it holds: nothing passes through the gateway.
     await table.add(rows(30, 400));
-    const grown = await stats('direct', ['team']);
+    const grown = await onStore('direct', ['team']);
     assert.ok(grown > first.storage_bytes!);
     // Just measured, and nothing said it changed: not re-read yet (bounded work) …
     await refresh();
@@ -82,15 +97,22 @@ forEachCatalog('storage refresher', (kind) => {
     // A writer that opens the table through the gateway marks it due at once.
     const again = await ns.openTable('direct', ['team']);
     await again.add(rows(1000, 400));
-    const more = await stats('direct', ['team']);
+    const more = await onStore('direct', ['team']);
     assert.ok(more > grown);
     const r2 = await refresh();
     assert.ok(r2.scanned >= 1, JSON.stringify(r2));
     assert.equal((await storageToday(gw, tenant.name)).storage_bytes, more);
+    const current = await stats('direct', ['team']);
+    assert.equal((await storageToday(gw, tenant.name)).current_version_bytes, current);
 
     const top = await operator(gw).get('/admin/v1/usage/top-storage?limit=5');
     assert.equal(top.status, 200);
-    assert.deepEqual(top.body.databases.find((d: any) => d.database === tenant.name), { database: tenant.name, storage_bytes: more, tables: 1 });
+    assert.deepEqual(top.body.databases.find((d: any) => d.database === tenant.name), {
+      database: tenant.name,
+      storage_bytes: more,
+      current_version_bytes: current,
+      tables: 1,
+    });
   });
 
   it('exposes fleet gauges without a database label', async () => {
@@ -102,7 +124,7 @@ forEachCatalog('storage refresher', (kind) => {
       assert.ok(l, `${g} in /metrics`);
       assert.ok(!l!.includes('database='), `${g} has no database label: ${l}`);
     }
-    assert.equal(Number(line('lgw_usage_storage_bytes')!.split(' ')[1]), await stats('direct', ['team']));
+    assert.equal(Number(line('lgw_usage_storage_bytes')!.split(' ')[1]), await onStore('direct', ['team']));
     assert.match(m.text, /lgw_usage_flushes_total\{outcome="applied"\} \d+/);
   });
 });
@@ -134,6 +156,9 @@ describe('storage refresher: two replicas and a bounded round [postgres]', { ski
     }
     // USAGE_REFRESH_TABLES_PER_MINUTE=3 with the one-minute default share: 3 tables per round and replica.
     assert.equal(a.app.get(UsageRefresher).perRound, 3);
+    // What a's writes added goes to the catalog before the rounds (a round flushes its replica's first: done by a
+    // while b measures, it would make the tables b measured due again).
+    await a.app.get(UsageMeter).flush();
     const [ra, rb] = await Promise.all([a.app.get(UsageRefresher).runOnce(), b.app.get(UsageRefresher).runOnce()]);
     assert.ok(ra.scanned <= 3 && rb.scanned <= 3, JSON.stringify([ra, rb]));
     assert.equal(ra.scanned + rb.scanned, 5, `each table once: ${JSON.stringify([ra, rb])}`);

@@ -206,7 +206,7 @@ forEachCatalog('usage metering', (kind) => {
     assert.equal(csv.status, 200);
     assert.match(csv.headers.get('content-type') ?? '', /^text\/csv/);
     const lines = csv.text.trim().split('\r\n');
-    assert.equal(lines[0], 'database,granularity,start,read_requests,write_requests,requests,rows_written,bytes_ingested,queries,storage_bytes,tables,namespaces');
+    assert.equal(lines[0], 'database,granularity,start,read_requests,write_requests,requests,rows_written,bytes_ingested,queries,storage_bytes,tables,namespaces,current_version_bytes');
     assert.equal(lines.length, 2, csv.text);
     const f = lines[1].split(',');
     assert.deepEqual(f.slice(0, 9), [tenant.name, 'day', `${today()}T00:00:00.000Z`, String(e.read), String(e.write), String(e.read + e.write), String(e.rows), String(e.bytes), String(e.queries)]);

@@ -134,6 +134,13 @@ export class TableStorage implements OnModuleDestroy, OnApplicationBootstrap {
     return this.join(this.profile(profile), rel);
   }
 
+  /** The name of the database a table location lies in (the first folder of its key; see databaseFolder). */
+  databaseOf(location: string): string {
+    const l = path.sep === '/' ? location : location.split(path.sep).join('/');
+    const key = l.startsWith(PROFILE_MARK) ? l.slice(l.indexOf('/') + 1) : l;
+    return key.split('/')[0];
+  }
+
   /** A fresh location for a new table of the given database/catalog. */
   newLocation(databaseName: string, catalog: string, profile?: string): string {
     return `${this.databaseFolder(databaseName, catalog, profile)}/${randomUUID()}.lance`;

@@ -80,6 +80,37 @@ export async function entries(folder: string): Promise<string[]> {
   return [...names].sort();
 }
 
+/**
+ * Bytes of every file under a location, recursively: walked on disk (local; links not followed), or summed from a
+ * listing of the objects under `key/` on the test's S3 server (s3). Nothing there: 0.
+ */
+export async function bytesUnder(location: string): Promise<number> {
+  if (!isS3(location)) {
+    const walk = (p: string): number => {
+      let st: fs.Stats;
+      try {
+        st = fs.lstatSync(p);
+      } catch {
+        return 0;
+      }
+      if (st.isFile()) return st.size;
+      if (!st.isDirectory()) return 0;
+      return fs.readdirSync(p).reduce((n, e) => n + walk(path.join(p, e)), 0);
+    };
+    return walk(location);
+  }
+  const { bucket, key } = splitS3(location);
+  const { client } = activeS3();
+  let total = 0;
+  let token: string | undefined;
+  do {
+    const r = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${key}/`, ContinuationToken: token }));
+    total += (r.Contents ?? []).reduce((n, o) => n + Number(o.Size ?? 0), 0);
+    token = r.IsTruncated ? r.NextContinuationToken : undefined;
+  } while (token);
+  return total;
+}
+
 /** True when the table at `location` has a committed Lance version (a manifest under `_versions`). */
 export async function hasVersions(location: string): Promise<boolean> {
   return (await entries(join(location, '_versions'))).some((f) => f.endsWith('.manifest'));

@@ -49,6 +49,15 @@ describe('query plan: vectors', () => {
     assert.equal(v({ minimum_nprobes: 4, nprobes: 8 }).nprobes, 4, 'minimum_nprobes wins over the legacy nprobes');
   });
 
+  test("the remote client's nprobes(n) (minimum = maximum = n) is nprobes(n), above the engine's default of 20 too", () => {
+    const v = (b: Record<string, unknown>) => planQuery(req({ vector: [1], ...b })).vector!;
+    const sent = v({ nprobes: 30, minimum_nprobes: 30, maximum_nprobes: 30 });
+    assert.deepEqual([sent.nprobes, sent.minimumNprobes, sent.maximumNprobes], [30, undefined, undefined]);
+    const wide = v({ minimum_nprobes: 25, maximum_nprobes: 40 });
+    assert.deepEqual([wide.minimumNprobes, wide.maximumNprobes], [25, 40]);
+    assert.throws(() => v({ minimum_nprobes: 9, maximum_nprobes: 3 }), invalid, 'minimum above maximum (not 0) is a 400');
+  });
+
   test('options map one to one; prefilter false is a post-filter', () => {
     const v = planQuery(
       req({ vector: [1], vector_column: 'emb', distance_type: 'Cosine', ef: 40, refine_factor: 2, lower_bound: 0.1, bypass_vector_index: true, prefilter: false }),

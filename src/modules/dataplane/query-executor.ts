@@ -14,6 +14,9 @@ export async function toEngineQuery(table: lancedb.Table, plan: QueryPlan): Prom
     for (const extra of v.vectors.slice(1)) vq = vq.addQueryVector(extra);
     if (v.column) vq = vq.column(v.column);
     if (v.distance) vq = vq.distanceType(v.distance as 'l2' | 'cosine' | 'dot');
+    // Each bound is checked against the other's current value (both 20 by default), so the upper one is lifted first
+    // (0: none) and any minimum the plan accepted can be set: below its maximum, or with none (maximum_nprobes 0).
+    if (v.minimumNprobes !== undefined) vq = vq.maximumNprobes(0);
     if (v.minimumNprobes !== undefined) vq = vq.minimumNprobes(v.minimumNprobes);
     if (v.maximumNprobes !== undefined) vq = vq.maximumNprobes(v.maximumNprobes);
     if (v.nprobes !== undefined) vq = vq.nprobes(v.nprobes);

@@ -90,8 +90,16 @@ export function planQuery(req: QueryRequest): QueryPlan {
     const min = req.minimum_nprobes ?? req.nprobes ?? undefined;
     const max = req.maximum_nprobes ?? undefined;
     if (max !== undefined && max > 0) {
-      if (min !== undefined) v.minimumNprobes = min;
-      v.maximumNprobes = max;
+      // The official remote client sends nprobes(n) as minimum = maximum = n (and nprobes = n): that is nprobes(n),
+      // as a namespace-mode client calls it (the engine's bounds cannot be set one at a time past its default of 20).
+      if (min !== undefined && min > max) {
+        throw Errors.invalidInput(`minimum_nprobes (${min}) must be less than or equal to maximum_nprobes (${max})`);
+      }
+      if (min === max) v.nprobes = min;
+      else {
+        if (min !== undefined) v.minimumNprobes = min;
+        v.maximumNprobes = max;
+      }
     } else if (min !== undefined) {
       // maximum_nprobes 0 means "no upper bound": only the minimum is set; otherwise nprobes sets both.
       if (max === 0) v.minimumNprobes = min;

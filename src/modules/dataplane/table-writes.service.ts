@@ -341,7 +341,8 @@ export class TableWritesService {
         num_deleted_rows: r.numDeletedRows,
         ...(typeof r.numAttempts === 'number' ? { num_attempts: r.numAttempts } : {}),
       };
-    }, opts.branch), merged);
+      // Its new and rewritten rows are about its body (what the storage estimate counts, README "Usage and quotas").
+    }, opts.branch, { bodyBytes: data.file.length }), merged);
   }
 
   /**

@@ -94,7 +94,7 @@ export class DroppedTablesRepository {
        INSERT INTO dropped_tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at, created_at,
                                    clone_source_id, last_version, storage_bytes, purge_after, dropped_by, request_id)
        SELECT d.id, d.database_id, d.catalog, d.namespace_path, d.name, d.location, d.properties, d.materialized_at, d.created_at,
-              d.clone_source_id, $2::bigint, (SELECT u.total_bytes FROM table_usage u WHERE u.table_id = d.id),
+              d.clone_source_id, $2::bigint, (SELECT u.total_bytes + u.written_bytes FROM table_usage u WHERE u.table_id = d.id),
               now() + $3::int * interval '1 second', $4, $5
          FROM d
        RETURNING ${DROPPED_COLUMNS}`,
@@ -160,7 +160,7 @@ export class DroppedTablesRepository {
                                    clone_source_id, last_version, storage_bytes, purge_after, dropped_by, request_id)
        SELECT d.id, d.database_id, d.catalog, d.namespace_path, d.name, d.location, d.properties, d.materialized_at, d.created_at,
               d.clone_source_id, (SELECT vs.version FROM vs WHERE vs.location = d.location LIMIT 1),
-              (SELECT u.total_bytes FROM table_usage u WHERE u.table_id = d.id),
+              (SELECT u.total_bytes + u.written_bytes FROM table_usage u WHERE u.table_id = d.id),
               now() + $6::int * interval '1 second', $7, $8
          FROM d
        RETURNING ${DROPPED_COLUMNS}`,

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig, Quotas } from '../../config/config';
 import { Errors } from '../../common/errors';
 import type { TenantContext } from '../tenancy/tenant-context';
+import { UsageMeter } from './usage-meter.service';
 import { UsageRepository } from './usage.repository';
 
 export type QuotaName = 'max_tables' | 'max_namespaces' | 'max_storage_bytes' | 'max_rows_per_write';
@@ -21,6 +22,7 @@ export class QuotaService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repo: UsageRepository,
+    private readonly meter: UsageMeter,
   ) {}
 
   /** The quotas in force for a database (null: no limit). */
@@ -67,21 +69,22 @@ export class QuotaService {
   }
 
   /**
-   * Before a write of `bytes` more bytes is committed: 403 when the database's storage (as last measured by the
-   * storage refresher) plus `bytes` would pass max_storage_bytes. One catalog query, only when the quota is set.
+   * Before a write of `bytes` more bytes is committed: 403 when the database's storage plus `bytes` would pass
+   * max_storage_bytes. The storage is the bytes on its store as last measured, plus what writes through the gateway
+   * added since (flushed to the catalog by every replica, and this replica's not yet flushed): a database over the
+   * quota is refused its very next write here. One catalog query, only when the quota is set.
    */
   async assertStorage(t: TenantContext, bytes: number): Promise<void> {
     (await this.storageCheck(t))(bytes);
   }
 
   /**
-   * assertStorage for a write that grows as it streams: the stored figure is read once (it changes only when the
-   * refresher runs), and the check it returns is called with the bytes written so far before each chunk.
+   * assertStorage for a write that grows as it streams: the stored figure is read once, and the check it returns is called with the bytes written so far before each chunk.
    */
   async storageCheck(t: TenantContext): Promise<(bytes: number) => void> {
     const limit = this.effective(t.database.quotas).maxStorageBytes;
     if (limit === null) return () => undefined;
-    const used = await this.repo.storageOf(t.database.id);
+    const used = (await this.repo.storageOf(t.database.id)) + this.meter.unflushedBytes(t.database.name);
     return (bytes) => {
       if (used + bytes > limit) {
         throw quotaExceeded(t.database.name, 'max_storage_bytes', limit, `it stores ${used} bytes and this write adds about ${bytes}`);

@@ -1,6 +1,8 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { UnitOfWork } from '../../database/unit-of-work';
+import { LanceEngine } from '../../storage/lance-engine';
+import { TableStorage } from '../../storage/table-storage.service';
 import { MetricsService } from '../observability/metrics.service';
 import { ReplicaIdentity } from '../reclaim/pending-locations.service';
 import { CounterRow, UsageRepository } from './usage.repository';
@@ -11,6 +13,10 @@ interface Batch {
   seq: number;
   rows: CounterRow[];
   touched: string[];
+  /** Bytes gateway commits added, by table location. */
+  grown: Map<string, number>;
+  /** The same bytes by database name (what quota checks add to the catalog's figure until the batch is applied). */
+  grownByDatabase: Map<string, number>;
 }
 
 /**
@@ -21,15 +27,21 @@ interface Batch {
  * again with the same number and adds nothing. A batch that fails stays and is retried first (the counts made
  * meanwhile wait for the next batch). A crash loses what was counted since the last flush that committed; a shutdown
  * flushes first.
+ *
+ * The bytes each gateway commit adds to a table's store (LanceEngine.onStored) travel the same way, added to the
+ * table's `written_bytes` (the estimate of what was written since its last measurement); until its batch is applied
+ * they are held here by database, so that this replica's quota checks count them at once.
  */
 @Injectable()
-export class UsageMeter implements OnApplicationBootstrap, OnApplicationShutdown {
+export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('UsageMeter');
   private current = new Map<string, CounterRow>();
   /** The current hour's rows by database (the hot path: one Map lookup per count). */
   private hourRows = new Map<string, CounterRow>();
   private hourStart = 0;
   private touched = new Set<string>();
+  private grown = new Map<string, number>();
+  private grownByDatabase = new Map<string, number>();
   private pending?: Batch;
   private seq = 0;
   private timer?: NodeJS.Timeout;
@@ -42,8 +54,14 @@ export class UsageMeter implements OnApplicationBootstrap, OnApplicationShutdown
     private readonly uow: UnitOfWork,
     private readonly replica: ReplicaIdentity,
     private readonly metrics: MetricsService,
+    private readonly engine: LanceEngine,
+    private readonly storage: TableStorage,
   ) {
     this.enabled = config.usage.metering;
+  }
+
+  onModuleInit(): void {
+    if (this.enabled) this.engine.onStored((location, bytes) => this.stored(location, bytes));
   }
 
   onApplicationBootstrap(): void {
@@ -104,6 +122,19 @@ export class UsageMeter implements OnApplicationBootstrap, OnApplicationShutdown
     this.touched.add(tableId);
   }
 
+  /** A commit through the gateway added about `bytes` bytes to the table at `location`. */
+  stored(location: string, bytes: number): void {
+    if (!this.enabled || !(bytes > 0)) return;
+    this.grown.set(location, (this.grown.get(location) ?? 0) + bytes);
+    const db = this.storage.databaseOf(location);
+    this.grownByDatabase.set(db, (this.grownByDatabase.get(db) ?? 0) + bytes);
+  }
+
+  /** Bytes this replica saw written to a database's tables that the catalog's figures do not hold yet. */
+  unflushedBytes(databaseName: string): number {
+    return (this.grownByDatabase.get(databaseName) ?? 0) + (this.pending?.grownByDatabase.get(databaseName) ?? 0);
+  }
+
   /** Adds what was counted to the catalog now (a flush already under way is joined, then this one runs). */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing.catch(() => undefined);
@@ -118,18 +149,26 @@ export class UsageMeter implements OnApplicationBootstrap, OnApplicationShutdown
    */
   private async flushAll(): Promise<void> {
     if (this.pending) await this.apply(this.pending);
-    if (this.current.size === 0 && this.touched.size === 0) return;
-    this.pending = { seq: ++this.seq, rows: [...this.current.values()], touched: [...this.touched] };
+    if (this.current.size === 0 && this.touched.size === 0 && this.grown.size === 0) return;
+    this.pending = {
+      seq: ++this.seq,
+      rows: [...this.current.values()],
+      touched: [...this.touched],
+      grown: this.grown,
+      grownByDatabase: this.grownByDatabase,
+    };
     this.current = new Map();
     this.hourRows = new Map();
     this.touched = new Set();
+    this.grown = new Map();
+    this.grownByDatabase = new Map();
     await this.apply(this.pending);
   }
 
   /** Adds one batch in one transaction; it stays pending (and is retried first) until that commits. */
   private async apply(batch: Batch): Promise<void> {
     try {
-      const applied = await this.uow.run(() => this.repo.applyFlush(this.replica.id, batch.seq, batch.rows, batch.touched));
+      const applied = await this.uow.run(() => this.repo.applyFlush(this.replica.id, batch.seq, batch.rows, batch.touched, [...batch.grown]));
       this.metrics.usageFlushes.inc({ outcome: applied ? 'applied' : 'already_applied' });
     } catch (err) {
       this.metrics.usageFlushes.inc({ outcome: 'failed' });

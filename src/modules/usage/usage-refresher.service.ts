@@ -4,6 +4,7 @@ import { LanceEngine } from '../../storage/lance-engine';
 import { TableStorage } from '../../storage/table-storage.service';
 import { MetricsService } from '../observability/metrics.service';
 import { ReplicaIdentity } from '../reclaim/pending-locations.service';
+import { UsageMeter } from './usage-meter.service';
 import { UsageRepository } from './usage.repository';
 
 export interface RefreshRound {
@@ -25,11 +26,12 @@ const DAILY_PER_ROUND = 500;
 const FLUSH_RECORD_AGE_MS = 24 * 3600_000;
 
 /**
- * The storage refresher (README "Usage and quotas"). Namespace-mode clients write table data themselves, so storage
- * figures cannot come from the gateway's own writes: every USAGE_REFRESH_INTERVAL_SECONDS a replica leases, through
+ * The storage refresher (README "Usage and quotas"). Namespace-mode clients write table data themselves, and old
+ * versions and indices stay on the store, so storage is measured from the store itself: every USAGE_REFRESH_INTERVAL_SECONDS a replica leases, through
  * Postgres (FOR UPDATE SKIP LOCKED, leases that expire), the tables due for a scan — never scanned, written or handed
- * out for writing since their last scan, or not scanned for USAGE_FULL_SCAN_HOURS — re-reads their statistics
- * (total_bytes, rows) and records them; then it rewrites today's per-database figures. A round re-reads at most its
+ * out for writing since their last scan, or not scanned for USAGE_FULL_SCAN_HOURS — measures them (the bytes of every
+ * object under the table's location on its store, and the current version's bytes and rows) and records that in
+ * place of the estimate of what gateway writes added since the last measurement; then it rewrites today's per-database figures. A round re-reads at most its
  * share of USAGE_REFRESH_TABLES_PER_MINUTE, so a million tables are worked through over time, not at once.
  */
 @Injectable()
@@ -46,6 +48,7 @@ export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShut
     private readonly storage: TableStorage,
     private readonly replica: ReplicaIdentity,
     private readonly metrics: MetricsService,
+    private readonly meter: UsageMeter,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -74,15 +77,22 @@ export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShut
   }
 
   /**
-   * A table's size on a handle of its own, closed at once: thousands of tables measured in a round must not push the
-   * hot tables' kept read handles out of their cache. A declared table without data yet measures 0.
+   * A table's size: `bytes`, every object under its location on its store (all versions' manifests and data files,
+   * indices, deletion files, transaction files, branches, staged multipart parts), from one recursive listing; and
+   * beside it the current version's data bytes and rows, from the engine's statistics on a handle of its own, closed
+   * at once (thousands of tables measured in a round must not push the hot tables' kept read handles out of their
+   * cache). A declared table without data yet has no current version (0).
    */
-  private async measure(location: string): Promise<{ bytes: number; rows: number }> {
-    if (!(await this.storage.hasData(location))) return { bytes: 0, rows: 0 };
+  async measure(location: string): Promise<{ bytes: number; currentBytes: number; rows: number }> {
+    const files = await this.storage.listFiles(location);
+    const bytes = files.reduce((n, f) => n + f.size, 0);
+    // A committed version is a manifest under `_versions` (what TableStorage.hasData looks for), found in the listing.
+    const versions = `${location}/_versions/`;
+    if (!files.some((f) => f.path.startsWith(versions) && f.path.endsWith('.manifest'))) return { bytes, currentBytes: 0, rows: 0 };
     const h = await this.engine.open(location);
     try {
       const s = await h.table.stats();
-      return { bytes: s.totalBytes, rows: s.numRows };
+      return { bytes, currentBytes: s.totalBytes, rows: s.numRows };
     } catch (err) {
       throw this.engine.translate(err);
     } finally {
@@ -94,6 +104,9 @@ export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShut
     const out: RefreshRound = { scanned: 0, failed: 0, databases: 0 };
     const changed = new Set<string>();
     try {
+      // What this replica's writes added goes to the catalog first, so that the measurements below replace it (and
+      // its quota checks stop counting it on top of them).
+      await this.meter.flush().catch(() => undefined);
       let budget = this.perRound;
       while (budget > 0 && !this.stopped) {
         const claimed = await this.repo.claimDue(this.replica.id, Math.min(BATCH, budget), this.config.usage.fullScanMs, LEASE_MS);
@@ -101,7 +114,7 @@ export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShut
         for (const c of claimed) {
           try {
             const s = await this.measure(c.location);
-            await this.repo.recordScan(c.tableId, this.replica.id, c.claimedAt, s.bytes, s.rows);
+            await this.repo.recordScan(c, this.replica.id, s);
             changed.add(c.databaseId);
             out.scanned++;
             this.metrics.usageTablesScanned.inc({ outcome: 'scanned' });

@@ -1,5 +1,22 @@
 import { Injectable } from '@nestjs/common';
+import { Prisma } from '../../generated/prisma/client';
 import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
+
+/**
+ * Everything a database stores, one row per stored thing (database_id, bytes, current_bytes): each table's bytes on
+ * its store as last measured plus what writes through the gateway added since (README "Usage and quotas"). Every
+ * storage figure (quota checks, the daily snapshot, top-storage, the fleet gauge) sums this. Soft-deleted tables
+ * keep their bytes on the store: they join as one more branch here (`UNION ALL SELECT database_id,
+ * COALESCE(storage_bytes, 0), 0 FROM dropped_tables`).
+ */
+/**
+ * What a database stores: its live tables' bytes (last measurement plus what gateway writes added since), and its
+ * soft-dropped tables' bytes as last counted before the drop (they stay on the store until purged).
+ */
+const STORED = Prisma.raw(
+  `(SELECT database_id, total_bytes + written_bytes AS bytes, current_bytes FROM table_usage
+    UNION ALL SELECT database_id, COALESCE(storage_bytes, 0), 0 FROM dropped_tables)`,
+);
 
 /** What one replica counted for one database in one UTC hour. */
 export interface CounterRow {
@@ -22,6 +39,7 @@ export interface PeriodRow {
   bytesIngested: number;
   queries: number;
   storageBytes: number | null;
+  currentVersionBytes: number | null;
   tables: number | null;
   namespaces: number | null;
 }
@@ -37,6 +55,8 @@ export interface ClaimedTable {
   location: string;
   /** The catalog's time of the claim: what scanned_at becomes (writes after it leave the table due again). */
   claimedAt: Date;
+  /** The table's written_bytes at the claim: the estimate the measurement replaces. */
+  writtenBytes: number;
 }
 
 export type FleetSort = 'storage' | 'requests';
@@ -59,9 +79,10 @@ export class UsageRepository {
   /**
    * Adds one flush's counters and marks the tables it saw written, once: the (replica, seq) row is inserted first, in
    * the caller's unit of work; if it exists already (a retry of a flush that committed) nothing is added. Returns
-   * whether the flush was applied now.
+   * whether the flush was applied now. `grown`: [table location, bytes] that gateway commits added, added to the
+   * tables' written_bytes (and marking them written).
    */
-  async applyFlush(replica: string, seq: number, rows: CounterRow[], touched: string[]): Promise<boolean> {
+  async applyFlush(replica: string, seq: number, rows: CounterRow[], touched: string[], grown: Array<[string, number]> = []): Promise<boolean> {
     if (!this.uow.inProgress) throw new Error('applyFlush needs a unit of work');
     const fresh = await this.db.$queryRaw<{ seq: unknown }[]>`
       INSERT INTO usage_flushes (replica, seq) VALUES (${replica}, ${seq}::bigint) ON CONFLICT DO NOTHING RETURNING seq`;
@@ -94,6 +115,14 @@ export class UsageRepository {
         UPDATE table_usage SET touched_at = now()
          WHERE table_id IN (SELECT (jsonb_array_elements_text(${JSON.stringify(touched)}::jsonb))::uuid)`;
     }
+    if (grown.length > 0) {
+      const json = JSON.stringify(grown.map(([l, b]) => ({ l, b: Math.round(b) })));
+      // By location (tables_location_key is on md5(location)); a table dropped meanwhile matches nothing.
+      await this.db.$executeRaw`
+        UPDATE table_usage u SET written_bytes = u.written_bytes + x.b, touched_at = now()
+          FROM jsonb_to_recordset(${json}::jsonb) AS x(l text, b bigint), tables t
+         WHERE md5(t.location) = md5(x.l) AND t.location = x.l AND u.table_id = t.id`;
+    }
     return true;
   }
 
@@ -108,7 +137,7 @@ export class UsageRepository {
       granularity === 'hour'
         ? await this.db.$queryRaw<Record<string, unknown>[]>`
             SELECT hour AS start, read_requests AS r, write_requests AS w, rows_written AS rw, bytes_ingested AS b, queries AS q,
-                   NULL::bigint AS s, NULL::int AS t, NULL::int AS n
+                   NULL::bigint AS s, NULL::bigint AS cv, NULL::int AS t, NULL::int AS n
               FROM usage_counters
              WHERE database_id = ${databaseId}::uuid AND hour >= ${from} AND hour < ${to}
              ORDER BY hour`
@@ -120,10 +149,10 @@ export class UsageRepository {
                WHERE database_id = ${databaseId}::uuid AND hour >= ${from} AND hour < ${to}
                GROUP BY 1),
             d AS (
-              SELECT day, storage_bytes AS s, tables AS t, namespaces AS n FROM usage_daily
+              SELECT day, storage_bytes AS s, current_bytes AS cv, tables AS t, namespaces AS n FROM usage_daily
                WHERE database_id = ${databaseId}::uuid AND day >= (${from}::timestamptz AT TIME ZONE 'UTC')::date
                  AND day < (${to}::timestamptz AT TIME ZONE 'UTC')::date)
-            SELECT (COALESCE(c.day, d.day)::timestamp AT TIME ZONE 'UTC') AS start, c.r, c.w, c.rw, c.b, c.q, d.s, d.t, d.n
+            SELECT (COALESCE(c.day, d.day)::timestamp AT TIME ZONE 'UTC') AS start, c.r, c.w, c.rw, c.b, c.q, d.s, d.cv, d.t, d.n
               FROM c FULL JOIN d ON d.day = c.day
              ORDER BY 1`;
     return rows.map((r) => ({ start: new Date(r.start as Date), ...figures(r) }));
@@ -145,7 +174,7 @@ export class UsageRepository {
          WHERE hour >= ($1::date)::timestamp AT TIME ZONE 'UTC' AND hour < ($1::date + 1)::timestamp AT TIME ZONE 'UTC'
          GROUP BY database_id),
       f AS (
-        SELECT d.name, ${key} AS k, c.r, c.w, c.rw, c.b, c.q, u.storage_bytes AS s, u.tables AS t, u.namespaces AS n
+        SELECT d.name, ${key} AS k, c.r, c.w, c.rw, c.b, c.q, u.storage_bytes AS s, u.current_bytes AS cv, u.tables AS t, u.namespaces AS n
           FROM databases d
           LEFT JOIN c ON c.database_id = d.id
           LEFT JOIN usage_daily u ON u.database_id = d.id AND u.day = $1::date)
@@ -157,21 +186,24 @@ export class UsageRepository {
     return rows.map((r) => ({ name: r.name as string, sortKey: num(r.k), ...figures(r) }));
   }
 
-  /** The `limit` databases storing most now (sum of their tables' last measured total_bytes). */
-  async topByStorage(limit: number): Promise<{ name: string; storageBytes: number; tables: number }[]> {
-    const rows = await this.db.$queryRaw<{ name: string; s: unknown; t: unknown }[]>`
-      SELECT d.name, x.s, x.t FROM (
-        SELECT database_id, sum(total_bytes) AS s, count(*) AS t FROM table_usage GROUP BY database_id
-        ORDER BY sum(total_bytes) DESC LIMIT ${limit}::int) x
+  /** The `limit` databases storing most now (bytes on their stores, as last measured plus written since). */
+  async topByStorage(limit: number): Promise<{ name: string; storageBytes: number; currentBytes: number; tables: number }[]> {
+    const rows = await this.db.$queryRaw<{ name: string; s: unknown; c: unknown; t: unknown }[]>`
+      SELECT d.name, x.s, x.c, (SELECT count(*) FROM tables WHERE database_id = x.database_id) AS t FROM (
+        SELECT database_id, sum(bytes) AS s, sum(current_bytes) AS c FROM ${STORED} st GROUP BY database_id
+        ORDER BY sum(bytes) DESC LIMIT ${limit}::int) x
       JOIN databases d ON d.id = x.database_id
       ORDER BY x.s DESC, d.name`;
-    return rows.map((r) => ({ name: r.name, storageBytes: num(r.s), tables: num(r.t) }));
+    return rows.map((r) => ({ name: r.name, storageBytes: num(r.s), currentBytes: num(r.c), tables: num(r.t) }));
   }
 
-  /** The database's storage now: the sum of its tables' last measured total_bytes. */
+  /**
+   * The database's storage now, as the catalog knows it: its tables' bytes on the store as last measured, plus what
+   * writes through the gateway added since (as flushed; UsageMeter holds what is not yet).
+   */
   async storageOf(databaseId: string): Promise<number> {
     const rows = await this.db.$queryRaw<{ s: unknown }[]>`
-      SELECT COALESCE(sum(total_bytes), 0) AS s FROM table_usage WHERE database_id = ${databaseId}::uuid`;
+      SELECT COALESCE(sum(bytes), 0) AS s FROM ${STORED} st WHERE database_id = ${databaseId}::uuid`;
     return num(rows[0]?.s);
   }
 
@@ -201,7 +233,7 @@ export class UsageRepository {
    * once take different tables. The lease lasts `leaseMs`.
    */
   async claimDue(owner: string, limit: number, fullScanMs: number, leaseMs: number): Promise<ClaimedTable[]> {
-    const rows = await this.db.$queryRaw<{ tableId: string; databaseId: string; location: string; claimedAt: Date }[]>`
+    const rows = await this.db.$queryRaw<{ tableId: string; databaseId: string; location: string; claimedAt: Date; writtenBytes: unknown }[]>`
       WITH due AS (
         SELECT u.table_id FROM table_usage u
          WHERE (u.lease_until IS NULL OR u.lease_until < now())
@@ -214,18 +246,28 @@ export class UsageRepository {
       claimed AS (
         UPDATE table_usage u SET lease_owner = ${owner}, lease_until = now() + ${leaseMs}::int * interval '1 millisecond'
           FROM due WHERE u.table_id = due.table_id
-        RETURNING u.table_id, u.database_id)
-      SELECT c.table_id AS "tableId", c.database_id AS "databaseId", t.location, now() AS "claimedAt"
+        RETURNING u.table_id, u.database_id, u.written_bytes)
+      SELECT c.table_id AS "tableId", c.database_id AS "databaseId", t.location, now() AS "claimedAt",
+             c.written_bytes AS "writtenBytes"
         FROM claimed c JOIN tables t ON t.id = c.table_id`;
-    return rows;
+    return rows.map((r) => ({ ...r, writtenBytes: num(r.writtenBytes) }));
   }
 
-  /** Records a table's measured size and gives its lease back (only while the lease is still the caller's). */
-  async recordScan(tableId: string, owner: string, claimedAt: Date, totalBytes: number, numRows: number): Promise<void> {
+  /**
+   * Records a table's measured size and gives its lease back (only while the lease is still the caller's). The
+   * measurement replaces the estimate it was claimed with: what gateway writes added after the claim stays (until
+   * the next measurement, which they made due), so a write the listing may have missed is never dropped.
+   */
+  async recordScan(
+    c: Pick<ClaimedTable, 'tableId' | 'claimedAt' | 'writtenBytes'>,
+    owner: string,
+    m: { bytes: number; currentBytes: number; rows: number },
+  ): Promise<void> {
     await this.db.$executeRaw`
-      UPDATE table_usage SET total_bytes = ${totalBytes}::bigint, num_rows = ${numRows}::bigint, scanned_at = ${claimedAt},
+      UPDATE table_usage SET total_bytes = ${m.bytes}::bigint, current_bytes = ${m.currentBytes}::bigint, num_rows = ${m.rows}::bigint,
+             written_bytes = GREATEST(written_bytes - ${c.writtenBytes}::bigint, 0), scanned_at = ${c.claimedAt},
              lease_owner = NULL, lease_until = NULL
-       WHERE table_id = ${tableId}::uuid AND lease_owner = ${owner}`;
+       WHERE table_id = ${c.tableId}::uuid AND lease_owner = ${owner}`;
   }
 
   /** Gives a lease back without a measurement (the table could not be read; tried again later). */
@@ -250,15 +292,17 @@ export class UsageRepository {
           ORDER BY u.measured_at NULLS FIRST
           LIMIT ${staleLimit}::int)),
       upserted AS (
-        INSERT INTO usage_daily AS x (database_id, day, storage_bytes, tables, namespaces, measured_at)
+        INSERT INTO usage_daily AS x (database_id, day, storage_bytes, current_bytes, tables, namespaces, measured_at)
         SELECT p.id, (now() AT TIME ZONE 'UTC')::date,
-               COALESCE((SELECT sum(total_bytes) FROM table_usage WHERE database_id = p.id), 0),
+               COALESCE(s.bytes, 0), COALESCE(s.current_bytes, 0),
                (SELECT count(*) FROM tables WHERE database_id = p.id),
                (SELECT count(*) FROM namespaces WHERE database_id = p.id),
                now()
           FROM pick p
-        ON CONFLICT (database_id, day) DO UPDATE SET storage_bytes = EXCLUDED.storage_bytes, tables = EXCLUDED.tables,
-           namespaces = EXCLUDED.namespaces, measured_at = EXCLUDED.measured_at
+          LEFT JOIN LATERAL (SELECT sum(bytes) AS bytes, sum(current_bytes) AS current_bytes FROM ${STORED} st
+                              WHERE st.database_id = p.id) s ON true
+        ON CONFLICT (database_id, day) DO UPDATE SET storage_bytes = EXCLUDED.storage_bytes, current_bytes = EXCLUDED.current_bytes,
+           tables = EXCLUDED.tables, namespaces = EXCLUDED.namespaces, measured_at = EXCLUDED.measured_at
         RETURNING 1)
       SELECT count(*)::int AS n FROM upserted`;
     return rows[0].n;
@@ -268,13 +312,13 @@ export class UsageRepository {
   async fleetTotals(): Promise<{ databases: number; tables: number; namespaces: number; storageBytes: number }> {
     const rows = await this.db.$queryRaw<{ d: number; t: number; n: number; s: unknown }[]>`
       SELECT (SELECT count(*)::int FROM databases) AS d, (SELECT count(*)::int FROM tables) AS t,
-             (SELECT count(*)::int FROM namespaces) AS n, (SELECT COALESCE(sum(total_bytes), 0) FROM table_usage) AS s`;
+             (SELECT count(*)::int FROM namespaces) AS n, (SELECT COALESCE(sum(bytes), 0) FROM ${STORED} st) AS s`;
     const r = rows[0];
     return { databases: r.d, tables: r.t, namespaces: r.n, storageBytes: num(r.s) };
   }
 }
 
-/** The usage figures of a row whose columns are named r, w, rw, b, q (counters) and s, t, n (daily storage figures). */
+/** The usage figures of a row whose columns are named r, w, rw, b, q (counters) and s, cv, t, n (daily storage figures). */
 function figures(r: Record<string, unknown>) {
   return {
     readRequests: num(r.r),
@@ -283,6 +327,7 @@ function figures(r: Record<string, unknown>) {
     bytesIngested: num(r.b),
     queries: num(r.q),
     storageBytes: numOrNull(r.s),
+    currentVersionBytes: numOrNull(r.cv),
     tables: numOrNull(r.t),
     namespaces: numOrNull(r.n),
   };

@@ -44,7 +44,18 @@ const counters = {
   rows_written: z.number().int().describe('rows of committed writes with an Arrow body (create, insert, merge_insert)'),
   bytes_ingested: z.number().int().describe('Arrow IPC body bytes of those writes'),
   queries: z.number().int().describe('queries answered'),
-  storage_bytes: z.number().int().nullable().describe("sum of its tables' total_bytes as last measured that day; null: not measured (or hourly rows)"),
+  storage_bytes: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'bytes the database holds on its store as of the last measurement that day: every object under its tables\' locations (all versions, indices, deletion files), plus what writes through the gateway added since each table was last measured; null: not measured (or hourly rows)',
+    ),
+  current_version_bytes: z
+    .number()
+    .int()
+    .nullable()
+    .describe("sum of its tables' current-version data bytes (what the latest versions read) at the same measurement; null: not measured (or hourly rows)"),
   tables: z.number().int().nullable(),
   namespaces: z.number().int().nullable(),
 };
@@ -75,7 +86,8 @@ export const TopStorageReport = z
     databases: z.array(
       z.object({
         database: z.string(),
-        storage_bytes: z.number().int().describe("sum of its tables' total_bytes as last measured"),
+        storage_bytes: z.number().int().describe('bytes on its store as last measured, plus what writes through the gateway added since'),
+        current_version_bytes: z.number().int().describe("sum of its tables' current-version data bytes as last measured"),
         tables: z.number().int(),
       }),
     ),

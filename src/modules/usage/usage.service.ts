@@ -26,6 +26,7 @@ function present(r: Omit<PeriodRow, 'start'>) {
     bytes_ingested: r.bytesIngested,
     queries: r.queries,
     storage_bytes: r.storageBytes,
+    current_version_bytes: r.currentVersionBytes,
     tables: r.tables,
     namespaces: r.namespaces,
   };
@@ -38,12 +39,24 @@ const EMPTY: Omit<PeriodRow, 'start'> = {
   bytesIngested: 0,
   queries: 0,
   storageBytes: null,
+  currentVersionBytes: null,
   tables: null,
   namespaces: null,
 };
 
-/** Columns of the CSV answers, in order. */
-const CSV_COUNTERS = ['read_requests', 'write_requests', 'requests', 'rows_written', 'bytes_ingested', 'queries', 'storage_bytes', 'tables', 'namespaces'] as const;
+/** Columns of the CSV answers, in order (columns added later go last, so positional readers keep working). */
+const CSV_COUNTERS = [
+  'read_requests',
+  'write_requests',
+  'requests',
+  'rows_written',
+  'bytes_ingested',
+  'queries',
+  'storage_bytes',
+  'tables',
+  'namespaces',
+  'current_version_bytes',
+] as const;
 
 const csvField = (v: unknown): string => {
   if (v === null || v === undefined) return '';
@@ -92,7 +105,9 @@ export class UsageService {
 
   async topByStorage(limit: number): Promise<TopStorageReport> {
     const rows = await this.repo.topByStorage(Math.min(Math.max(limit, 1), 1000));
-    return { databases: rows.map((r) => ({ database: r.name, storage_bytes: r.storageBytes, tables: r.tables })) };
+    return {
+      databases: rows.map((r) => ({ database: r.name, storage_bytes: r.storageBytes, current_version_bytes: r.currentBytes, tables: r.tables })),
+    };
   }
 
   /** A report as CSV (RFC 4180, a header line, one line per period or database). */
