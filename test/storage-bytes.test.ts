@@ -8,6 +8,7 @@ import { UsageRepository } from '../src/modules/usage/usage.repository';
 import { UnitOfWork } from '../src/database/unit-of-work';
 import { expectProblem } from './helpers/assertions';
 import {
+  Api,
   CATALOG_KINDS,
   createPgDatabase,
   forEachCatalog,
@@ -167,6 +168,34 @@ forEachCatalog('storage counted from real bytes', (kind) => {
     await measure();
     const onStore = await stored.bytesUnder(await location(t, 'grow'));
     assert.equal((await storageNow(t))!.storage_bytes, onStore);
+  });
+
+  it("a soft-dropped table's bytes stay in the database's figure until it is purged", async () => {
+    const t = await newTenant(gw);
+    const patched = await operator(gw).request('PATCH', `/admin/v1/databases/${t.name}`, { drop_profile: 'soft' });
+    assert.equal(patched.status, 200, patched.text);
+    const key = await operator(gw).post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'admin' });
+    const admin = new Api(gw.url, { 'x-api-key': key.body.api_key, 'x-service-database': t.name });
+    const db = await remote(t);
+    try {
+      await db.createTable('kept', rows(0, 500), { schema });
+      await db.createTable('dropped', rows(0, 1500), { schema });
+    } finally {
+      db.close();
+    }
+    await measure();
+    const keptBytes = await stored.bytesUnder(await location(t, 'kept'));
+    const droppedBytes = await stored.bytesUnder(await location(t, 'dropped'));
+    assert.equal((await storageNow(t))!.storage_bytes, keptBytes + droppedBytes);
+
+    const drop = await t.api.post(`/v1/table/${idPath('dropped')}/drop`, {});
+    assert.equal(drop.status, 200, drop.text);
+    assert.equal((await storageNow(t))!.storage_bytes, keptBytes + droppedBytes, 'still on the store: still counted');
+    const [entry] = (await admin.post('/v1/dropped_tables/list', {})).body.dropped_tables;
+    assert.equal(entry.storage_bytes, droppedBytes);
+    const purged = await admin.post(`/v1/dropped_tables/${entry.id}/purge`, {});
+    assert.ok(purged.status < 300, purged.text);
+    assert.equal((await storageNow(t))!.storage_bytes, keptBytes, 'purged: no longer counted');
   });
 
   it('keeps what was written during a measurement on top of it (never behind the store), until the next one', async () => {
