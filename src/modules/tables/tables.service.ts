@@ -32,6 +32,7 @@ import { branchOf, LanceEngine } from '../../storage/lance-engine';
 import type { SchemaDialect } from '../../storage/arrow-json-schema';
 import { QuotaService } from '../usage/quotas.service';
 import { UsageMeter } from '../usage/usage-meter.service';
+import { MaintenanceSignals } from '../maintenance/maintenance-signals';
 
 
 const originOf = (t: TenantContext): PendingOrigin => ({ databaseId: t.database.id, databaseName: t.database.name, requestId: t.requestId });
@@ -92,6 +93,7 @@ export class TablesService implements OnModuleInit {
     private readonly jobs: JobsService,
     private readonly quotas: QuotaService,
     private readonly meter: UsageMeter,
+    private readonly maintenanceSignals: MaintenanceSignals,
   ) {}
 
   onModuleInit(): void {
@@ -362,7 +364,11 @@ export class TablesService implements OnModuleInit {
   async describe(t: TenantContext, id: string[], opts: DescribeOptions): Promise<DescribeTableResponse> {
     const row = await this.get(t, id);
     // A writer that opens the table may write it directly (namespace mode): its size is due for a re-read.
-    if (t.role !== 'read') this.meter.touch(row.id);
+    if (t.role !== 'read') {
+      this.meter.touch(row.id);
+      // ... and its maintenance is due after the writes it may make (README "Table maintenance").
+      this.maintenanceSignals.touched(row.id);
+    }
     const { ns, name } = splitTableId(id);
     const abs = this.storage.uri(row.location);
     const out: DescribeTableResponse = {
