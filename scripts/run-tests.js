@@ -19,6 +19,7 @@ const OBJECT_STORE_SUITES = [
   'managed-versions',
   'clone',
   'multipart',
+  'maintenance',
 ].map((n) => path.join(root, 'dist', 'test', `${n}.test.js`));
 
 function run(files, env) {
