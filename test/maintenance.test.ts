@@ -93,11 +93,12 @@ forEachCatalog('table maintenance', (kind) => {
     const all = [...base, ...rows(10_000, 6000)];
     assert.equal(await t.countRows(), all.length);
     // Within a bounded poll, the table's fragments are merged (no one asked for it).
+    // Small: fewer small fragments than the compaction threshold (8 here) are left as they are.
     const stats = await eventually(async () => {
       const s = await t.stats();
-      return s.fragmentStats.numFragments <= 4 && s;
+      return s.fragmentStats.numFragments <= 8 && s;
     }, 1200, 100);
-    assert.ok(stats.fragmentStats.numFragments <= 4, `fragments: ${stats.fragmentStats.numFragments}`);
+    assert.ok(stats.fragmentStats.numFragments <= 8, `fragments: ${stats.fragmentStats.numFragments}`);
     assert.equal(await t.countRows(), all.length);
     const jobs = await jobsOf(tenant, 'burst');
     assert.ok(jobs.length >= 1 && jobs.every((j) => j.job_type === 'maintenance'), JSON.stringify(jobs));

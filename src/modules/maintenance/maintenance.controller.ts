@@ -59,7 +59,7 @@ export class MaintenanceController {
 
 const NAME = { name: { description: 'Database name.' } };
 
-/** A database's maintenance, for the operator (and the database's admin keys). */
+/** A database's maintenance, for the operator (a run now also for the database's admin keys). */
 @Controller('admin/v1/databases')
 export class MaintenanceAdminController {
   constructor(private readonly admin: MaintenanceAdmin) {}
@@ -69,7 +69,7 @@ export class MaintenanceAdminController {
     operationId: 'GetDatabaseMaintenance',
     summary: 'A database\'s maintenance policy',
     tag: 'Operator',
-    access: 'database-admin',
+    access: 'operator',
     pathParams: NAME,
     responses: { 200: { description: 'The policy', schema: DatabaseMaintenanceResponse } },
     errors: OPERATOR_ERRORS,

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type * as lancedb from '@lancedb/lancedb';
 import { LRUCache } from 'lru-cache';
@@ -50,10 +51,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 @Injectable()
 export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('Maintenance');
-  /** When this replica last queued (or found queued) the job of a location. */
+  /** When this replica last queued (or found queued) the job of a location (gateway commits) or table id (signals). */
   private readonly recent = new LRUCache<string, number>({ max: RECENT_TABLES });
-  /** Locations whose maintenance runs here: its own commits trigger nothing. */
-  private readonly busy = new Set<string>();
+  /** Set while a maintenance job commits: its own commits trigger nothing. */
+  private readonly maintaining = new AsyncLocalStorage<boolean>();
+  /** Triggers owed at the end of a delay window (the trailing edge of a burst). */
+  private readonly trailing = new Map<string, NodeJS.Timeout>();
   private sweepTimer?: NodeJS.Timeout;
   private sweeping?: Promise<void>;
 
@@ -84,20 +87,25 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
 
   async onApplicationShutdown(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    for (const t of this.trailing.values()) clearTimeout(t);
+    this.trailing.clear();
     await this.sweeping?.catch(() => undefined);
   }
 
   // ------------------------------------------------------------------ triggers
 
-  /** A commit the gateway made: the table's job is queued (once per delay window). Never fails. */
+  /**
+   * A commit the gateway made: the table's job is queued. At most once per delay window per table on this replica;
+   * a commit inside the window sets a timer for the window's end (the trailing edge), so the last commits of a burst
+   * always queue a job after them, even when the job queued at the burst's start has already begun. The job's own
+   * commits (inside `maintaining`) queue nothing. Never fails.
+   */
   async committed(location: string): Promise<void> {
-    if (this.busy.has(location)) return;
-    const last = this.recent.get(location);
-    if (last !== undefined && Date.now() - last < this.config.maintenance.delayMs) return;
+    if (this.maintaining.getStore()) return;
+    if (this.debounced(location, () => void this.committed(location))) return;
     try {
       const t = await this.repo.tableAt(location);
-      if (!t) return; // a table whose row is not there yet (its first commit): its next commit queues it
-      this.recent.set(location, Date.now());
+      if (!t) return void this.recent.delete(location); // its row is not there yet (its first commit): the next one queues it
       await this.repo.enqueue(t, this.config.maintenance.delayMs, 'commit');
     } catch (err) {
       this.recent.delete(location);
@@ -105,18 +113,40 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
     }
   }
 
-  /** A commit the gateway learned of (namespace-mode writer). Never fails. */
+  /** A commit the gateway learned of (namespace-mode writer), debounced as `committed`. Never fails. */
   async touched(tableId: string): Promise<void> {
+    if (this.debounced(tableId, () => void this.touched(tableId))) return;
     try {
       const t = await this.repo.tableById(tableId);
       if (!t) return;
-      const last = this.recent.get(t.location);
-      if (last !== undefined && Date.now() - last < this.config.maintenance.delayMs) return;
-      this.recent.set(t.location, Date.now());
       await this.repo.enqueue(t, this.config.maintenance.delayMs, 'seen');
     } catch (err) {
+      this.recent.delete(tableId);
       this.log.warn(`could not queue the maintenance of table ${tableId}: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * Whether a trigger of `key` falls inside its delay window (then `again` is set to run at the window's end, once);
+   * otherwise the window starts now and the caller queues the job.
+   */
+  private debounced(key: string, again: () => void): boolean {
+    const now = Date.now();
+    const last = this.recent.get(key);
+    const delay = this.config.maintenance.delayMs;
+    if (last !== undefined && now - last < delay) {
+      if (!this.trailing.has(key)) {
+        const timer = setTimeout(() => {
+          this.trailing.delete(key);
+          again();
+        }, last + delay - now + 1);
+        timer.unref();
+        this.trailing.set(key, timer);
+      }
+      return true;
+    }
+    this.recent.set(key, now);
+    return false;
   }
 
   /** The slow sweep: every table with data gets its job queued (a job with nothing to do ends at once). */
@@ -202,71 +232,68 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
     if (automatic && !policy.enabled.value) return { outcome: 'skipped', reason: `maintenance is disabled (${policy.enabled.source})` };
     const retentionSeconds = typeof job.spec.retention_seconds === 'number' ? job.spec.retention_seconds : policy.cleanup_retention_seconds.value;
 
-    this.busy.add(t.location);
-    try {
-      const before = await this.inspect(t.location);
-      const now = Date.now();
-      const compact = type === 'compact' || (type === MAINTENANCE_JOB && before.smallFragments >= policy.compact_min_fragments.value);
-      const index = type === 'optimize_indices' || (type === MAINTENANCE_JOB && before.indices > 0 && before.unindexedRows >= policy.index_min_unindexed_rows.value);
-      const blocked = this.cleanupBlocked(t, before);
-      const due = before.versions.some((v) => v.version !== before.version && v.timestamp < now - retentionSeconds * 1000);
-      const cleanup = (type === 'cleanup' || (type === MAINTENANCE_JOB && due)) && !blocked;
-      const ran = [...(compact ? ['compact'] : []), ...(index ? ['optimize_indices'] : []), ...(cleanup ? ['cleanup'] : [])];
-      const base = {
-        table_id: job.tableId,
-        policy: Object.fromEntries(Object.entries(policy).map(([k, v]) => [k, v.value])),
-        fragments_before: before.fragments,
-        small_fragments_before: before.smallFragments,
-        unindexed_rows_before: before.unindexedRows,
-        versions_before: before.versions.length,
-        ...(blocked && (type === 'cleanup' || type === MAINTENANCE_JOB) ? { cleanup_skipped: blocked } : {}),
-      };
-      if (!ran.length) return { outcome: 'nothing_to_do', ran, ...base };
+    const before = await this.inspect(t.location);
+    const now = Date.now();
+    // A run asked for with type `all` runs all three whatever the thresholds say.
+    const all = type === MAINTENANCE_JOB && !automatic;
+    const compact = type === 'compact' || (type === MAINTENANCE_JOB && (all || before.smallFragments >= policy.compact_min_fragments.value));
+    const index = type === 'optimize_indices' || (type === MAINTENANCE_JOB && before.indices > 0 && (all || before.unindexedRows >= policy.index_min_unindexed_rows.value));
+    const blocked = this.cleanupBlocked(t, before);
+    const due = before.versions.some((v) => v.version !== before.version && v.timestamp < now - retentionSeconds * 1000);
+    const cleanup = (type === 'cleanup' || (type === MAINTENANCE_JOB && (all || due))) && !blocked;
+    const ran = [...(compact ? ['compact'] : []), ...(index ? ['optimize_indices'] : []), ...(cleanup ? ['cleanup'] : [])];
+    const base = {
+      table_id: job.tableId,
+      policy: Object.fromEntries(Object.entries(policy).map(([k, v]) => [k, v.value])),
+      fragments_before: before.fragments,
+      small_fragments_before: before.smallFragments,
+      unindexed_rows_before: before.unindexedRows,
+      versions_before: before.versions.length,
+      ...(blocked && (type === 'cleanup' || type === MAINTENANCE_JOB) ? { cleanup_skipped: blocked } : {}),
+    };
+    if (!ran.length) return { outcome: 'nothing_to_do', ran, ...base };
 
-      const cutoff = cleanup ? this.cutoffOf(before, now - retentionSeconds * 1000) : 1;
-      // Catalog-managed versions leave the catalog before their manifests: it never lists a version that is gone.
-      let versionRowsRemoved = 0;
-      if (cleanup && t.managed) {
-        const tagged = new Set(before.taggedVersions);
-        const doomed = before.versions.filter((v) => v.timestamp < cutoff && v.version !== before.version && !tagged.has(v.version)).map((v) => v.version);
-        versionRowsRemoved = await this.repo.deleteVersions(t.id, doomed);
-      }
-      await ctx.beforeCommit();
-      const audit = await this.audit.beforeCommit();
-      let stats: lancedb.OptimizeStats;
-      let attempts = 0;
-      try {
-        ({ stats, attempts } = await this.optimize(t.location, cutoff));
-      } catch (err) {
-        await audit.failed();
-        throw err;
-      }
-      const after = await this.inspect(t.location);
-      if (t.managed) versionRowsRemoved += await this.forgetMissingVersions(t, after);
-      const result = {
-        outcome: 'done',
-        ran,
-        ...base,
-        fragments_after: after.fragments,
-        fragments_merged: stats.compaction.fragmentsRemoved,
-        fragments_added: stats.compaction.fragmentsAdded,
-        unindexed_rows_after: after.unindexedRows,
-        versions_after: after.versions.length,
-        versions_removed: stats.prune.oldVersionsRemoved,
-        bytes_reclaimed: stats.prune.bytesRemoved,
-        ...(cleanup ? { cleanup_before_millis: cutoff } : {}),
-        ...(t.managed ? { version_rows_removed: versionRowsRemoved } : {}),
-        version: after.version,
-        attempts,
-        duration_ms: Date.now() - (job.startedAt?.getTime() ?? Date.now()),
-      };
-      this.metrics.maintenanceBytesReclaimed.inc(stats.prune.bytesRemoved);
-      this.metrics.maintenanceFragmentsMerged.inc(stats.compaction.fragmentsRemoved);
-      await audit.committed({ ran, fragments_merged: result.fragments_merged, versions_removed: result.versions_removed, bytes_reclaimed: result.bytes_reclaimed, version: result.version });
-      return result;
-    } finally {
-      this.busy.delete(t.location);
+    const cutoff = cleanup ? this.cutoffOf(before, now - retentionSeconds * 1000) : 1;
+    // Catalog-managed versions leave the catalog before their manifests: it never lists a version that is gone.
+    let versionRowsRemoved = 0;
+    if (cleanup && t.managed) {
+      const tagged = new Set(before.taggedVersions);
+      const doomed = before.versions.filter((v) => v.timestamp < cutoff && v.version !== before.version && !tagged.has(v.version)).map((v) => v.version);
+      versionRowsRemoved = await this.repo.deleteVersions(t.id, doomed);
     }
+    await ctx.beforeCommit();
+    const audit = await this.audit.beforeCommit();
+    let stats: lancedb.OptimizeStats;
+    let attempts = 0;
+    try {
+      ({ stats, attempts } = await this.optimize(t.location, cutoff));
+    } catch (err) {
+      await audit.failed();
+      throw err;
+    }
+    const after = await this.inspect(t.location);
+    if (t.managed) versionRowsRemoved += await this.forgetMissingVersions(t, after);
+    const result = {
+      outcome: 'done',
+      ran,
+      ...base,
+      fragments_after: after.fragments,
+      fragments_merged: stats.compaction.fragmentsRemoved,
+      fragments_added: stats.compaction.fragmentsAdded,
+      unindexed_rows_after: after.unindexedRows,
+      versions_after: after.versions.length,
+      versions_removed: stats.prune.oldVersionsRemoved,
+      bytes_reclaimed: stats.prune.bytesRemoved,
+      ...(cleanup ? { cleanup_before_millis: cutoff } : {}),
+      ...(t.managed ? { version_rows_removed: versionRowsRemoved } : {}),
+      version: after.version,
+      attempts,
+      duration_ms: Date.now() - (job.startedAt?.getTime() ?? Date.now()),
+    };
+    this.metrics.maintenanceBytesReclaimed.inc(stats.prune.bytesRemoved);
+    this.metrics.maintenanceFragmentsMerged.inc(stats.compaction.fragmentsRemoved);
+    await audit.committed({ ran, fragments_merged: result.fragments_merged, versions_removed: result.versions_removed, bytes_reclaimed: result.bytes_reclaimed, version: result.version });
+    return result;
   }
 
   /**
@@ -297,7 +324,7 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
    * latest version, a few times.
    */
   private async optimize(location: string, cutoff: number): Promise<{ stats: lancedb.OptimizeStats; attempts: number }> {
-    return this.engine.withTable(location, async (table) => {
+    return this.maintaining.run(true, () => this.engine.withTable(location, async (table) => {
       for (let attempt = 1; ; attempt++) {
         try {
           return { stats: await table.optimize({ cleanupOlderThan: new Date(cutoff), deleteUnverified: false }), attempts: attempt };
@@ -308,7 +335,7 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
           await table.checkoutLatest();
         }
       }
-    });
+    }));
   }
 
   /** Removes the catalog rows of versions whose manifests are gone (pruned here, or by a namespace-mode cleanup). */
