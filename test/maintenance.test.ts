@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import { UnitOfWork } from '../src/database/unit-of-work';
 import { TableStorage } from '../src/storage/table-storage.service';
 import { expectProblem } from './helpers/assertions';
-import { eventually, forEachCatalog, idPath, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import { eventually, forEachCatalog, idPath, newTenant, operator, pgUrlFor, startGateway, Tenant, TEST_STORAGE, TestGateway } from './helpers/gateway';
 
 /**
  * Table maintenance (issue 32, README "Table maintenance"): the gateway compacts, optimizes the indices of and cleans
@@ -356,5 +359,75 @@ forEachCatalog('table maintenance', (kind) => {
     await t.add(rows(500, 5));
     assert.equal(await t.countRows(), 55);
     ns.close();
+  });
+  it('a database runs at most its budget of maintenance jobs at once (max_concurrent)', async () => {
+    const b = await newTenant(gw);
+    const db = await gw.app.get(UnitOfWork).db.$queryRawUnsafe<{ id: string }[]>(`SELECT id FROM databases WHERE name = $1`, b.name);
+    const sqlRun = (q: string, ...params: unknown[]) => gw.app.get(UnitOfWork).db.$executeRawUnsafe(q, ...params);
+    // One maintenance job of the database runs (on a replica that holds its lease), another waits.
+    const running = randomUUID();
+    const queued = randomUUID();
+    await sqlRun(
+      `INSERT INTO jobs (id, database_id, catalog, table_id, job_type, state, spec, principal, owner, lease_expires_at, attempts)
+       VALUES ($1::uuid, $2::uuid, '', ARRAY['held'], 'compact', 'RUNNING', '{"maintenance": true}'::jsonb, 'test', 'elsewhere', now() + interval '1 hour', 1)`,
+      running,
+      db[0].id,
+    );
+    await sqlRun(
+      `INSERT INTO jobs (id, database_id, catalog, table_id, job_type, state, spec, principal)
+       VALUES ($1::uuid, $2::uuid, '', ARRAY['gone'], 'compact', 'QUEUED', '{"maintenance": true, "table_uuid": "00000000-0000-0000-0000-000000000000"}'::jsonb, 'test')`,
+      queued,
+      db[0].id,
+    );
+    // Other databases' jobs still run meanwhile.
+    const other = await (await remote(gw, tenant)).createTable('budget_other', rows(0, 5));
+    const r = await tenant.api.post(`/v1/table/${idPath('budget_other')}/maintenance/run`, { type: 'compact' });
+    await finished(tenant, r.body.job_id);
+    void other;
+    assert.equal((await describeJob(b, queued)).job_state, 'IN_PROGRESS');
+    const state = await gw.app.get(UnitOfWork).db.$queryRawUnsafe<{ state: string }[]>(`SELECT state FROM jobs WHERE id = $1::uuid`, queued);
+    assert.equal(state[0].state, 'QUEUED');
+    // A budget of 2: it runs (and finds its table gone).
+    assert.equal((await operator(gw).request('PUT', `/admin/v1/databases/${b.name}/maintenance`, { max_concurrent: 2 })).status, 200);
+    const d = await finished(b, queued);
+    assert.equal(d.result!.outcome, 'skipped');
+    await sqlRun(`DELETE FROM jobs WHERE id = $1::uuid`, running);
+  });
+  it('the CLI: maintenance get, set and run (with a dry run)', { skip: kind !== 'postgres' || TEST_STORAGE !== 'local' ? 'the CLI shares a Postgres catalog and local storage with the running gateway' : false }, async () => {
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number; json: any; stderr: string }>((resolve) => {
+        const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: pgUrlFor(gw.pgDatabase!), DATA_DIR: gw.dataDir, NODE_NO_WARNINGS: '1', JOBS_POLL_INTERVAL_MS: '100' };
+        delete env.ADMIN_API_KEY;
+        delete env.BOOTSTRAP_DATABASE;
+        execFile(process.execPath, [path.resolve(__dirname, '../src/cli/admin.js'), ...args], { env, timeout: 120_000 }, (err, stdout, stderr) => {
+          let json: unknown;
+          try {
+            json = JSON.parse(stdout);
+          } catch {
+            json = undefined;
+          }
+          resolve({ code: err ? Number((err as { code?: number }).code ?? -1) : 0, json, stderr });
+        });
+      });
+    const db = await remote(gw, tenant);
+    const t = await db.createTable('by_cli', rows(0, 10));
+    for (let i = 0; i < 3; i++) await t.add(rows(100 + i, 1), { mode: 'overwrite' });
+    const set = await cli('maintenance', 'set', tenant.name, '--compact-min-fragments', '12', '--cleanup-retention-seconds', '7200');
+    assert.equal(set.code, 0, set.stderr);
+    assert.deepEqual(set.json.maintenance, { compact_min_fragments: 12, cleanup_retention_seconds: 7200 });
+    const got = await cli('maintenance', 'get', tenant.name);
+    assert.deepEqual(got.json.maintenance, { compact_min_fragments: 12, cleanup_retention_seconds: 7200 });
+    const bad = await cli('maintenance', 'set', tenant.name, '--compact-min-fragments', 'many');
+    assert.equal(bad.code, 2, bad.stderr);
+    const dry = await cli('maintenance', 'run', tenant.name, 'by_cli', '--type', 'cleanup', '--dry-run', '--retention-seconds', '0');
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.deepEqual(dry.json.versions_to_remove.map((v: { version: number }) => v.version), [1, 2, 3]);
+    const run = await cli('maintenance', 'run', tenant.name, 'by_cli', '--type', 'cleanup', '--retention-seconds', '0');
+    assert.equal(run.code, 0, run.stderr);
+    const d = await finished(tenant, run.json.job_id);
+    assert.equal(d.job_type, 'cleanup');
+    assert.ok(d.result!.versions_removed >= 3, JSON.stringify(d.result));
+    assert.equal(await t.countRows(), 1);
+    await operator(gw).request('PUT', `/admin/v1/databases/${tenant.name}/maintenance`, {});
   });
 });

@@ -621,6 +621,7 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/table/{id}/maintenance/run', `/v1/table/${orders}/maintenance/run`, 200, { type: 'cleanup', dry_run: true });
     await call('POST', '/v1/table/{id}/maintenance/run', `/v1/table/${orders}/maintenance/run`, 200, { type: 'compact' });
     await call('POST', '/v1/table/{id}/maintenance/run', `/v1/table/${orders}/maintenance/run`, 403, { type: 'compact' }, tenant.reader.headers);
+    await call('POST', '/admin/v1/databases/{name}/maintenance/run', `/admin/v1/databases/${tenant.name}/maintenance/run`, 200, { table_id: ['docs', 'orders'], type: 'cleanup', dry_run: true }, operator(gw).headers);
     await call('GET', '/v1/table/{id}/count_rows', `/v1/table/${orders}/count_rows`, 200);
     await call('POST', '/v1/table/{id}/query', `/v1/table/${orders}/query`, 200, { k: 5, filter: 'id < 10', vector: null });
     await call('POST', '/v1/table/{id}/explain_plan', `/v1/table/${orders}/explain_plan`, 200, { query: { k: 5, filter: 'id < 10' } });
@@ -728,7 +729,6 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('PATCH', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 200, { quotas: { max_tables: 10, max_storage_bytes: null } }, op);
     await call('PUT', '/admin/v1/databases/{name}/maintenance', '/admin/v1/databases/docs_db/maintenance', 200, { cleanup_retention_seconds: 3600 }, op);
     await call('GET', '/admin/v1/databases/{name}/maintenance', '/admin/v1/databases/docs_db/maintenance', 200, undefined, op);
-    await call('POST', '/admin/v1/databases/{name}/maintenance/run', `/admin/v1/databases/${tenant.name}/maintenance/run`, 200, { table_id: ['docs', 'orders'], type: 'cleanup', dry_run: true }, op);
     await call('DELETE', '/admin/v1/databases/{name}/api-keys/{id}', `/admin/v1/databases/docs_db/api-keys/${key.body.id}`, 204, undefined, op);
     await call('DELETE', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 204, undefined, op);
     await call('GET', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 404, undefined, op);

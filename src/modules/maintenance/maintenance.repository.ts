@@ -71,12 +71,12 @@ export class MaintenanceRepository {
    */
   async enqueue(t: MaintainedTable, delayMs: number, trigger: string): Promise<string | null> {
     const id = randomUUID();
-    const spec = JSON.stringify({ maintenance: true, table_uuid: t.id, trigger, table: t.name, table_id: tableIdOf(t) });
+    const spec = JSON.stringify({ maintenance: true, automatic: true, table_uuid: t.id, trigger, table: t.name, table_id: tableIdOf(t) });
     const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(
       `INSERT INTO jobs (id, database_id, catalog, table_id, job_type, state, spec, principal, not_before)
        VALUES ($1::uuid, $2::uuid, $3, $4::text[], '${MAINTENANCE_JOB}', 'QUEUED', $5::jsonb, '${SYSTEM_PRINCIPAL}',
                now() + $6::int * interval '1 millisecond')
-       ON CONFLICT (database_id, catalog, table_id) WHERE state = 'QUEUED' AND job_type = '${MAINTENANCE_JOB}' DO NOTHING
+       ON CONFLICT (database_id, catalog, table_id) WHERE state = 'QUEUED' AND job_type = '${MAINTENANCE_JOB}' AND (spec ->> 'automatic') = 'true' DO NOTHING
        RETURNING id`,
       id,
       t.databaseId,

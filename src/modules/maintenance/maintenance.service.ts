@@ -228,7 +228,7 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
     if (!t || tableIdOf(t).join('\u001f') !== job.tableId.join('\u001f')) return { outcome: 'skipped', reason: 'the table no longer exists' };
     if (!(await this.storage.hasData(t.location))) return { outcome: 'skipped', reason: 'the table has no data' };
     const policy = resolvePolicy(this.config, await this.repo.policyInputs(t));
-    const automatic = type === MAINTENANCE_JOB && job.spec.all !== true;
+    const automatic = type === MAINTENANCE_JOB && job.spec.automatic === true;
     if (automatic && !policy.enabled.value) return { outcome: 'skipped', reason: `maintenance is disabled (${policy.enabled.source})` };
     const retentionSeconds = typeof job.spec.retention_seconds === 'number' ? job.spec.retention_seconds : policy.cleanup_retention_seconds.value;
 
