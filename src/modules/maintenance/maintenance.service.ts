@@ -39,7 +39,7 @@ export interface TableState {
   branches: string[];
 }
 
-const isConflict = (err: unknown) => /conflict|retryable|concurrent|commit.*(fail|retry)|preempt/i.test(String((err as Error)?.message ?? err));
+const isConflict = (err: unknown) => /conflict|retryable|concurrent|commit.*(fail|retry)|preempt|not found.*manifest/i.test(String((err as Error)?.message ?? err));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -55,6 +55,8 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
   private readonly recent = new LRUCache<string, number>({ max: RECENT_TABLES });
   /** Set while a maintenance job commits: its own commits trigger nothing. */
   private readonly maintaining = new AsyncLocalStorage<boolean>();
+  /** The maintenance job of each table running here (the next one waits for it). */
+  private readonly tableLocks = new Map<string, Promise<void>>();
   /** Triggers owed at the end of a delay window (the trailing edge of a burst). */
   private readonly trailing = new Map<string, NodeJS.Timeout>();
   private sweepTimer?: NodeJS.Timeout;
@@ -194,7 +196,7 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
       table_id: id,
       ...(type === 'all' ? { all: true } : {}),
       ...(opts.retentionSeconds !== undefined ? { retention_seconds: opts.retentionSeconds } : {}),
-    });
+    }, { queue: true });
     return { job_id: jobId };
   }
 
@@ -214,12 +216,28 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
       this.metrics.maintenanceDuration.observe({ type }, (Date.now() - started) / 1000);
     };
     try {
-      const r = await this.runJob(type, job, ctx);
+      // One maintenance job of a table at a time on this replica (a cleanup removes manifests another one may read).
+      const r = await this.exclusive(String(job.spec.table_uuid ?? job.tableId.join('\u001f')), () => this.runJob(type, job, ctx));
       end(String(r.outcome));
       return r;
     } catch (err) {
       end('failed');
       throw err;
+    }
+  }
+
+  private async exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.tableLocks.get(key) ?? Promise.resolve();
+    const p = prev.then(fn, fn);
+    const tail = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tableLocks.set(key, tail);
+    try {
+      return await p;
+    } finally {
+      if (this.tableLocks.get(key) === tail) this.tableLocks.delete(key);
     }
   }
 

@@ -366,8 +366,9 @@ export class TablesService implements OnModuleInit {
     // A writer that opens the table may write it directly (namespace mode): its size is due for a re-read.
     if (t.role !== 'read') {
       this.meter.touch(row.id);
-      // ... and its maintenance is due after the writes it may make (README "Table maintenance").
-      this.maintenanceSignals.touched(row.id);
+      // A namespace-mode writer's table is due for maintenance after the writes it may make (README "Table
+      // maintenance"); a remote-mode client writes through the gateway, whose commits queue it themselves.
+      if (opts.schemaDialect === 'namespace') this.maintenanceSignals.touched(row.id);
     }
     const { ns, name } = splitTableId(id);
     const abs = this.storage.uri(row.location);
