@@ -108,7 +108,7 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
     try {
       const t = await this.repo.tableAt(location);
       if (!t) return void this.recent.delete(location); // its row is not there yet (its first commit): the next one queues it
-      await this.repo.enqueue(t, this.config.maintenance.delayMs, 'commit');
+      if (await this.enabledFor(t)) await this.repo.enqueue(t, this.config.maintenance.delayMs, 'commit');
     } catch (err) {
       this.recent.delete(location);
       this.log.warn(`could not queue the maintenance of ${location}: ${(err as Error).message}`);
@@ -121,11 +121,16 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
     try {
       const t = await this.repo.tableById(tableId);
       if (!t) return;
-      await this.repo.enqueue(t, this.config.maintenance.delayMs, 'seen');
+      if (await this.enabledFor(t)) await this.repo.enqueue(t, this.config.maintenance.delayMs, 'seen');
     } catch (err) {
       this.recent.delete(tableId);
       this.log.warn(`could not queue the maintenance of table ${tableId}: ${(err as Error).message}`);
     }
+  }
+
+  /** Whether the table's policy has automatic maintenance on (a disabled table gets no automatic job at all). */
+  private async enabledFor(t: MaintainedTable): Promise<boolean> {
+    return resolvePolicy(this.config, await this.repo.policyInputs(t)).enabled.value;
   }
 
   /**
@@ -159,7 +164,7 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
       try {
         for (;;) {
           const page = await this.repo.tablesWithData(after, SWEEP_PAGE);
-          for (const t of page) await this.repo.enqueue(t, 0, 'sweep');
+          for (const t of page) if (await this.enabledFor(t)) await this.repo.enqueue(t, 0, 'sweep');
           if (page.length < SWEEP_PAGE) break;
           after = page[page.length - 1].id;
         }
