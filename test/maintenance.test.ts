@@ -439,4 +439,39 @@ forEachCatalog('table maintenance', (kind) => {
     assert.equal(await t.countRows(), 1);
     await operator(gw).request('PUT', `/admin/v1/databases/${tenant.name}/maintenance`, {});
   });
+
+  it('cleanup never touches a table with branches, a shallow clone\'s source or the clone itself; compaction still runs', async () => {
+    const db = await remote(gw, tenant);
+    const t = await db.createTable('branched', rows(0, 50));
+    for (let i = 0; i < 3; i++) await t.add(rows(0, 50), { mode: 'overwrite' });
+    assert.equal((await tenant.api.post(`/v1/table/${idPath('branched')}/branches/create`, { name: 'side' })).status, 200);
+    const dry = await tenant.api.post(`/v1/table/${idPath('branched')}/maintenance/run`, { type: 'cleanup', dry_run: true, retention_seconds: 0 });
+    assert.equal(dry.body.cleanup_allowed, false, dry.text);
+    assert.match(dry.body.reason, /branches/);
+    assert.deepEqual(dry.body.versions_to_remove, []);
+    const versions = (await t.listVersions()).length;
+    const run = await tenant.api.post(`/v1/table/${idPath('branched')}/maintenance/run`, { type: 'all', retention_seconds: 0 });
+    const d = await finished(tenant, run.body.job_id);
+    assert.match(String(d.result!.cleanup_skipped), /branches/);
+    assert.ok(!(d.result!.ran as string[]).includes('cleanup'));
+    assert.equal(d.result!.versions_removed, 0);
+    assert.ok((await t.listVersions()).length >= versions);
+
+    if (TEST_STORAGE !== 's3') {
+      // (The engine cannot open a shallow clone's source on the object store: clone.test.ts.)
+      const src = await db.createTable('clone_src', rows(0, 20));
+      for (let i = 0; i < 3; i++) await src.add(rows(0, 20), { mode: 'overwrite' });
+      const loc = (await tenant.api.post(`/v1/table/${idPath('clone_src')}/describe`, {})).body.location as string;
+      const clone = await db.cloneTable('the_clone', loc, { sourceVersion: 1 });
+      assert.equal(await clone.countRows(), 20);
+      for (const name of ['clone_src', 'the_clone']) {
+        const r = await tenant.api.post(`/v1/table/${idPath(name)}/maintenance/run`, { type: 'cleanup', retention_seconds: 0 });
+        const x = await finished(tenant, r.body.job_id);
+        assert.match(String(x.result!.cleanup_skipped), /shallow clone/, name);
+      }
+      // The clone still reads its source's first version.
+      const again = await (await remote(gw, tenant)).openTable('the_clone');
+      assert.equal(await again.countRows(), 20);
+    }
+  });
 });
