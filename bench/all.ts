@@ -17,6 +17,7 @@ const RUNS: Array<{ script: string; env?: Record<string, string> }> = [
   { script: 'ingest.js', env: { BENCH_STORAGE: 's3' } },
   { script: 'write-budget.js' },
   { script: 'keyed-writes.js' },
+  { script: 'maintenance.js' },
 ];
 
 void (async () => {

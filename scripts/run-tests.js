@@ -21,6 +21,7 @@ const OBJECT_STORE_SUITES = [
   'multipart',
   'soft-delete',
   'storage-bytes',
+  'maintenance',
 ].map((n) => path.join(root, 'dist', 'test', `${n}.test.js`));
 
 function run(files, env) {

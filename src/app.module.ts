@@ -10,6 +10,7 @@ import { DatabasesModule } from './modules/databases/databases.module';
 import { HealthModule } from './modules/health/health.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { LANCE_REST_MODULES, LanceRestModule } from './modules/lance-rest.module';
+import { MaintenanceSignalsModule } from './modules/maintenance/maintenance-signals';
 import { ObservabilityModule } from './modules/observability/observability.module';
 import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
 import { DroppedTablesAdminModule } from './modules/dropped/dropped-tables.module';
@@ -29,6 +30,7 @@ export class AppModule {
         AuditModule,
         IdempotencyModule,
         UsageCoreModule,
+        MaintenanceSignalsModule,
         HealthModule,
         DatabasesModule,
         UsageModule,

@@ -67,7 +67,7 @@ forEachCatalog('jobs', (kind) => {
   let idle: TestGateway | undefined;
 
   before(async () => {
-    gw = await startGateway(kind, { JOBS_POLL_INTERVAL_MS: '100' });
+    gw = await startGateway(kind, { JOBS_POLL_INTERVAL_MS: '100', MAINTENANCE_ENABLED: 'false' });
   });
   after(async () => {
     await gw?.close();
@@ -265,7 +265,7 @@ forEachCatalog('jobs', (kind) => {
     assert.equal(quick.id, null, 'deleted within the budget: no server job');
     assert.deepEqual(await db.listJobs(), []);
 
-    idle = await startGateway(kind, { DROP_SYNC_BUDGET_MS: '0', JOBS_POLL_INTERVAL_MS: '0' });
+    idle = await startGateway(kind, { DROP_SYNC_BUDGET_MS: '0', JOBS_POLL_INTERVAL_MS: '0', MAINTENANCE_ENABLED: 'false' });
     const other = await newTenant(idle);
     const db2 = await remote(idle, other);
     for (const name of ['big', 'raw']) await db2.createTable(name, ROWS);
@@ -298,7 +298,7 @@ forEachCatalog('jobs', (kind) => {
     const pg = kind === 'postgres' ? await createPgDatabase() : undefined;
     const shared = { DATA_DIR: dataDir, STORAGE_ROOT: path.join(dataDir, 'tables'), ...(pg ? { DATABASE_URL: pg.url } : {}) };
     try {
-      idle = await startGateway(kind, { ...shared, JOBS_POLL_INTERVAL_MS: '0' });
+      idle = await startGateway(kind, { ...shared, JOBS_POLL_INTERVAL_MS: '0', MAINTENANCE_ENABLED: 'false' });
       const tenant = await newTenant(idle);
       const db = await remote(idle, tenant);
       const t = await tableWithComputed(db, 'later');
@@ -318,7 +318,7 @@ forEachCatalog('jobs', (kind) => {
 
       // The replica stops; the next one (which runs jobs) finds the queued job in the catalog and runs it.
       await idle.close();
-      idle = await startGateway(kind, { ...shared, JOBS_POLL_INTERVAL_MS: '100' });
+      idle = await startGateway(kind, { ...shared, JOBS_POLL_INTERVAL_MS: '100', MAINTENANCE_ENABLED: 'false' });
       const db2 = await remote(idle, tenant);
       const job = await db2.openJob(kept.id!);
       await job.wait();
@@ -342,7 +342,7 @@ describe('jobs on two replicas sharing Postgres', { skip: !CATALOG_KINDS.include
   const sql = async <T = any>(text: string, params: unknown[] = []): Promise<T[]> => (await catalog.query(text, params)).rows as T[];
 
   async function replica(env: Record<string, string>): Promise<TestGateway> {
-    const g = await startGateway('postgres' as CatalogKind, { DATABASE_URL: pg.url, STORAGE_ROOT: storageRoot, ...env });
+    const g = await startGateway('postgres' as CatalogKind, { DATABASE_URL: pg.url, STORAGE_ROOT: storageRoot, MAINTENANCE_ENABLED: 'false', ...env });
     gateways.push(g);
     return g;
   }
@@ -486,6 +486,7 @@ describe('jobs on two replicas sharing Postgres', { skip: !CATALOG_KINDS.include
         JOBS_POLL_INTERVAL_MS: '100',
         JOBS_LEASE_SECONDS: '1',
         RECLAIM_INTERVAL_SECONDS: '0',
+        MAINTENANCE_ENABLED: 'false',
         NODE_NO_WARNINGS: '1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -140,6 +140,8 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('RestoreTable', 'response-extra', 'version', 'reports the new version the restore wrote'),
 
   // ---- our routes that are no spec operation
+  allow('*', 'extra-route', 'GET /v1/table/{id}/maintenance', 'table maintenance policy (README "Table maintenance"); no spec operation'),
+  allow('*', 'extra-route', 'POST /v1/table/{id}/maintenance/run', 'run a table\'s maintenance now (README "Table maintenance"); no spec operation'),
   allow('*', 'extra-route', 'GET /v1/table/{id}/stats', 'GetTableStats as the reference adapter serves it'),
   allow('*', 'extra-route', 'GET /v1/table/{id}/count_rows', 'count_rows is served as GET (what the official client sends) and POST (the spec)'),
   allow('*', 'extra-route', 'GET /v1/table/{id}/tags/list', 'ListTableTags as the reference adapter and the generated namespace clients send it'),
@@ -471,7 +473,7 @@ describe(`OpenAPI document [${kind}]`, () => {
     for (const o of operationsOf(doc)) {
       const names = (o.op.security ?? []).flatMap((s: Json) => Object.keys(s)).sort().join(',');
       if (o.path.startsWith('/v1/')) assert.equal(names, 'ApiKeyAuth,BearerAuth', `${o.method} ${o.path}`);
-      else if (/^\/admin\/v1\/(databases(\/\{name\})?|usage(\/top-storage)?)$/.test(o.path)) assert.equal(names, 'OperatorKeyAuth', `${o.method} ${o.path}`);
+      else if (/^\/admin\/v1\/(databases(\/\{name\}(\/maintenance)?)?|usage(\/top-storage)?)$/.test(o.path)) assert.equal(names, 'OperatorKeyAuth', `${o.method} ${o.path}`);
       else if (o.path.startsWith('/admin/')) assert.equal(names, 'ApiKeyAuth,BearerAuth,OperatorKeyAuth', `${o.method} ${o.path}`);
       else if (o.path === '/metrics') assert.deepEqual(o.op.security, [{ MetricsKeyAuth: [] }, {}], 'the metrics key, or none when unset');
       else assert.deepEqual(o.op.security, [], `${o.method} ${o.path} is public`);
@@ -619,6 +621,12 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/table/{id}/stats', `/v1/table/${orders}/stats`, 200, {});
     await call('GET', '/v1/table/{id}/stats', `/v1/table/${orders}/stats`, 200);
     await call('POST', '/v1/table/{id}/count_rows', `/v1/table/${orders}/count_rows`, 200, { predicate: 'id > 3' });
+    // Table maintenance (README "Table maintenance").
+    await call('GET', '/v1/table/{id}/maintenance', `/v1/table/${orders}/maintenance`, 200, undefined, tenant.reader.headers);
+    await call('POST', '/v1/table/{id}/maintenance/run', `/v1/table/${orders}/maintenance/run`, 200, { type: 'cleanup', dry_run: true });
+    await call('POST', '/v1/table/{id}/maintenance/run', `/v1/table/${orders}/maintenance/run`, 200, { type: 'compact' });
+    await call('POST', '/v1/table/{id}/maintenance/run', `/v1/table/${orders}/maintenance/run`, 403, { type: 'compact' }, tenant.reader.headers);
+    await call('POST', '/admin/v1/databases/{name}/maintenance/run', `/admin/v1/databases/${tenant.name}/maintenance/run`, 200, { table_id: ['docs', 'orders'], type: 'cleanup', dry_run: true }, operator(gw).headers);
     await call('GET', '/v1/table/{id}/count_rows', `/v1/table/${orders}/count_rows`, 200);
     await call('POST', '/v1/table/{id}/query', `/v1/table/${orders}/query`, 200, { k: 5, filter: 'id < 10', vector: null });
     await call('POST', '/v1/table/{id}/explain_plan', `/v1/table/${orders}/explain_plan`, 200, { query: { k: 5, filter: 'id < 10' } });
@@ -724,6 +732,8 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('GET', '/admin/v1/usage', '/admin/v1/usage?sort=requests&limit=2', 200, undefined, op);
     await call('GET', '/admin/v1/usage/top-storage', '/admin/v1/usage/top-storage?limit=3', 200, undefined, op);
     await call('PATCH', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 200, { quotas: { max_tables: 10, max_storage_bytes: null } }, op);
+    await call('PUT', '/admin/v1/databases/{name}/maintenance', '/admin/v1/databases/docs_db/maintenance', 200, { cleanup_retention_seconds: 3600 }, op);
+    await call('GET', '/admin/v1/databases/{name}/maintenance', '/admin/v1/databases/docs_db/maintenance', 200, undefined, op);
     await call('DELETE', '/admin/v1/databases/{name}/api-keys/{id}', `/admin/v1/databases/docs_db/api-keys/${key.body.id}`, 204, undefined, op);
     await call('DELETE', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 204, undefined, op);
     await call('GET', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 404, undefined, op);

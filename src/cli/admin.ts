@@ -19,6 +19,8 @@ import { createRootLogger } from '../modules/observability/logger';
 import { StorageScan } from '../modules/reclaim/storage-scan.service';
 import { DroppedScope, DroppedTablesService } from '../modules/dropped/dropped-tables.service';
 import { quotasOf, rateLimitOf } from '../modules/tenancy/tenant-context';
+import { MaintenanceAdmin } from '../modules/maintenance/maintenance.admin';
+import { DatabasePolicyBody, OperatorRunMaintenanceBody } from '../modules/maintenance/maintenance.schemas';
 import { UsageService } from '../modules/usage/usage.service';
 import { FleetUsageQuery, FleetUsageReport, UsageQuery } from '../modules/usage/usage.schemas';
 import pino from 'pino';
@@ -50,6 +52,13 @@ const USAGE = `usage: npm run admin -- <command>
       every database's usage on a day, largest first
   storage scan <database> [--delete]
       folders in the database's storage that no table, pending write or clean-up knows; --delete removes them
+  maintenance get <database>
+  maintenance set <database> [--enabled true|false] [--compact-min-fragments n] [--index-min-unindexed-rows n]
+      [--cleanup-retention-seconds n] [--max-concurrent n]
+      replaces the database's maintenance policy (no option: the server's defaults)
+  maintenance run <database> [<namespace> ...] <table> [--type all|compact|optimize_indices|cleanup] [--dry-run]
+      [--retention-seconds n] [--catalog prefix]
+      runs a table's maintenance now (the job runs in this process); --dry-run (cleanup) says what would be removed
 
 Uses the catalog the gateway is configured with (DATABASE_URL, or the embedded one under DATA_DIR).
 The embedded catalog is a single-process database: stop the gateway before using the CLI on it.`;
@@ -82,6 +91,15 @@ async function main(argv: string[]): Promise<unknown> {
           protected: { type: 'string' },
           name: { type: 'string' },
           namespace: { type: 'string' },
+          enabled: { type: 'string' },
+          'compact-min-fragments': { type: 'string' },
+          'index-min-unindexed-rows': { type: 'string' },
+          'cleanup-retention-seconds': { type: 'string' },
+          'max-concurrent': { type: 'string' },
+          type: { type: 'string' },
+          'dry-run': { type: 'boolean' },
+          'retention-seconds': { type: 'string' },
+          catalog: { type: 'string' },
           help: { type: 'boolean', short: 'h' },
         },
       });
@@ -106,6 +124,8 @@ async function main(argv: string[]): Promise<unknown> {
     usage: { ...loaded.usage, metering: false, refreshIntervalMs: 0 },
     // Nor does it purge dropped tables on its own: `dropped purge` does one when asked.
     drop: { ...loaded.drop, purgeIntervalMs: 0 },
+    // Nor does it sweep tables for maintenance (the gateways do; `maintenance run` queues a job for them).
+    maintenance: { ...loaded.maintenance, sweepIntervalMs: 0 },
   };
   const catalog = await openCatalogDb(config);
   await catalog.migrate();
@@ -213,6 +233,38 @@ async function main(argv: string[]): Promise<unknown> {
         const [name, id] = need(2);
         await audited(name, 'api_key.revoke', id, () => databases.revokeKey(name, id));
         return { revoked: id };
+      }
+      case 'maintenance get':
+        return await app.get(MaintenanceAdmin).get(need(1)[0]);
+      case 'maintenance set': {
+        const [name] = need(1);
+        const int = (k: string) => (values[k as keyof typeof values] === undefined ? undefined : Number(values[k as keyof typeof values]));
+        const policy = DatabasePolicyBody.safeParse(
+          Object.fromEntries(
+            Object.entries({
+              enabled: values.enabled === undefined ? undefined : values.enabled === 'true' ? true : values.enabled === 'false' ? false : values.enabled,
+              compact_min_fragments: int('compact-min-fragments'),
+              index_min_unindexed_rows: int('index-min-unindexed-rows'),
+              cleanup_retention_seconds: int('cleanup-retention-seconds'),
+              max_concurrent: int('max-concurrent'),
+            }).filter(([, v]) => v !== undefined),
+          ),
+        );
+        if (!policy.success) throw new UsageError(`invalid maintenance policy: ${policy.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        return await audited(name, 'database.maintenance', name, () => app.get(MaintenanceAdmin).set(name, policy.data));
+      }
+      case 'maintenance run': {
+        if (rest.length < 2) throw new UsageError("'maintenance run' takes the database and the table id (its namespaces, then its name)");
+        const [name, ...tableId] = rest;
+        const body = OperatorRunMaintenanceBody.safeParse({
+          table_id: tableId,
+          catalog: values.catalog ?? '',
+          type: values.type ?? 'all',
+          dry_run: values['dry-run'] === true,
+          ...(values['retention-seconds'] !== undefined ? { retention_seconds: Number(values['retention-seconds']) } : {}),
+        });
+        if (!body.success) throw new UsageError(`invalid maintenance run: ${body.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        return await audited(name, 'table.maintenance', tableId.join('$'), () => app.get(MaintenanceAdmin).run(name, body.data, actor));
       }
       case 'storage scan': {
         const [name] = need(1);

@@ -125,6 +125,13 @@ export const envSchema = z.object({
   JOBS_CONCURRENCY: intWithDefault(2, 0),
   JOBS_MAX_ATTEMPTS: intWithDefault(3, 1),
   JOBS_RETENTION_DAYS: intWithDefault(7, 0),
+  MAINTENANCE_ENABLED: flag(true),
+  MAINTENANCE_DELAY_MS: intWithDefault(60_000, 0),
+  MAINTENANCE_SWEEP_INTERVAL_SECONDS: intWithDefault(21_600, 0),
+  MAINTENANCE_COMPACT_MIN_FRAGMENTS: intWithDefault(10, 2),
+  MAINTENANCE_INDEX_MIN_UNINDEXED_ROWS: intWithDefault(1, 1),
+  MAINTENANCE_CLEANUP_RETENTION_SECONDS: intWithDefault(86_400, 0),
+  MAINTENANCE_MAX_CONCURRENT_PER_DATABASE: intWithDefault(1, 1),
   USAGE_METERING: flag(true),
   USAGE_FLUSH_INTERVAL_SECONDS: intWithDefault(10, 1),
   USAGE_REFRESH_INTERVAL_SECONDS: intWithDefault(60, 0),
@@ -255,6 +262,19 @@ export interface AppConfig {
     /** Days a job is kept after it ended (then deleted by a runner); 0: kept for ever. */
     retentionDays: number;
   };
+  /** Automatic table maintenance (README "Table maintenance"): the server's default policy and its pacing. */
+  maintenance: {
+    enabled: boolean;
+    /** How long after a commit its table's maintenance job waits (a burst of writes makes one job). */
+    delayMs: number;
+    /** How often a replica queues maintenance for every table with data; 0: never. */
+    sweepIntervalMs: number;
+    compactMinFragments: number;
+    indexMinUnindexedRows: number;
+    cleanupRetentionSeconds: number;
+    /** Maintenance jobs of one database running at once (a database may set its own). */
+    maxConcurrentPerDatabase: number;
+  };
   /** Usage metering (README "Usage and quotas"). */
   usage: {
     /** Off: nothing is counted (USAGE_METERING=false). */
@@ -363,6 +383,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       concurrency: e.JOBS_CONCURRENCY,
       maxAttempts: e.JOBS_MAX_ATTEMPTS,
       retentionDays: e.JOBS_RETENTION_DAYS,
+    },
+    maintenance: {
+      enabled: e.MAINTENANCE_ENABLED,
+      delayMs: e.MAINTENANCE_DELAY_MS,
+      sweepIntervalMs: e.MAINTENANCE_SWEEP_INTERVAL_SECONDS * 1000,
+      compactMinFragments: e.MAINTENANCE_COMPACT_MIN_FRAGMENTS,
+      indexMinUnindexedRows: e.MAINTENANCE_INDEX_MIN_UNINDEXED_ROWS,
+      cleanupRetentionSeconds: e.MAINTENANCE_CLEANUP_RETENTION_SECONDS,
+      maxConcurrentPerDatabase: e.MAINTENANCE_MAX_CONCURRENT_PER_DATABASE,
     },
     usage: {
       metering: e.USAGE_METERING,

@@ -135,14 +135,22 @@ export class JobsRepository {
    * oldest first (a lost one only while it has attempts left: timeOutExhausted ends the others). FOR UPDATE SKIP LOCKED: replicas claiming at once never take the same job, and a claim never waits
    * on another's. Each claim counts an attempt and leases the job for `leaseMs`.
    */
-  async claim(owner: string, leaseMs: number, limit: number, maxAttempts: number): Promise<ClaimedJob[]> {
+  async claim(owner: string, leaseMs: number, limit: number, maxAttempts: number, maintenanceBudget = 1): Promise<ClaimedJob[]> {
+    // A queued job waits for its not_before; a maintenance job (spec.maintenance) waits while its database already
+    // runs as many as its budget (databases.maintenance.max_concurrent, else the server's).
     const ids = await this.db.$queryRaw<{ id: string }[]>`
       UPDATE jobs j SET state = 'RUNNING', owner = ${owner}, attempts = j.attempts + 1,
                         lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond',
                         started_at = COALESCE(j.started_at, now())
        WHERE j.id IN (
          SELECT q.id FROM jobs q
-          WHERE q.state = 'QUEUED' OR (q.state = 'RUNNING' AND q.lease_expires_at < now() AND q.attempts < ${maxAttempts})
+          WHERE (q.state = 'QUEUED' AND (q.not_before IS NULL OR q.not_before <= now())
+                 AND (q.spec ->> 'maintenance' IS NULL OR (
+                   SELECT count(*) FROM jobs r
+                    WHERE r.database_id = q.database_id AND r.state = 'RUNNING' AND r.spec ->> 'maintenance' IS NOT NULL
+                      AND r.lease_expires_at >= now()) < COALESCE(
+                   (SELECT (d.maintenance ->> 'max_concurrent')::int FROM databases d WHERE d.id = q.database_id), ${maintenanceBudget}::int)))
+             OR (q.state = 'RUNNING' AND q.lease_expires_at < now() AND q.attempts < ${maxAttempts})
           ORDER BY q.created_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED)

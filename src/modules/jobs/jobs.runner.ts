@@ -97,7 +97,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       }
       const free = this.config.jobs.concurrency - this.running.size;
       if (free <= 0 || this.stopped) return;
-      for (const job of await this.repo.claim(this.replica.id, this.config.jobs.leaseMs, free, this.config.jobs.maxAttempts)) {
+      for (const job of await this.repo.claim(this.replica.id, this.config.jobs.leaseMs, free, this.config.jobs.maxAttempts, this.config.maintenance.maxConcurrentPerDatabase)) {
         if (job.attempts > 1) this.log.warn(`took over job ${job.id} (${job.jobType}, run ${job.attempts}): its runner ${job.owner ?? ''} was lost`);
         this.start(job);
       }

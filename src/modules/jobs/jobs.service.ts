@@ -97,10 +97,11 @@ export class JobsService {
    * Records a job (with the request's audit record, in one transaction) and answers its id. A replica that runs
    * jobs and has a free slot starts it at once, leased to itself; otherwise it waits, queued, for a replica that does.
    */
-  async submit(t: TenantContext, tableId: string[], jobType: string, spec: Record<string, unknown>): Promise<string> {
+  async submit(t: TenantContext, tableId: string[], jobType: string, spec: Record<string, unknown>, opts: { queue?: boolean } = {}): Promise<string> {
     if (!this.executors.has(jobType)) throw new Error(`no executor for job type ${jobType}`);
     const id = randomUUID();
-    const runHere = this.hasRoom();
+    // `queue`: always through the runners' claim (which applies its budgets), never started here at once.
+    const runHere = !opts.queue && this.hasRoom();
     const values = this.newJob(id, t, tableId, jobType, spec, runHere);
     await this.uow.run(async () => {
       await this.repo.insert(values);

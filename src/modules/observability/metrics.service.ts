@@ -66,6 +66,33 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly maintenanceRuns = new Counter({
+    name: 'lgw_maintenance_runs_total',
+    help: 'Table maintenance jobs run on this replica, by job type and outcome (done, nothing_to_do, skipped, failed)',
+    labelNames: ['type', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly maintenanceBytesReclaimed = new Counter({
+    name: 'lgw_maintenance_bytes_reclaimed_total',
+    help: 'Bytes the engine reported removed by maintenance cleanups (old versions pruned)',
+    registers: [this.registry],
+  });
+
+  readonly maintenanceFragmentsMerged = new Counter({
+    name: 'lgw_maintenance_fragments_merged_total',
+    help: 'Fragments compaction rewrote into larger ones',
+    registers: [this.registry],
+  });
+
+  readonly maintenanceDuration = new Histogram({
+    name: 'lgw_maintenance_duration_seconds',
+    help: 'Duration of table maintenance jobs, by job type',
+    labelNames: ['type'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
   readonly reclaimedBytes = new Counter({
     name: 'lgw_reclaimed_bytes_total',
     help: 'Bytes of storage the reclaimer deleted, by reason',

@@ -13,6 +13,7 @@ import { TenantContext } from '../tenancy/tenant-context';
 import { TableRow } from './tables.repository';
 import { TablesService } from './tables.service';
 import { TableVersionRow, TableVersionsRepository } from './table-versions.repository';
+import { MaintenanceSignals } from '../maintenance/maintenance-signals';
 import { VersionAdoption } from './version-adoption.service';
 
 /** A CreateTableVersion request (one entry of a batch), as validated. */
@@ -91,6 +92,7 @@ export class ManagedVersionsService {
     private readonly uow: UnitOfWork,
     private readonly audit: AuditService,
     private readonly adoption: VersionAdoption,
+    private readonly signals: MaintenanceSignals,
   ) {
     this.maxListLimit = config.listMaxLimit;
   }
@@ -255,6 +257,8 @@ export class ManagedVersionsService {
         .filter((p): p is { kind: 'create'; r: Resolved } => p.kind === 'create' && p.r.staging !== p.r.final)
         .map((p) => this.storage.removeFile(p.r.staging).catch((e) => this.log.warn(`could not remove staging manifest: ${(e as Error).message}`))),
     );
+    // A namespace-mode writer's commits: table maintenance hears of them.
+    for (const p of planned) if (p.kind === 'create') this.signals.touched(p.r.row.id);
     return results;
   }
 

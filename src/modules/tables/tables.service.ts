@@ -34,6 +34,7 @@ import { QuotaService } from '../usage/quotas.service';
 import { UsageMeter } from '../usage/usage-meter.service';
 import { DropPolicy } from '../dropped/drop-policy.service';
 import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
+import { MaintenanceSignals } from '../maintenance/maintenance-signals';
 
 
 const originOf = (t: TenantContext): PendingOrigin => ({ databaseId: t.database.id, databaseName: t.database.name, requestId: t.requestId });
@@ -96,6 +97,7 @@ export class TablesService implements OnModuleInit {
     private readonly meter: UsageMeter,
     private readonly dropPolicy: DropPolicy,
     private readonly droppedRepo: DroppedTablesRepository,
+    private readonly maintenanceSignals: MaintenanceSignals,
   ) {}
 
   onModuleInit(): void {
@@ -371,7 +373,12 @@ export class TablesService implements OnModuleInit {
   async describe(t: TenantContext, id: string[], opts: DescribeOptions): Promise<DescribeTableResponse> {
     const row = await this.get(t, id);
     // A writer that opens the table may write it directly (namespace mode): its size is due for a re-read.
-    if (t.role !== 'read') this.meter.touch(row.id);
+    if (t.role !== 'read') {
+      this.meter.touch(row.id);
+      // A namespace-mode writer's table is due for maintenance after the writes it may make (README "Table
+      // maintenance"); a remote-mode client writes through the gateway, whose commits queue it themselves.
+      if (opts.schemaDialect === 'namespace') this.maintenanceSignals.touched(row.id);
+    }
     const { ns, name } = splitTableId(id);
     const abs = this.storage.uri(row.location);
     const out: DescribeTableResponse = {

@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { StorageModule } from '../../storage/storage.module';
+import { AuthModule } from '../auth/auth.module';
+import { JobsModule } from '../jobs/jobs.module';
+import { TablesModule } from '../tables/tables.module';
+import { ThrottlingModule } from '../throttling/throttling.module';
+import { MaintenanceAdmin } from './maintenance.admin';
+import { MaintenanceAdminController, MaintenanceController } from './maintenance.controller';
+import { MaintenanceRepository } from './maintenance.repository';
+import { MaintenanceService } from './maintenance.service';
+
+/** Table maintenance (README "Table maintenance"): automatic compaction, index optimization and version cleanup. */
+@Module({
+  imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule, JobsModule],
+  controllers: [MaintenanceController, MaintenanceAdminController],
+  providers: [MaintenanceRepository, MaintenanceService, MaintenanceAdmin],
+  exports: [MaintenanceAdmin, MaintenanceService],
+})
+export class MaintenanceModule {}
