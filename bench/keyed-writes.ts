@@ -2,7 +2,7 @@
  * Benchmark of exactly-once writes (docs/idempotency.md): small inserts (BENCH_KEYED_ROWS rows, default 1,000) into
  * one table through the remote-dialect insert route, BENCH_KEYED_CONNECTIONS (default 4) at a time, with and without
  * a client x-request-id (which makes the gateway claim the request in the catalog before the write and store its
- * answer after). The two kinds alternate in BENCH_KEYED_ROUNDS rounds (default 8) of BENCH_KEYED_INSERTS inserts
+ * answer after). The two kinds alternate in BENCH_KEYED_ROUNDS rounds (default 12) of BENCH_KEYED_INSERTS inserts
  * each (default 300) against one gateway child, so that drift falls on both; the headline is the ratio of the median
  * rounds' throughput, keyed / unkeyed (target ≥ 0.95).
  *
@@ -19,7 +19,7 @@ import { record } from './summary';
 
 const ROWS = Number(process.env.BENCH_KEYED_ROWS ?? 1000);
 const CONNECTIONS = Number(process.env.BENCH_KEYED_CONNECTIONS ?? 4);
-const ROUNDS = Number(process.env.BENCH_KEYED_ROUNDS ?? 8);
+const ROUNDS = Number(process.env.BENCH_KEYED_ROUNDS ?? 12);
 const INSERTS = Number(process.env.BENCH_KEYED_INSERTS ?? 300);
 
 const body = (): Buffer =>
@@ -40,11 +40,11 @@ async function main(): Promise<void> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const pgName = `lgw_bench_keyed_${process.pid}`;
   await sql(ADMIN_URL, `CREATE DATABASE "${pgName}"`);
-  if (process.env.BENCH_LOG_SQL) await sql(ADMIN_URL, `ALTER DATABASE "${pgName}" SET log_statement = 'all'`);
+  if (process.env.BENCH_LOG_SQL) await sql(ADMIN_URL, `ALTER DATABASE "${pgName}" SET log_min_duration_statement = 0`);
   const gwDir = path.join(dir, 'gateway');
   const gw = await startChild(
     path.join(__dirname, 'gateway-child.js'),
-    { PORT: String(port), DATA_DIR: gwDir, BOOTSTRAP_DATABASE: 'bench', LOG_LEVEL: 'error', RATE_LIMIT_LIMIT: '1000000', DATABASE_URL: urlFor(pgName) },
+    { PORT: String(port), DATA_DIR: gwDir, BOOTSTRAP_DATABASE: 'bench', LOG_LEVEL: 'error', RATE_LIMIT_LIMIT: '1000000', DATABASE_URL: urlFor(pgName), MAINTENANCE_ENABLED: 'false' },
     { gateway: true },
   );
   try {
@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     const catalog = async () => {
       const pids = await sql<{ pid: number }>(ADMIN_URL, 'SELECT pid FROM pg_stat_activity WHERE datname = $1', [pgName]);
       const [db] = await sql<{ c: string }>(ADMIN_URL, 'SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = $1', [pgName]);
+      if (process.env.BENCH_DEBUG) console.log(`  backends ${pids.map((p) => `${p.pid}:${cpuSeconds(p.pid)}`).join(" ")}`);
       return { cpu: pids.reduce((a, p) => a + (cpuSeconds(p.pid) || 0), 0), commits: Number(db.c) };
     };
     const phase = async (keyed: boolean): Promise<number> => {

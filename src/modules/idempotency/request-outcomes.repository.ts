@@ -81,7 +81,9 @@ export class RequestOutcomesRepository {
 
   /**
    * Stores the answers of claimed requests (each kept until its claim's window ends), several in one statement: the
-   * service gathers the answers of writes that end close together (IdempotencyService.finish).
+   * service gathers the answers of writes that end close together (IdempotencyService.finish). `o.id = ANY(…)` lets
+   * the planner find the rows through the primary key: a prepared statement's generic plan guesses the unnest's size
+   * and would otherwise scan the whole table (a day of keyed writes) with a hash join.
    */
   async complete(owner: string, answers: { id: string; bodyDigest: string | null; status: number; contentType: string | null; answer: string }[]): Promise<void> {
     if (!answers.length) return;
@@ -89,7 +91,7 @@ export class RequestOutcomesRepository {
       `UPDATE request_outcomes AS o
           SET state = 'done', body_digest = a.digest, status = a.status, content_type = a.ctype, answer = a.answer
          FROM unnest($2::uuid[], $3::text[], $4::int[], $5::text[], $6::text[]) AS a(id, digest, status, ctype, answer)
-        WHERE o.id = a.id AND o.owner = $1
+        WHERE o.id = ANY($2::uuid[]) AND o.id = a.id AND o.owner = $1
        RETURNING o.id`,
       [owner, answers.map((a) => a.id), answers.map((a) => a.bodyDigest), answers.map((a) => a.status), answers.map((a) => a.contentType), answers.map((a) => a.answer)],
       'lgw_outcome_complete',
