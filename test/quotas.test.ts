@@ -173,8 +173,14 @@ forEachCatalog('quotas', (kind) => {
       return statements - before;
     };
     try {
-      const limited = await readsCost(reader);
-      const unlimited = await readsCost(freeReader);
+      // The counter sees the whole process: a background statement (a trim, a flush, a maintenance check) may land in
+      // one round, so each side's cost is the least of three rounds.
+      let limited = Infinity;
+      let unlimited = Infinity;
+      for (let round = 0; round < 3; round++) {
+        limited = Math.min(limited, await readsCost(reader));
+        unlimited = Math.min(unlimited, await readsCost(freeReader));
+      }
       assert.ok(limited > 0, 'statements are counted');
       assert.equal(limited, unlimited, `catalog statements for 9 reads: ${limited} with quotas, ${unlimited} without`);
     } finally {
