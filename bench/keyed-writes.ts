@@ -7,6 +7,8 @@
  * rounds' throughput, keyed / unkeyed (target ≥ 0.95).
  *
  * The catalog is a fresh Postgres database (BENCH_PG_URL, default postgresql://postgres@127.0.0.1:5432/postgres).
+ * Diagnostics: BENCH_LOG_SQL=1 makes Postgres log every statement of that database with its duration (the server's
+ * log); BENCH_DEBUG=1 prints the CPU of each of the gateway's Postgres backends after every phase.
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
