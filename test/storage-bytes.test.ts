@@ -10,12 +10,12 @@ import { expectProblem } from './helpers/assertions';
 import {
   Api,
   CATALOG_KINDS,
-  createPgDatabase,
   forEachCatalog,
   idPath,
   newTenant,
   operator,
   startGateway,
+  twoReplicas,
   Tenant,
   TEST_STORAGE,
   TestGateway,
@@ -304,21 +304,15 @@ describe(
         : false,
   },
   () => {
-    let pg: Awaited<ReturnType<typeof createPgDatabase>>;
+    let pair: Awaited<ReturnType<typeof twoReplicas>>;
     let a: TestGateway;
     let b: TestGateway;
 
     before(async () => {
-      pg = await createPgDatabase('lgw_bytes');
-      const env = { DATABASE_URL: pg.url, USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0', AUTH_CACHE_TTL_MS: '0' };
-      a = await startGateway('postgres', env);
-      b = await startGateway('postgres', { ...env, STORAGE_ROOT: a.config.storageRoot });
+      pair = await twoReplicas('lgw_bytes', { USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0', AUTH_CACHE_TTL_MS: '0' });
+      ({ a, b } = pair);
     });
-    after(async () => {
-      await a?.close();
-      await b?.close();
-      await pg?.drop();
-    });
+    after(() => pair?.close());
 
     it("counts one replica's writes in the other's quota checks from its next flush, before any measurement", async () => {
       const t = await newTenant(a);

@@ -4,7 +4,7 @@ import * as lancedb from '@lancedb/lancedb';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { UsageMeter } from '../src/modules/usage/usage-meter.service';
 import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
-import { Api, CATALOG_KINDS, createPgDatabase, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import { Api, CATALOG_KINDS, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway, twoReplicas } from './helpers/gateway';
 import * as stored from './helpers/stored';
 
 /**
@@ -130,21 +130,15 @@ forEachCatalog('storage refresher', (kind) => {
 });
 
 describe('storage refresher: two replicas and a bounded round [postgres]', { skip: !CATALOG_KINDS.includes('postgres') }, () => {
-  let pg: Awaited<ReturnType<typeof createPgDatabase>>;
+  let pair: Awaited<ReturnType<typeof twoReplicas>>;
   let a: TestGateway;
   let b: TestGateway;
 
   before(async () => {
-    pg = await createPgDatabase('lgw_refresh');
-    const env = { DATABASE_URL: pg.url, USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0', USAGE_REFRESH_TABLES_PER_MINUTE: '3' };
-    a = await startGateway('postgres', env);
-    b = await startGateway('postgres', { ...env, STORAGE_ROOT: a.config.storageRoot });
+    pair = await twoReplicas('lgw_refresh', { USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0', USAGE_REFRESH_TABLES_PER_MINUTE: '3' });
+    ({ a, b } = pair);
   });
-  after(async () => {
-    await a?.close();
-    await b?.close();
-    await pg?.drop();
-  });
+  after(() => pair?.close());
 
   it('never re-reads one table on both replicas in a round, and re-reads at most its share per round', async () => {
     const t = await newTenant(a);

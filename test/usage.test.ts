@@ -19,6 +19,7 @@ import {
   newTenant,
   operator,
   startGateway,
+  twoReplicas,
   Tenant,
   TestGateway,
 } from './helpers/gateway';
@@ -269,21 +270,15 @@ forEachCatalog('usage metering', (kind) => {
 });
 
 describe('usage metering: two gateways on one Postgres and Redis [postgres]', { skip: !CATALOG_KINDS.includes('postgres') }, () => {
-  let pg: Awaited<ReturnType<typeof createPgDatabase>>;
+  let pair: Awaited<ReturnType<typeof twoReplicas>>;
   let a: TestGateway;
   let b: TestGateway;
 
   before(async () => {
-    pg = await createPgDatabase('lgw_usage');
-    const env = { DATABASE_URL: pg.url, REDIS_URL: SHARED_REDIS_URL, USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0' };
-    a = await startGateway('postgres', env);
-    b = await startGateway('postgres', { ...env, STORAGE_ROOT: a.config.storageRoot });
+    pair = await twoReplicas('lgw_usage', { REDIS_URL: SHARED_REDIS_URL, USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0' });
+    ({ a, b } = pair);
   });
-  after(async () => {
-    await a?.close();
-    await b?.close();
-    await pg?.drop();
-  });
+  after(() => pair?.close());
 
   it('adds both replicas\' counts exactly, each flush once', async () => {
     const t = await newTenant(a);
@@ -304,7 +299,7 @@ describe('usage metering: two gateways on one Postgres and Redis [postgres]', { 
     // The same figures from the operator CLI (JSON and CSV), with the gateways running.
     const cli = (...args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: pg.url, DATA_DIR: a.dataDir, NODE_NO_WARNINGS: '1' };
+        const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: pair.databaseUrl, DATA_DIR: a.dataDir, NODE_NO_WARNINGS: '1' };
         delete env.ADMIN_API_KEY;
         execFile(process.execPath, [path.resolve(__dirname, '../src/cli/admin.js'), ...args], { env, timeout: 120_000 }, (err, stdout, stderr) =>
           resolve({ code: err ? Number((err as any).code ?? -1) : 0, stdout, stderr }),

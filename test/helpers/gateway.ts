@@ -78,6 +78,34 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+/**
+ * Two replicas of one deployment: their own Postgres catalog database (`prefix`), shared by both, and the first's
+ * storage root. Call it from `before`, and `close()` from `after`.
+ */
+export async function twoReplicas(
+  prefix: string,
+  env: Record<string, string>,
+): Promise<{ a: TestGateway; b: TestGateway; databaseUrl: string; close(): Promise<void> }> {
+  const pg = await createPgDatabase(prefix);
+  const shared = { DATABASE_URL: pg.url, ...env };
+  const a = await startGateway('postgres', shared);
+  const b = await startGateway('postgres', { ...shared, STORAGE_ROOT: a.config.storageRoot }).catch(async (err) => {
+    await a.close();
+    await pg.drop();
+    throw err;
+  });
+  return {
+    a,
+    b,
+    databaseUrl: pg.url,
+    async close() {
+      await a.close();
+      await b.close();
+      await pg.drop();
+    },
+  };
+}
+
 export async function startGateway(
   kind: CatalogKind,
   env: Record<string, string> = {},
