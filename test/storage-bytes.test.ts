@@ -90,17 +90,7 @@ forEachCatalog('storage counted from real bytes', (kind) => {
     assert.equal(r.status, 200, r.text);
     return r.body.total_bytes as number;
   };
-  const arrowPost = async (t: Tenant, p: string, body: Buffer) => {
-    const res = await fetch(gw.url + p, { method: 'POST', headers: { ...t.api.headers, 'content-type': ARROW }, body });
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: res.headers, body: parsed as any, text };
-  };
+  const arrowPost = (t: Tenant, p: string, body: Buffer) => t.api.post(p, body, { 'content-type': ARROW });
   const measure = () => gw.app.get(UsageRefresher).runOnce();
 
   it('after overwrites and a delete, storage_bytes is the bytes on the store (within 5%), beside the smaller current version', async () => {

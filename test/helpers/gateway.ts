@@ -167,8 +167,10 @@ export class Api {
 
   async request<T = any>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
     const h: Record<string, string> = { ...this.headers, ...headers };
-    let payload: string | undefined;
-    if (body !== undefined) {
+    let payload: string | Buffer | undefined;
+    if (Buffer.isBuffer(body)) {
+      payload = body; // bytes as they are (an Arrow stream): the caller sends their content-type
+    } else if (body !== undefined) {
       payload = typeof body === 'string' ? body : JSON.stringify(body);
       h['content-type'] ??= 'application/json';
     }

@@ -11,16 +11,9 @@ export const isProtected = (properties: unknown): boolean =>
   !!properties && typeof properties === 'object' && String((properties as Record<string, unknown>)[PROTECTED_PROPERTY]).toLowerCase() === 'true';
 
 /** A table dropped under a soft profile, waiting for its undrop or its purge. */
-export interface DroppedRow {
-  id: string;
+export interface DroppedRow extends TableRow {
   databaseId: string;
   catalog: string;
-  namespacePath: string;
-  name: string;
-  location: string;
-  properties: Record<string, string>;
-  materializedAt: Date | null;
-  createdAt: Date;
   cloneSourceId: string | null;
   lastVersion: number | null;
   storageBytes: number | null;
