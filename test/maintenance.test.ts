@@ -69,7 +69,6 @@ async function storeBytes(gw: TestGateway, t: Tenant, table: string): Promise<nu
   return files.reduce((n, f) => n + f.size, 0);
 }
 
-const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 forEachCatalog('table maintenance', (kind) => {
   let gw: TestGateway;
@@ -88,7 +87,7 @@ forEachCatalog('table maintenance', (kind) => {
     await gw?.close();
   });
 
-  it('a burst of 300 small adds through the remote client is compacted by itself, and queries are as fast as on a freshly written table', async () => {
+  it('a burst of 300 small adds through the remote client is compacted by itself, and queries read it as a freshly written table', async () => {
     // A database of its own whose policy keeps no old version (the server's default keeps a day's).
     const own = await newTenant(gw);
     assert.equal((await operator(gw).request('PUT', `/admin/v1/databases/${own.name}/maintenance`, { cleanup_retention_seconds: 0 })).status, 200);
@@ -118,24 +117,14 @@ forEachCatalog('table maintenance', (kind) => {
       JSON.stringify(done.map((d) => d.result)),
     );
 
-    // The query p50 matches a table written in one go (within 1.3x, plus 1 ms for a busy machine's jitter).
+    // A query reads the compacted table as it reads one written in one go: the same rows for the same vectors.
+    // (How fast it answers is the benchmark's concern, docs/performance.md, not a timed assertion here.)
     const fresh = await db.createTable('burst_fresh', all);
-    const q = (tbl: lancedb.Table, i: number) => tbl.search(vec(i * 7 + 3)).limit(10).toArray();
-    for (let i = 0; i < 5; i++) {
-      await q(t, i);
-      await q(fresh, i);
-    }
-    const a: number[] = [];
-    const b: number[] = [];
-    for (let i = 0; i < 40; i++) {
-      let s = performance.now();
-      await q(t, i);
-      a.push(performance.now() - s);
-      s = performance.now();
-      await q(fresh, i);
-      b.push(performance.now() - s);
-    }
-    assert.ok(p50(a) <= 1.3 * p50(b) + 1, `maintained p50 ${p50(a).toFixed(2)} ms, fresh p50 ${p50(b).toFixed(2)} ms`);
+    const ids = async (tbl: lancedb.Table, i: number) =>
+      (await tbl.search(vec(i * 7 + 3)).limit(10).select(['id']).toArray()).map((r) => Number(r.id));
+    for (let i = 0; i < 5; i++) assert.deepEqual(await ids(t, i), await ids(fresh, i));
+    const freshStats = await fresh.stats();
+    assert.ok(stats.fragmentStats.numFragments <= freshStats.fragmentStats.numFragments + 8, `${stats.fragmentStats.numFragments} vs ${freshStats.fragmentStats.numFragments}`);
   });
 
   it('concurrent commits to one table make one queued job', async () => {
