@@ -1,7 +1,7 @@
 /** The gateway as a forked child of the benchmark: starts like `npm start` and says when it listens. */
 import 'reflect-metadata';
 import { createGateway } from '../src/app';
-import { loadConfig } from '../src/config/config';
+import { loadConfig } from '../src/platform/config/config';
 
 void (async () => {
   const config = loadConfig();

@@ -34,7 +34,7 @@ import S3rver = require('s3rver');
 import { allocatorName, cpuSeconds, startChild } from './child';
 import { waitForQuiet } from './quiet';
 import { record } from './summary';
-import { SCHEMA_WORKER_IDLE_MS } from '../src/modules/dataplane/arrow-schema-guard';
+import { SCHEMA_WORKER_IDLE_MS } from '../src/engine/arrow/arrow-schema-guard';
 
 const INGEST_MB = Number(process.env.BENCH_INGEST_MB ?? 1100);
 const BATCH_ROWS = Number(process.env.BENCH_BATCH_ROWS ?? 16384);

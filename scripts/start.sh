@@ -12,7 +12,7 @@
 # - V8: semi-spaces of up to 16 MiB, node's own default on a machine with plenty of memory (it picks less where its
 #   heap limit is small, hence set here; it was 4 until 2026-11-26): with 4, a page of 100 tables cost about 30% more
 #   CPU (its objects were promoted to the old generation under load). The gateway gives the young generation back
-#   once it has been quiet for a few seconds (src/modules/observability/young-generation-release.ts), so idle memory
+#   once it has been quiet for a few seconds (src/platform/runtime/young-generation-release.ts), so idle memory
 #   stays where 4 MiB kept it.
 # - V8: sweeping after a full collection on the main thread (--no-concurrent-sweeping). With V8's background sweeper,
 #   a catalog read after a quiet spell cost 14-28% more CPU on a 2-core machine in 8 of 8 side-by-side rounds

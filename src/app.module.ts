@@ -1,19 +1,19 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { RouterModule } from '@nestjs/core';
 import type { Logger as RootLogger } from 'pino';
-import { AppConfig } from './config/config';
-import { ConfigModule } from './config/config.module';
-import { CatalogDb } from './database/catalog-db';
-import { DatabaseModule } from './database/database.module';
+import { AppConfig } from './platform/config/config';
+import { ConfigModule } from './platform/config/config.module';
+import { CatalogDb } from './platform/db/catalog-db';
+import { DatabaseModule } from './platform/db/database.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { DatabasesModule } from './modules/databases/databases.module';
 import { HealthModule } from './modules/health/health.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { LANCE_REST_MODULES, LanceRestModule } from './modules/lance-rest.module';
 import { MaintenanceSignalsModule } from './modules/maintenance/maintenance-signals';
-import { ObservabilityModule } from './modules/observability/observability.module';
+import { ObservabilityModule } from './platform/observability/observability.module';
 import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
-import { DroppedTablesAdminModule } from './modules/dropped/dropped-tables.module';
+import { DroppedTablesAdminModule } from './modules/catalog/dropped/dropped-tables.module';
 import { UsageCoreModule } from './modules/usage/usage-core.module';
 import { UsageModule } from './modules/usage/usage.module';
 

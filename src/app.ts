@@ -5,16 +5,16 @@ import { Logger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
-import { HttpExceptionFilter } from './common/http-exception.filter';
-import { Errors } from './common/errors';
-import { clientErrorHandler, frameworkErrorHandler, installHttpEdge, MAX_PARAM_LENGTH } from './common/http-edge';
-import { inputSanityHook } from './common/input-sanity';
-import { AppConfig } from './config/config';
-import { openCatalogDb } from './database/catalog-db';
+import { HttpExceptionFilter } from './platform/http/http-exception.filter';
+import { Errors } from './platform/http/errors';
+import { clientErrorHandler, frameworkErrorHandler, installHttpEdge, MAX_PARAM_LENGTH } from './platform/http/http-edge';
+import { inputSanityHook } from './platform/http/input-sanity';
+import { AppConfig } from './platform/config/config';
+import { openCatalogDb } from './platform/db/catalog-db';
 import { DatabasesService } from './modules/databases/databases.service';
-import { ARROW_STREAM_TYPE, isArrowRouteWithoutType } from './modules/dataplane/dataplane.constants';
-import { createRootLogger } from './modules/observability/logger';
-import { MetricsService } from './modules/observability/metrics.service';
+import { ARROW_STREAM_TYPE, isArrowRouteWithoutType } from './modules/data/dataplane.constants';
+import { createRootLogger } from './platform/observability/logger';
+import { MetricsService } from './platform/observability/metrics.service';
 import { setupOpenApi } from './modules/openapi';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -42,7 +42,7 @@ export async function createGateway(
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    // Fastify's and Node's own refusals answer with the problem body too (src/common/http-edge.ts).
+    // Fastify's and Node's own refusals answer with the problem body too (src/platform/http/http-edge.ts).
     // These requests pass no hooks, so they are counted and logged here.
     frameworkErrors: frameworkErrorHandler((method, status, code) => {
       metrics?.requests.inc({ method, route: '(unmatched)', status: String(status), database: '' });

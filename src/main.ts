@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { ConfigError, loadConfig } from './config/config';
+import { ConfigError, loadConfig } from './platform/config/config';
 import { createGateway } from './app';
 
 const SHUTDOWN_GRACE_MS = 10_000;

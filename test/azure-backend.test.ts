@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import { BlobServiceClient, ContainerClient, StorageSharedKeyCredential } from '@azure/storage-blob';
-import { AZURE_EMULATOR_ACCOUNT, AZURE_EMULATOR_KEY, AzureBackend } from '../src/storage/azure-backend';
-import { StorageProfile } from '../src/storage/storage-profile';
+import { AZURE_EMULATOR_ACCOUNT, AZURE_EMULATOR_KEY, AzureBackend } from '../src/engine/storage/azure-backend';
+import { StorageProfile } from '../src/platform/config/storage-profile';
 import { Azurite, startAzurite } from './helpers/azurite';
 
 /**

@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig } from '../src/config/config';
-import { CatalogDb, openCatalogDb } from '../src/database/catalog-db';
+import { loadConfig } from '../src/platform/config/config';
+import { CatalogDb, openCatalogDb } from '../src/platform/db/catalog-db';
 import { createPgDatabase } from './helpers/gateway';
 
 /**

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { LoggerService } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { ApiError, ErrorCode } from '../src/common/errors';
+import { ApiError, ErrorCode } from '../src/platform/http/errors';
 import { CredentialVendor, VendTable } from '../src/modules/vending/credential-vendor.service';
 import { VendingModule } from '../src/modules/vending/vending.module';
-import type { StorageProfile } from '../src/storage/storage-profile';
+import type { StorageProfile } from '../src/platform/config/storage-profile';
 import { StsStub } from './helpers/sts-stub';
 
 /** The server's own keys: they sign the STS call and must never reach an answer or a log line. */

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { envSchema } from '../src/config/config';
+import { envSchema } from '../src/platform/config/config';
 import { jemallocInstalled, runStartScript } from './helpers/start-script';
 
 /**

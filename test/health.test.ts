@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TableStorage } from '../src/storage/table-storage.service';
+import { TableStorage } from '../src/engine/storage/table-storage.service';
 import { Api, eventually, forEachCatalog, newTenant, startGateway, TestGateway, withPgAdmin } from './helpers/gateway';
 
 forEachCatalog('health and readiness', (kind) => {

@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config/config';
+import { ConfigError, loadConfig } from '../src/platform/config/config';
 import { ADMIN_KEY, Api, forEachCatalog, idPath, newTenant, operator, rawRequest, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
 import { ErrorReply, expectProblem } from './helpers/assertions';
 import { TestIssuer } from './helpers/jwks';

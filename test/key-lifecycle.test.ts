@@ -15,8 +15,8 @@ import {
 } from './helpers/gateway';
 import { startGatewayProcess } from './helpers/gateway-process';
 import { DatabasesService } from '../src/modules/databases/databases.service';
-import { ApiKeysRepository } from '../src/modules/auth/api-keys.repository';
-import { ApiKeysService } from '../src/modules/auth/api-keys.service';
+import { ApiKeysRepository } from '../src/modules/identity/auth/api-keys.repository';
+import { ApiKeysService } from '../src/modules/identity/auth/api-keys.service';
 import { expectProblem } from './helpers/assertions';
 
 /** API keys: expiry, revocation on every replica, database-scoped admin keys (issue 3). */

@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
-import { UnitOfWork } from '../src/database/unit-of-work';
-import { TableStorage } from '../src/storage/table-storage.service';
+import { UnitOfWork } from '../src/platform/db/unit-of-work';
+import { TableStorage } from '../src/engine/storage/table-storage.service';
 import { expectProblem } from './helpers/assertions';
 import { eventually, forEachCatalog, idPath, newTenant, operator, pgUrlFor, startGateway, Tenant, TEST_STORAGE, TestGateway } from './helpers/gateway';
 

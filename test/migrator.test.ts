@@ -5,8 +5,8 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
 import { Client } from 'pg';
-import { MIGRATIONS_DIR } from '../src/database/catalog-db';
-import { applyMigrations, checksumOf, listMigrations, MigrationError, SqlSession } from '../src/database/migrator';
+import { MIGRATIONS_DIR } from '../src/platform/db/catalog-db';
+import { applyMigrations, checksumOf, listMigrations, MigrationError, SqlSession } from '../src/platform/db/migrator';
 import { createPgDatabase } from './helpers/gateway';
 
 function pgSession(c: Client): SqlSession {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
-import { WriteBudget } from '../src/modules/dataplane/write-budget';
+import { WriteBudget } from '../src/modules/data/writes/write-budget';
 import { expectProblem } from './helpers/assertions';
 import { forEachCatalog, idPath, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
 

@@ -4,11 +4,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
-import { loadConfig } from '../src/config/config';
+import { loadConfig } from '../src/platform/config/config';
 import { expectProblem } from './helpers/assertions';
 import { eventually, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
 import { closeServer, containErrors, containServerErrors, freshPrefix, LocalS3, s3Options, TEST_BUCKET, TEST_BUCKET_2, useLocalS3 } from './helpers/s3';
-import { TableStorage } from '../src/storage/table-storage.service';
+import { TableStorage } from '../src/engine/storage/table-storage.service';
 import S3rver = require('s3rver');
 
 import { StsStub } from './helpers/sts-stub';

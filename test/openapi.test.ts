@@ -7,7 +7,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as arrow from 'apache-arrow';
 import { parse } from 'yaml';
-import type { AppConfig } from '../src/config/config';
+import type { AppConfig } from '../src/platform/config/config';
 import { buildOpenApiDocument } from '../src/modules/openapi';
 import { ADMIN_KEY, Api, CATALOG_KINDS, eventually, idPath, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
 

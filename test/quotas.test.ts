@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import * as arrow from 'apache-arrow';
-import { UnitOfWork } from '../src/database/unit-of-work';
+import { UnitOfWork } from '../src/platform/db/unit-of-work';
 import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
 import { expectProblem } from './helpers/assertions';
 import { Api, forEachCatalog, idPath, operator, startGateway, TestGateway } from './helpers/gateway';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GUARDS_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
-import { REQUIRED_ROLE } from '../src/modules/auth/requires-role.decorator';
-import { ACCESS_GUARDS, Access, operationOf } from '../src/modules/openapi/operation.decorator';
+import { REQUIRED_ROLE } from '../src/modules/identity/auth/requires-role.decorator';
+import { ACCESS_GUARDS, Access, operationOf } from '../src/platform/http/operation.decorator';
 import { ADMIN_KEY, Api, CATALOG_KINDS, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
 
 /**

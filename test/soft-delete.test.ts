@@ -9,8 +9,8 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { Reclaimer } from '../src/modules/reclaim/reclaimer.service';
 import { StorageScan } from '../src/modules/reclaim/storage-scan.service';
-import { PendingLocationsRepository } from '../src/modules/reclaim/pending-locations.repository';
-import { DroppedTablesRepository } from '../src/modules/dropped/dropped-tables.repository';
+import { PendingLocationsRepository } from '../src/platform/cluster/pending-locations.repository';
+import { DroppedTablesRepository } from '../src/modules/catalog/dropped/dropped-tables.repository';
 
 /**
  * Soft-delete, undrop and protection (README "Dropping tables"): a database's delete profile decides what a drop

@@ -54,7 +54,7 @@ describe('npm start on the embedded default (the built entry point, as a separat
         fs.readdirSync(path.join(dataDir, 'tables', 'default')).some((f) => f.endsWith('.lance')),
         'tables under DATA_DIR/tables/<database>',
       );
-      // Log lines go out in batches, each at most 100 ms after its first line (src/modules/observability/logger.ts):
+      // Log lines go out in batches, each at most 100 ms after its first line (src/platform/observability/logger.ts):
       // a quiet gateway's last request lines still arrive while it runs.
       await eventually(async () => output.includes('"route":"/v1/namespace/:id/create"'), 100, 50);
     } finally {

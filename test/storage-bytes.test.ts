@@ -5,7 +5,7 @@ import * as arrow from 'apache-arrow';
 import { UsageMeter } from '../src/modules/usage/usage-meter.service';
 import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
 import { UsageRepository } from '../src/modules/usage/usage.repository';
-import { UnitOfWork } from '../src/database/unit-of-work';
+import { UnitOfWork } from '../src/platform/db/unit-of-work';
 import { expectProblem } from './helpers/assertions';
 import {
   Api,

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
-import { LanceEngine } from '../src/storage/lance-engine';
+import { LanceEngine } from '../src/engine/lance/lance-engine';
 import { createPgDatabase, eventually, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
 import { appendRows } from './helpers/lance';
 

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import * as assert from 'node:assert/strict';
 import * as lancedb from '@lancedb/lancedb';
 import * as pg from 'pg';
-import { CATALOG_DB, CatalogDb } from '../src/database/catalog-db';
+import { CATALOG_DB, CatalogDb } from '../src/platform/db/catalog-db';
 import {
   Api,
   eventually,

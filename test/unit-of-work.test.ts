@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
-import { UnitOfWork } from '../src/database/unit-of-work';
+import { UnitOfWork } from '../src/platform/db/unit-of-work';
 import { DatabasesRepository } from '../src/modules/databases/databases.repository';
-import { NamespacesRepository } from '../src/modules/namespaces/namespaces.repository';
-import { TransactionsRepository } from '../src/modules/transactions/transactions.repository';
+import { NamespacesRepository } from '../src/modules/catalog/namespaces/namespaces.repository';
+import { TransactionsRepository } from '../src/modules/catalog/transactions/transactions.repository';
 import { forEachCatalog, newTenant, startGateway, TestGateway } from './helpers/gateway';
 
 /**
- * The unit of work (src/database/unit-of-work.ts) on both catalogs: repositories join the unit open on their call
+ * The unit of work (src/platform/db/unit-of-work.ts) on both catalogs: repositories join the unit open on their call
  * path without a handle being passed, a failure rolls back everything in it, nested units join the outer one, and
  * outside a unit each query stands alone.
  */
@@ -62,7 +62,7 @@ forEachCatalog('unit of work', (kind) => {
   it('a unit that ends while another is open leaves the other its transaction (the context switch)', {
     skip: kind === 'embedded' && 'the embedded catalog has one connection: its units take turns and cannot overlap',
   }, async () => {
-    // The unit's async context is switched off when the last open unit ends (src/common/async-context.ts): B must
+    // The unit's async context is switched off when the last open unit ends (src/platform/runtime/async-context.ts): B must
     // keep its transaction across awaits after A, opened and ended inside B's lifetime, is over, and roll back whole.
     let aMayStart!: () => void;
     const started = new Promise<void>((r) => (aMayStart = r));

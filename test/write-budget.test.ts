@@ -4,7 +4,7 @@ import * as http from 'node:http';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
-import { WriteBudget } from '../src/modules/dataplane/write-budget';
+import { WriteBudget } from '../src/modules/data/writes/write-budget';
 import { forEachCatalog, newTenant, startGateway, Tenant, TestGateway } from './helpers/gateway';
 
 /**

@@ -5,10 +5,10 @@
  * kept and handed back does not depend on when V8 frees its buffers.
  */
 import { Registry } from 'prom-client';
-import { Jemalloc } from '../../src/common/jemalloc';
-import { loadConfig } from '../../src/config/config';
-import { AllocatorRetention, RETENTION_QUIET_MS } from '../../src/modules/dataplane/allocator-retention';
-import { WriteBudget } from '../../src/modules/dataplane/write-budget';
+import { Jemalloc } from '../../src/platform/runtime/jemalloc';
+import { loadConfig } from '../../src/platform/config/config';
+import { AllocatorRetention, RETENTION_QUIET_MS } from '../../src/platform/runtime/allocator-retention';
+import { WriteBudget } from '../../src/modules/data/writes/write-budget';
 
 const MiB = 1024 * 1024;
 

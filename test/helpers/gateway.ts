@@ -7,7 +7,7 @@ import { describe } from 'node:test';
 import { Client } from 'pg';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createGateway } from '../../src/app';
-import { AppConfig, loadConfig } from '../../src/config/config';
+import { AppConfig, loadConfig } from '../../src/platform/config/config';
 import { freshPrefix, TEST_BUCKET, useLocalS3 } from './s3';
 
 /**

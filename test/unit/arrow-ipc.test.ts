@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { Message } from 'apache-arrow/ipc/metadata/message';
-import { ApiError } from '../../src/common/errors';
+import { ApiError } from '../../src/platform/http/errors';
 import {
   decodeSchema,
   MAX_DECOMPRESSED_BATCH_BYTES,
@@ -15,9 +15,9 @@ import {
   readWholeStream,
   splitStream,
   streamInChunks,
-} from '../../src/modules/dataplane/arrow-ipc';
-import { SchemaDecodeGuard } from '../../src/modules/dataplane/arrow-schema-guard';
-import { MAX_ENTRIES_WITHOUT_DATA, UNTRUSTED_LIMITS, verifyMessage } from '../../src/modules/dataplane/arrow-verify';
+} from '../../src/engine/arrow/arrow-ipc';
+import { SchemaDecodeGuard } from '../../src/engine/arrow/arrow-schema-guard';
+import { MAX_ENTRIES_WITHOUT_DATA, UNTRUSTED_LIMITS, verifyMessage } from '../../src/engine/arrow/arrow-verify';
 import {
   BatchSpec,
   compressedStream,
@@ -400,7 +400,7 @@ describe('engine failures (README "Hostile input")', () => {
     const code = `
       const fs = require('node:fs');
       const lancedb = require('@lancedb/lancedb');
-      const { splitStream, decodeSchema, ipcFile } = require(${JSON.stringify(require.resolve('../../src/modules/dataplane/arrow-ipc'))});
+      const { splitStream, decodeSchema, ipcFile } = require(${JSON.stringify(require.resolve('../../src/engine/arrow/arrow-ipc'))});
       const [schema, ...rest] = splitStream(fs.readFileSync(process.argv[1]));
       const file = ipcFile(decodeSchema(schema), schema, [], rest);
       lancedb.connect(fs.mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'lgw-abort-')))

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import * as arrow from 'apache-arrow';
-import { ApiError } from '../../src/common/errors';
+import { ApiError } from '../../src/platform/http/errors';
 import {
   JsonDataType,
   jsonDataType,
@@ -9,7 +9,7 @@ import {
   parseJsonDataType,
   parseJsonSchema,
   SchemaDialect,
-} from '../../src/storage/arrow-json-schema';
+} from '../../src/engine/arrow/arrow-json-schema';
 
 /**
  * Every Arrow type in both spellings of the JSON schema, both ways: what describe writes for the official remote

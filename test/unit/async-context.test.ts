@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { ContextSwitch } from '../../src/common/async-context';
+import { ContextSwitch } from '../../src/platform/runtime/async-context';
 
 /**
- * ContextSwitch (src/common/async-context.ts): an AsyncLocalStorage on only while a scope of it is open, so that
+ * ContextSwitch (src/platform/runtime/async-context.ts): an AsyncLocalStorage on only while a scope of it is open, so that
  * requests outside every scope run without Node 20's async hooks, and the stores of scopes still hold across awaits.
  */
 

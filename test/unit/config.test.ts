@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config/config';
+import { ConfigError, loadConfig } from '../../src/platform/config/config';
 
 /** loadConfig: defaults, coercion and the start-up error that names every wrong variable. */
 describe('configuration', () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError } from '../../src/common/errors';
-import { cleanEngineMessage, ENGINE_ERROR_RULES, EngineFault, engineErrorRule, translateEngineError } from '../../src/storage/engine-errors';
-import { engineSqlProblem } from '../../src/storage/engine-sql';
+import { ApiError } from '../../src/platform/http/errors';
+import { cleanEngineMessage, ENGINE_ERROR_RULES, EngineFault, engineErrorRule, translateEngineError } from '../../src/engine/lance/engine-errors';
+import { engineSqlProblem } from '../../src/engine/lance/engine-sql';
 
 /**
- * The translation of engine errors (src/storage/engine-errors.ts), row by row. Every message below is one the engine
+ * The translation of engine errors (src/engine/lance/engine-errors.ts), row by row. Every message below is one the engine
  * (@lancedb/lancedb 0.39, lance 12) really produced for the operation named, captured by running it against a
  * table on disk; only the temporary folder in it was replaced by the storage root these tests use.
  */

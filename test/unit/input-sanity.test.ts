@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { renderError } from '../../src/common/http-exception.filter';
-import { findUnsafeString, MAX_INPUT_DEPTH, requestInputProblem } from '../../src/common/input-sanity';
-import { dataExceptionMessage, sqlState } from '../../src/database/prisma-errors';
+import { renderError } from '../../src/platform/http/http-exception.filter';
+import { findUnsafeString, MAX_INPUT_DEPTH, requestInputProblem } from '../../src/platform/http/input-sanity';
+import { dataExceptionMessage, sqlState } from '../../src/platform/db/prisma-errors';
 import { sanitizeText, sanitizeValue } from '../../src/modules/audit/audit-sanitize';
 
 describe('input sanity', () => {

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 
 /** A node process that loads the gateway's root logger, logs `lines` lines and then runs `then`. */
 function run(lines: number, then: string): { stdout: string; status: number | null } {
-  const logger = path.resolve(__dirname, '../../src/modules/observability/logger.js');
+  const logger = path.resolve(__dirname, '../../src/platform/observability/logger.js');
   const script = `
     const { createRootLogger } = require(${JSON.stringify(logger)});
     const log = createRootLogger({ logLevel: 'log' });

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { AZURE_EMULATOR_ACCOUNT, AZURE_EMULATOR_KEY, AzureBackend, azureClientConfig } from '../../src/storage/azure-backend';
-import { GcsBackend, gcsClientConfig } from '../../src/storage/gcs-backend';
-import { StorageProfile } from '../../src/storage/storage-profile';
-import { resolveOptions, shortError, truthy } from '../../src/storage/store-options';
+import { AZURE_EMULATOR_ACCOUNT, AZURE_EMULATOR_KEY, AzureBackend, azureClientConfig } from '../../src/engine/storage/azure-backend';
+import { GcsBackend, gcsClientConfig } from '../../src/engine/storage/gcs-backend';
+import { StorageProfile } from '../../src/platform/config/storage-profile';
+import { resolveOptions, shortError, truthy } from '../../src/engine/storage/store-options';
 
 /** Lance storage options (and the environment) → the GCS and Azure SDK settings, decided as the engine decides. */
 const SECRET = 'do-not-print-this-secret';

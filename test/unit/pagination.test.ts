@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError } from '../../src/common/errors';
-import { decodePageToken, encodePageToken, isStringPair } from '../../src/common/pagination';
+import { ApiError } from '../../src/platform/http/errors';
+import { decodePageToken, encodePageToken, isStringPair } from '../../src/platform/http/pagination';
 
 /** Page tokens: opaque, round-trip, and anything not issued by the server is a 400 (never a 500). */
 describe('page tokens', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError } from '../../src/common/errors';
-import { QueryBody, QueryRequest } from '../../src/modules/dataplane/dataplane.schemas';
-import { columnsOf, DEFAULT_SEARCH_LIMIT, distanceOf, planQuery, UNLIMITED_K, vectorsOf } from '../../src/modules/dataplane/query-plan';
+import { ApiError } from '../../src/platform/http/errors';
+import { QueryBody, QueryRequest } from '../../src/modules/data/dataplane.schemas';
+import { columnsOf, DEFAULT_SEARCH_LIMIT, distanceOf, planQuery, UNLIMITED_K, vectorsOf } from '../../src/engine/lance/query-plan';
 
 /** The query builder's rules, without an engine: both dialects of a request become the same plan. */
 const req = (body: Record<string, unknown>): QueryRequest => QueryBody.parse(body);

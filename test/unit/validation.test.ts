@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
-import { ApiError } from '../../src/common/errors';
-import { encodePageToken, isString, pageLimit, paginate } from '../../src/common/pagination';
+import { ApiError } from '../../src/platform/http/errors';
+import { encodePageToken, isString, pageLimit, paginate } from '../../src/platform/http/pagination';
 import {
   flag,
   isUuid,
@@ -13,9 +13,9 @@ import {
   queryJsonStringMap,
   queryList,
   queryText,
-} from '../../src/common/validation/fields';
-import { requestPartsOf } from '../../src/common/validation/request-parts';
-import { ValidBody, ValidQuery, ZodValidationPipe } from '../../src/common/validation/zod-validation.pipe';
+} from '../../src/platform/http/validation/fields';
+import { requestPartsOf } from '../../src/platform/http/validation/request-parts';
+import { ValidBody, ValidQuery, ZodValidationPipe } from '../../src/platform/http/validation/zod-validation.pipe';
 
 /** The one validation pipe and the shared field rules: what passes, what it becomes, and the 400 for the rest. */
 

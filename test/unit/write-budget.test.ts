@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError } from '../../src/common/errors';
-import { loadConfig } from '../../src/config/config';
-import { WriteBudget } from '../../src/modules/dataplane/write-budget';
+import { ApiError } from '../../src/platform/http/errors';
+import { loadConfig } from '../../src/platform/config/config';
+import { WriteBudget } from '../../src/modules/data/writes/write-budget';
 
 const MiB = 1024 * 1024;
 const budgetOf = (bytes: number, waitMs: number) =>

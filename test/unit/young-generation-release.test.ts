@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { QUIET_TICKS, QUIET_UTILIZATION, YoungGenerationProbes, YoungGenerationRelease } from '../../src/modules/observability/young-generation-release';
+import { QUIET_TICKS, QUIET_UTILIZATION, YoungGenerationProbes, YoungGenerationRelease } from '../../src/platform/runtime/young-generation-release';
 
 /** Probes the test drives: the loop's utilisation of each tick, and the collections asked for. */
 function fakeProbes(utilization: number[]): YoungGenerationProbes & { collections: string[] } {

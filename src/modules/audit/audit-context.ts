@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { finalize, Observable } from 'rxjs';
-import { ContextSwitch } from '../../common/async-context';
+import { ContextSwitch } from '../../platform/runtime/async-context';
 
 /** One audit record: who did what to which object, in which database, by which request. */
 export interface AuditEntry {
@@ -25,7 +25,7 @@ export interface PendingAudit {
 }
 
 const current = new AsyncLocalStorage<PendingAudit>();
-/** On only while an audited change is under way (src/common/async-context.ts): reads run without async hooks. */
+/** On only while an audited change is under way (src/platform/runtime/async-context.ts): reads run without async hooks. */
 const scopes = ContextSwitch.for(current as AsyncLocalStorage<unknown>);
 
 export const AuditContext = {

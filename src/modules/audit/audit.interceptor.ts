@@ -1,8 +1,8 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { mergeMap, Observable } from 'rxjs';
-import { parseObjectId, resolveDelimiter } from '../../common/ids';
-import { TenantContext } from '../tenancy/tenant-context';
+import { parseObjectId, resolveDelimiter } from '../../platform/http/ids';
+import { TenantContext } from '../identity/tenancy/tenant-context';
 import { AuditContext, AuditEntry, pendingAudit } from './audit-context';
 import { AuditService } from './audit.service';
 import { AUDITED, AuditSpec } from './audit.metadata';

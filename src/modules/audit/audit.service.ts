@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { paginate } from '../../common/pagination';
-import type { AuditTrailResponse } from '../../common/response-schemas';
-import { isUuid, PageRequest } from '../../common/validation/fields';
-import { UnitOfWork } from '../../database/unit-of-work';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { paginate } from '../../platform/http/pagination';
+import type { AuditTrailResponse } from '../catalog/response-schemas';
+import { isUuid, PageRequest } from '../../platform/http/validation/fields';
+import { UnitOfWork } from '../../platform/db/unit-of-work';
 import { DatabasesRepository } from '../databases/databases.repository';
 import { AuditContext, AuditEntry, PendingAudit } from './audit-context';
 import { AuditEventRow, AuditRepository } from './audit.repository';

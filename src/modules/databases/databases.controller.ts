@@ -1,11 +1,11 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { CreateDatabaseBody, CreateKeyBody, UpdateDatabaseBody } from '../../common/request-schemas';
-import { AuditTrailResponse, Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from '../../common/response-schemas';
-import { PageQuery } from '../../common/validation/fields';
-import { ValidBody, ValidQuery } from '../../common/validation/zod-validation.pipe';
+import { CreateDatabaseBody, CreateKeyBody, UpdateDatabaseBody } from '../catalog/request-schemas';
+import { AuditTrailResponse, Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from '../catalog/response-schemas';
+import { PageQuery } from '../../platform/http/validation/fields';
+import { ValidBody, ValidQuery } from '../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../audit/audited.decorator';
-import { Operation, OPERATOR_ERRORS } from '../openapi/operation.decorator';
+import { Operation, OPERATOR_ERRORS } from '../../platform/http/operation.decorator';
 import { DatabasesService } from './databases.service';
 
 const NAME = { name: { description: 'Database name.' } };

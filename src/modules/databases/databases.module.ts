@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
-import { StorageModule } from '../../storage/storage.module';
-import { AuthModule } from '../auth/auth.module';
-import { PendingModule } from '../reclaim/pending.module';
-import { DroppedCoreModule } from '../dropped/dropped-core.module';
+import { StorageModule } from '../../engine/storage/storage.module';
+import { AuthModule } from '../identity/auth/auth.module';
+import { PendingModule } from '../../platform/cluster/pending.module';
+import { DroppedCoreModule } from '../catalog/dropped/dropped-core.module';
 import { DatabasesController } from './databases.controller';
 import { DatabasesService } from './databases.service';
 

@@ -1,10 +1,10 @@
 import { Controller, Get } from '@nestjs/common';
-import { Errors } from '../../common/errors';
-import { LivenessResponse, ReadinessResponse } from '../../common/response-schemas';
-import { Operation } from '../openapi/operation.decorator';
-import { RedisConnection } from '../../redis/redis.provider';
+import { Errors } from '../../platform/http/errors';
+import { LivenessResponse, ReadinessResponse } from '../catalog/response-schemas';
+import { Operation } from '../../platform/http/operation.decorator';
+import { RedisConnection } from '../../platform/redis/redis.provider';
 import { HealthRepository } from './health.repository';
-import { TableStorage } from '../../storage/table-storage.service';
+import { TableStorage } from '../../engine/storage/table-storage.service';
 
 const READY_TIMEOUT_MS = 2000;
 /** How long stores found answering are taken as answering, so readiness polling does not become steady store traffic. */

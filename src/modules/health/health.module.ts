@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { StorageModule } from '../../storage/storage.module';
-import { RedisModule } from '../../redis/redis.module';
+import { StorageModule } from '../../engine/storage/storage.module';
+import { RedisModule } from '../../platform/redis/redis.module';
 import { HealthController } from './health.controller';
 import { HealthRepository } from './health.repository';
 

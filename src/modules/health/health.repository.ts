@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
+import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
 
 @Injectable()
 export class HealthRepository {

@@ -1,11 +1,11 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catchError, from, map, mergeMap, Observable } from 'rxjs';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { bodyDigestOf, jsonDigest, setCommitGate, watchBodyDigest } from '../../common/body-digest';
-import { Errors } from '../../common/errors';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { bodyDigestOf, jsonDigest, setCommitGate, watchBodyDigest } from '../../platform/http/body-digest';
+import { Errors } from '../../platform/http/errors';
 import { AuditService } from '../audit/audit.service';
-import type { TenantContext } from '../tenancy/tenant-context';
+import type { TenantContext } from '../identity/tenancy/tenant-context';
 import { Claim, IdempotencyService } from './idempotency.service';
 import type { OutcomeRow, OutcomeScope } from './request-outcomes.repository';
 
@@ -57,7 +57,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   /**
    * A write with a streamed (Arrow) body: its key is claimed while the body arrives, and the write waits for the claim
-   * only at its commit (the body's `beforeCommit`, src/common/body-digest.ts), so a keyed upload takes no extra round
+   * only at its commit (the body's `beforeCommit`, src/platform/http/body-digest.ts), so a keyed upload takes no extra round
    * trip. By then the body has been read and hashed: a retry of a write that already happened is answered from it.
    */
   private interceptStreamed(req: KeyedRequest, reply: FastifyReply, route: string, scope: OutcomeScope, windowMs: number, next: CallHandler): Observable<unknown> {

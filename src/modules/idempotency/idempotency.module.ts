@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { PendingModule } from '../reclaim/pending.module';
+import { PendingModule } from '../../platform/cluster/pending.module';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
 import { IdempotencyService } from './idempotency.service';
 import { RequestOutcomesRepository } from './request-outcomes.repository';

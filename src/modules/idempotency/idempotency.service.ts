@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { Errors } from '../../common/errors';
-import { ReplicaIdentity } from '../reclaim/pending-locations.service';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { Errors } from '../../platform/http/errors';
+import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
 import { OutcomeRow, OutcomeScope, RequestOutcomesRepository } from './request-outcomes.repository';
 
 /** A keyed write this replica is running: its claim on the key. */

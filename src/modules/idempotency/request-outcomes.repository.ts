@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
+import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
 
 /** Which keyed write a row is about. */
 export interface OutcomeScope {

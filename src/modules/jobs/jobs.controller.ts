@@ -1,11 +1,11 @@
 import { Controller, Post } from '@nestjs/common';
-import { Errors } from '../../common/errors';
+import { Errors } from '../../platform/http/errors';
 import { z } from 'zod';
-import { ValidBody } from '../../common/validation/zod-validation.pipe';
+import { ValidBody } from '../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../audit/audited.decorator';
-import { CATALOG_ERRORS, Operation } from '../openapi/operation.decorator';
+import { CATALOG_ERRORS, Operation } from '../../platform/http/operation.decorator';
 import { QueryEventsBody } from './jobs.schemas';
-import { Tenant, TenantContext } from '../tenancy/tenant-context';
+import { Tenant, TenantContext } from '../identity/tenancy/tenant-context';
 import { CancelJobResponse, DescribeJobResponse, JobIdBody, ListJobsBody, ListJobsResponse } from './jobs.schemas';
 import { JobsService } from './jobs.service';
 

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module';
-import { PendingModule } from '../reclaim/pending.module';
+import { AuthModule } from '../identity/auth/auth.module';
+import { PendingModule } from '../../platform/cluster/pending.module';
 import { ThrottlingModule } from '../throttling/throttling.module';
 import { JobsController } from './jobs.controller';
 import { JobsRepository } from './jobs.repository';

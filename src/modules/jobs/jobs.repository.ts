@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
+import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
 
 /** A job's state in the catalog (the wire shows QUEUED and RUNNING both as IN_PROGRESS). */
 export type JobState = 'QUEUED' | 'RUNNING' | 'DONE' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';

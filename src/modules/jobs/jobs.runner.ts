@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { ApiError, Errors } from '../../common/errors';
-import { displayId } from '../../common/ids';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { ApiError, Errors } from '../../platform/http/errors';
+import { displayId } from '../../platform/http/ids';
 import { AuditContext, pendingAudit } from '../audit/audit-context';
-import { ReplicaIdentity } from '../reclaim/pending-locations.service';
+import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
 import { ClaimedJob, JobFailure, JobsRepository } from './jobs.repository';
 import { JobCancelled, JobsService } from './jobs.service';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PageQuery } from '../../common/validation/fields';
+import { PageQuery } from '../../platform/http/validation/fields';
 
 /** Bodies of /v1/jobs/* (the official remote client sends `{"page_token"?}` and `{"job_id"}`). */
 const base = { identity: z.unknown().optional(), context: z.unknown().optional() };

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { Errors } from '../../common/errors';
-import { paginate } from '../../common/pagination';
-import { isUuid, PageRequest } from '../../common/validation/fields';
-import { UnitOfWork } from '../../database/unit-of-work';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { Errors } from '../../platform/http/errors';
+import { paginate } from '../../platform/http/pagination';
+import { isUuid, PageRequest } from '../../platform/http/validation/fields';
+import { UnitOfWork } from '../../platform/db/unit-of-work';
 import { AuditContext } from '../audit/audit-context';
 import { AuditService } from '../audit/audit.service';
-import { ReplicaIdentity } from '../reclaim/pending-locations.service';
-import { TenantContext } from '../tenancy/tenant-context';
+import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
+import { TenantContext } from '../identity/tenancy/tenant-context';
 import { ClaimedJob, JobRow, JobsRepository } from './jobs.repository';
 import type { CancelJobResponse, DescribeJobResponse, ListJobsResponse } from './jobs.schemas';
 

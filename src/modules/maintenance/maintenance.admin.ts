@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { Errors } from '../../common/errors';
-import { UnitOfWork } from '../../database/unit-of-work';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { Errors } from '../../platform/http/errors';
+import { UnitOfWork } from '../../platform/db/unit-of-work';
 import { AuditService } from '../audit/audit.service';
-import { TenantContext } from '../tenancy/tenant-context';
+import { TenantContext } from '../identity/tenancy/tenant-context';
 import { MaintenanceRepository } from './maintenance.repository';
 import { MaintenanceService } from './maintenance.service';
 import { DatabasePolicyBody, OperatorRunMaintenanceBody } from './maintenance.schemas';

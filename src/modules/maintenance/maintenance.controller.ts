@@ -1,10 +1,10 @@
 import { Controller, Get, Param, Post, Put } from '@nestjs/common';
 import { z } from 'zod';
-import { ObjectId } from '../../common/route-params';
-import { ValidBody } from '../../common/validation/zod-validation.pipe';
+import { ObjectId } from '../../platform/http/route-params';
+import { ValidBody } from '../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../audit/audited.decorator';
-import { CATALOG_ERRORS, Operation, OPERATOR_ERRORS } from '../openapi/operation.decorator';
-import { Tenant, TenantContext } from '../tenancy/tenant-context';
+import { CATALOG_ERRORS, Operation, OPERATOR_ERRORS } from '../../platform/http/operation.decorator';
+import { Tenant, TenantContext } from '../identity/tenancy/tenant-context';
 import { MaintenanceAdmin } from './maintenance.admin';
 import { MaintenanceService } from './maintenance.service';
 import {

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
-import { StorageModule } from '../../storage/storage.module';
-import { AuthModule } from '../auth/auth.module';
+import { StorageModule } from '../../engine/storage/storage.module';
+import { AuthModule } from '../identity/auth/auth.module';
 import { JobsModule } from '../jobs/jobs.module';
-import { TablesModule } from '../tables/tables.module';
+import { TablesModule } from '../catalog/tables/tables.module';
 import { ThrottlingModule } from '../throttling/throttling.module';
 import { MaintenanceAdmin } from './maintenance.admin';
 import { MaintenanceAdminController, MaintenanceController } from './maintenance.controller';

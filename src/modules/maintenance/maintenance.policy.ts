@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppConfig } from '../../config/config';
+import type { AppConfig } from '../../platform/config/config';
 import type { PolicyInputs } from './maintenance.repository';
 
 /** Where a setting of a table's maintenance policy came from, lowest first. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { decodePath } from '../../common/ids';
-import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
+import { decodePath } from '../../platform/http/ids';
+import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
 
 /** A table as maintenance needs it. */
 export interface MaintainedTable {

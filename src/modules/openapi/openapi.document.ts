@@ -4,11 +4,11 @@ import type { INestApplication } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { z } from 'zod';
-import { ErrorResponse } from '../../common/response-schemas';
-import { RequestParts, requestPartsOf } from '../../common/validation/request-parts';
-import type { AppConfig } from '../../config/config';
+import { ErrorResponse } from '../catalog/response-schemas';
+import { RequestParts, requestPartsOf } from '../../platform/http/validation/request-parts';
+import type { AppConfig } from '../../platform/config/config';
 import { LANCE_SPEC_OPERATIONS } from './lance-spec-operations';
-import { Access, ErrorStatus, JsonSchema, OperationDoc, operationOf, ParamDoc } from './operation.decorator';
+import { Access, ErrorStatus, JsonSchema, OperationDoc, operationOf, ParamDoc } from '../../platform/http/operation.decorator';
 
 /** Where the document and its browsable page are served (outside BASE_PATH). */
 export const OPENAPI_JSON_PATH = '/openapi.json';

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { SwaggerModule } from '@nestjs/swagger';
-import type { AppConfig } from '../../config/config';
+import type { AppConfig } from '../../platform/config/config';
 import { buildOpenApiDocument, DOCS_PATH, OPENAPI_JSON_PATH } from './openapi.document';
 
 /**

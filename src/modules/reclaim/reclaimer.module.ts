@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { StorageModule } from '../../storage/storage.module';
-import { TransactionsModule } from '../transactions/transactions.module';
-import { PendingModule } from './pending.module';
+import { StorageModule } from '../../engine/storage/storage.module';
+import { TransactionsModule } from '../catalog/transactions/transactions.module';
+import { PendingModule } from '../../platform/cluster/pending.module';
 import { Reclaimer } from './reclaimer.service';
 import { StorageScan } from './storage-scan.service';
 

@@ -1,13 +1,13 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { UnitOfWork } from '../../database/unit-of-work';
-import { TableGarbage } from '../../storage/table-garbage';
-import { TableStorage } from '../../storage/table-storage.service';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { UnitOfWork } from '../../platform/db/unit-of-work';
+import { TableGarbage } from '../../engine/storage/table-garbage';
+import { TableStorage } from '../../engine/storage/table-storage.service';
 import { AuditService } from '../audit/audit.service';
-import { MetricsService } from '../observability/metrics.service';
-import { TransactionsService } from '../transactions/transactions.service';
-import { PendingLocationsRepository, PendingRow } from './pending-locations.repository';
-import { ReplicaIdentity } from './pending-locations.service';
+import { MetricsService } from '../../platform/observability/metrics.service';
+import { TransactionsService } from '../catalog/transactions/transactions.service';
+import { PendingLocationsRepository, PendingRow } from '../../platform/cluster/pending-locations.repository';
+import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
 
 /** Why a location was reclaimed (the `reason` of the metrics and of the audit record). */
 export type ReclaimReason = 'abandoned_write' | 'unreferenced_files' | 'interrupted_cleanup' | 'interrupted_cascade';

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
-import { TableStorage } from '../../storage/table-storage.service';
+import { TableStorage } from '../../engine/storage/table-storage.service';
 import { AuditService } from '../audit/audit.service';
-import { PendingLocationsRepository } from './pending-locations.repository';
+import { PendingLocationsRepository } from '../../platform/cluster/pending-locations.repository';
 
 export interface UnknownEntry {
   /** Relative to STORAGE_ROOT, like catalog locations. */

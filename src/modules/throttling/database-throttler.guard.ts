@@ -17,11 +17,11 @@ import {
   THROTTLER_TRACKER,
   THROTTLER_TTL,
 } from '@nestjs/throttler/dist/throttler.constants';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { ApiError, ErrorCode } from '../../common/errors';
-import { TenantContext, TenantRequest } from '../tenancy/tenant-context';
-import { MetricsService } from '../observability/metrics.service';
-import { RedisConnection } from '../../redis/redis.provider';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { ApiError, ErrorCode } from '../../platform/http/errors';
+import { TenantContext, TenantRequest } from '../identity/tenancy/tenant-context';
+import { MetricsService } from '../../platform/observability/metrics.service';
+import { RedisConnection } from '../../platform/redis/redis.provider';
 
 export const THROTTLER_NAME = 'database';
 

@@ -1,9 +1,9 @@
 import { ExecutionContext, Module } from '@nestjs/common';
 import { ThrottlerModule, ThrottlerStorageService } from '@nestjs/throttler';
-import { APP_CONFIG, AppConfig } from '../../config/config';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { DatabaseThrottlerGuard, limitFor, THROTTLER_NAME } from './database-throttler.guard';
-import { RedisModule } from '../../redis/redis.module';
-import { RedisConnection } from '../../redis/redis.provider';
+import { RedisModule } from '../../platform/redis/redis.module';
+import { RedisConnection } from '../../platform/redis/redis.provider';
 import { RedisThrottlerStorage } from './redis-throttler.storage';
 
 /**

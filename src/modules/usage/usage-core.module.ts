@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
-import { StorageModule } from '../../storage/storage.module';
-import { PendingModule } from '../reclaim/pending.module';
+import { StorageModule } from '../../engine/storage/storage.module';
+import { PendingModule } from '../../platform/cluster/pending.module';
 import { QuotaService } from './quotas.service';
 import { UsageMeter } from './usage-meter.service';
 import { UsageRefresher } from './usage-refresher.service';

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { UnitOfWork } from '../../database/unit-of-work';
-import { LanceEngine } from '../../storage/lance-engine';
-import { TableStorage } from '../../storage/table-storage.service';
-import { MetricsService } from '../observability/metrics.service';
-import { ReplicaIdentity } from '../reclaim/pending-locations.service';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { UnitOfWork } from '../../platform/db/unit-of-work';
+import { LanceEngine } from '../../engine/lance/lance-engine';
+import { TableStorage } from '../../engine/storage/table-storage.service';
+import { MetricsService } from '../../platform/observability/metrics.service';
+import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
 import { CounterRow, UsageRepository } from './usage.repository';
 
 const HOUR_MS = 3600_000;

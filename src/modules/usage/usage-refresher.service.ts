@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { LanceEngine } from '../../storage/lance-engine';
-import { TableStorage } from '../../storage/table-storage.service';
-import { MetricsService } from '../observability/metrics.service';
-import { ReplicaIdentity } from '../reclaim/pending-locations.service';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { LanceEngine } from '../../engine/lance/lance-engine';
+import { TableStorage } from '../../engine/storage/table-storage.service';
+import { MetricsService } from '../../platform/observability/metrics.service';
+import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
 import { UsageMeter } from './usage-meter.service';
 import { UsageRepository } from './usage.repository';
 

@@ -1,8 +1,8 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ValidQuery } from '../../common/validation/zod-validation.pipe';
-import { Operation, OPERATOR_ERRORS } from '../openapi/operation.decorator';
+import { ValidQuery } from '../../platform/http/validation/zod-validation.pipe';
+import { Operation, OPERATOR_ERRORS } from '../../platform/http/operation.decorator';
 import { FleetUsageQuery, FleetUsageReport, TopStorageQuery, TopStorageReport, UsageQuery, UsageReport } from './usage.schemas';
 import { UsageService } from './usage.service';
 

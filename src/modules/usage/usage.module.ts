@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module';
+import { AuthModule } from '../identity/auth/auth.module';
 import { DatabasesModule } from '../databases/databases.module';
-import { TenancyModule } from '../tenancy/tenancy.module';
+import { TenancyModule } from '../identity/tenancy/tenancy.module';
 import { UsageController } from './usage.controller';
 import { UsageService } from './usage.service';
 

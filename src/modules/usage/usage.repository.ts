@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma } from '../../generated/prisma/client';
-import { CatalogClient, UnitOfWork } from '../../database/unit-of-work';
+import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
 
 /**
  * Everything a database stores, one row per stored thing (database_id, bytes, current_bytes): each table's bytes on

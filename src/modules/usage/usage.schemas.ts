@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PageQuery, queryInt, queryParam } from '../../common/validation/fields';
+import { PageQuery, queryInt, queryParam } from '../../platform/http/validation/fields';
 
 const instant = (what: string) =>
   queryParam(

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../config/config';
-import { Errors } from '../../common/errors';
-import { paginate } from '../../common/pagination';
-import type { PageRequest } from '../../common/validation/fields';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { Errors } from '../../platform/http/errors';
+import { paginate } from '../../platform/http/pagination';
+import type { PageRequest } from '../../platform/http/validation/fields';
 import { DatabasesService } from '../databases/databases.service';
 import type { FleetUsageReport, TopStorageReport, UsageReport } from './usage.schemas';
 import { FleetSort, PeriodRow, UsageRepository } from './usage.repository';

@@ -4,8 +4,8 @@ import type { STSClient, STSClientConfig } from '@aws-sdk/client-sts';
 // Loaded on the first temporary vending only (most deployments never assume a role).
 const stsSdk = (): typeof import('@aws-sdk/client-sts') => require('@aws-sdk/client-sts');
 import { LRUCache } from 'lru-cache';
-import { Errors } from '../../common/errors';
-import type { StorageProfile, VendAccess } from '../../storage/storage-profile';
+import { Errors } from '../../platform/http/errors';
+import type { StorageProfile, VendAccess } from '../../platform/config/storage-profile';
 
 /** The table a credential is vended for: its URI (`s3://bucket/prefix/db/uuid.lance`) and object key prefix. */
 export interface VendTable {

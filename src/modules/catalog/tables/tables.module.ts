@@ -1,0 +1,25 @@
+import { Module } from '@nestjs/common';
+import { VendingModule } from '../../vending/vending.module';
+import { StorageModule } from '../../../engine/storage/storage.module';
+import { AuthModule } from '../../identity/auth/auth.module';
+import { NamespacesModule } from '../namespaces/namespaces.module';
+import { PendingModule } from '../../../platform/cluster/pending.module';
+import { JobsModule } from '../../jobs/jobs.module';
+import { ThrottlingModule } from '../../throttling/throttling.module';
+import { DroppedCoreModule } from '../dropped/dropped-core.module';
+import { ManagedVersionsController } from '../versions/managed-versions.controller';
+import { ManagedVersionsService } from '../versions/managed-versions.service';
+import { TableVersionsRepository } from '../versions/table-versions.repository';
+import { TablesController } from './tables.controller';
+import { VersionAdoption } from '../versions/version-adoption.service';
+import { TablesRepository } from './tables.repository';
+import { TablesService } from './tables.service';
+
+/** The table catalog: declare, register, describe, list, rename, drop; catalog-managed versions. */
+@Module({
+  imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule, JobsModule, DroppedCoreModule],
+  controllers: [TablesController, ManagedVersionsController],
+  providers: [TablesRepository, TablesService, TableVersionsRepository, ManagedVersionsService, VersionAdoption],
+  exports: [TablesService, ManagedVersionsService, TableVersionsRepository, VersionAdoption],
+})
+export class TablesModule {}

@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { StorageModule } from '../../engine/storage/storage.module';
+import { AuthModule } from '../identity/auth/auth.module';
+import { TablesModule } from '../catalog/tables/tables.module';
+import { JobsModule } from '../jobs/jobs.module';
+import { TableJobsService } from './jobs/table-jobs.service';
+import { ThrottlingModule } from '../throttling/throttling.module';
+import { DataplaneController } from './dataplane.controller';
+import { DataTables } from './data-tables.service';
+import { TableIndicesService } from './indices/table-indices.service';
+import { TableReadsService } from './reads/table-reads.service';
+import { TableSchemaService } from './schema/table-schema.service';
+import { TableWritesService } from './writes/table-writes.service';
+import { EnterpriseController } from './enterprise/enterprise.controller';
+import { MaterializedViewsController } from './views/materialized-views.controller';
+import { TableCloneController } from './clone/table-clone.controller';
+import { MultipartController } from './multipart/multipart.controller';
+import { TableCloneService } from './clone/table-clone.service';
+import { TableMetadataService } from './schema/table-metadata.service';
+import { TableRefsController } from './refs/table-refs.controller';
+import { TableRefsService } from './refs/table-refs.service';
+import { PhalanxVersionHeader } from './phalanx-version.header';
+import { AllocatorRetention } from '../../platform/runtime/allocator-retention';
+import { WriteBudget } from './writes/write-budget';
+
+/** The compute engine: data operations for the official remote client and the Enterprise routes. */
+@Module({
+  imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule, JobsModule],
+  controllers: [DataplaneController, EnterpriseController, TableRefsController, MaterializedViewsController, TableCloneController, MultipartController],
+  providers: [WriteBudget, AllocatorRetention, TableCloneService, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
+})
+export class DataplaneModule {}

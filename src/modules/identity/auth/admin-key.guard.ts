@@ -1,0 +1,73 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
+import { Errors } from '../../../platform/http/errors';
+import { headerValue } from '../tenancy/tenancy.service';
+import { secretsEqual } from './api-keys.service';
+import { API_KEY_HEADER, CredentialsService } from './credentials.service';
+import { mayUseDatabase, principalLabel } from './principal';
+
+/** Set on operator-API requests: who acts, for the audit trail. */
+export interface OperatorRequest {
+  headers: Record<string, string | string[] | undefined>;
+  params: Record<string, string>;
+  actor?: string;
+}
+
+function isOperator(config: AppConfig, req: OperatorRequest): boolean {
+  const secret = headerValue(req.headers, API_KEY_HEADER);
+  return !!config.adminApiKey && !!secret && secretsEqual(secret, config.adminApiKey);
+}
+
+/**
+ * Routes only the operator may use (databases): the ADMIN_API_KEY value sent as x-api-key. Any other valid
+ * credential (even a database admin's) is a 403; an invalid one a 401.
+ */
+@Injectable()
+export class AdminKeyGuard implements CanActivate {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly credentials: CredentialsService,
+  ) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const req = ctx.switchToHttp().getRequest<OperatorRequest>();
+    if (!this.config.adminApiKey) {
+      throw Errors.permissionDenied('the operator API is disabled: set ADMIN_API_KEY to enable it');
+    }
+    if (!headerValue(req.headers, API_KEY_HEADER) && !headerValue(req.headers, 'authorization')) {
+      throw Errors.unauthenticated(`missing credential: send the operator key as '${API_KEY_HEADER}'`);
+    }
+    if (!isOperator(this.config, req)) {
+      await this.credentials.authenticate(ctx); // 401 unless it is some other valid credential
+      throw Errors.permissionDenied('only the operator key manages databases');
+    }
+    req.actor = 'operator';
+    return true;
+  }
+}
+
+/**
+ * Routes about one database (`:name`: its keys, its audit trail): the operator, or a credential with the `admin`
+ * role for that very database (an admin API key of it, or a token with scope `admin` whose databases claim names it).
+ */
+@Injectable()
+export class DatabaseAdminGuard implements CanActivate {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly credentials: CredentialsService,
+  ) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const req = ctx.switchToHttp().getRequest<OperatorRequest>();
+    if (isOperator(this.config, req)) {
+      req.actor = 'operator';
+      return true;
+    }
+    const principal = await this.credentials.authenticate(ctx);
+    if (!mayUseDatabase(principal, req.params.name) || principal.role !== 'admin') {
+      throw Errors.permissionDenied(`managing database '${req.params.name}' needs the operator key or an admin credential of it`);
+    }
+    req.actor = principalLabel(principal);
+    return true;
+  }
+}

@@ -1,0 +1,110 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
+import { ApiKeyRow, ApiKeysRepository, KeyWithDatabase, Role } from './api-keys.repository';
+
+export const API_KEY_PREFIX = 'lgw_';
+
+export const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/** Constant-time equality of two secrets (compares their fixed-length digests). */
+export function secretsEqual(a: string, b: string): boolean {
+  return timingSafeEqual(sha256(a), sha256(b));
+}
+
+export interface IssuedKey {
+  key: ApiKeyRow;
+  secret: string;
+}
+
+
+/**
+ * API keys: 256-bit random secrets with a recognisable prefix, stored only as SHA-256 digests (a fast hash is
+ * right for high-entropy secrets; there is nothing to brute-force). Lookup is by digest, then the digest is
+ * compared in constant time.
+ *
+ * Lookups are cached per digest for AUTH_CACHE_TTL_MS (default 500 ms, bounded entries): the catalog query is most
+ * of a small request's cost. A key revoked on another replica therefore stops working there within that TTL; on
+ * this replica, revocation clears the cache at once. While a digest is being looked up, other requests with the same
+ * key wait for that lookup instead of each running their own (every in-flight request of a busy key missed the cache
+ * together when its entry expired).
+ */
+type CachedLookup = { row: KeyWithDatabase | null };
+
+@Injectable()
+export class ApiKeysService {
+  private readonly cache?: LRUCache<string, CachedLookup>;
+  /** Lookups under way, by digest (only with the cache on: with AUTH_CACHE_TTL_MS=0 every request looks for itself). */
+  private readonly inFlight = new Map<string, Promise<CachedLookup>>();
+  /** Bumped by forget(): a lookup that began before it is answered but not cached. */
+  private generation = 0;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly keys: ApiKeysRepository,
+  ) {
+    if (config.authCacheTtlMs > 0) this.cache = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
+  }
+
+  async issue(databaseId: string, role: Role, description?: string, expiresAt?: Date): Promise<IssuedKey> {
+    const secret = API_KEY_PREFIX + randomBytes(32).toString('base64url');
+    const key = await this.keys.insert({
+      id: randomUUID(),
+      databaseId,
+      hash: sha256(secret).toString('hex'),
+      role,
+      description,
+      expiresAt,
+    });
+    return { key, secret };
+  }
+
+  /** The active key for this secret, or null (unknown, revoked or expired). */
+  async authenticate(secret: string): Promise<Omit<KeyWithDatabase, 'hash'> | null> {
+    const digest = sha256(secret);
+    const hex = digest.toString('hex');
+    const hit = this.cache ? (this.cache.get(hex) ?? (await this.lookup(hex))) : { row: await this.keys.findByHash(hex) };
+    const row = hit.row;
+    if (!row || !timingSafeEqual(Buffer.from(row.hash, 'hex'), digest)) return null;
+    if (row.revokedAt || (row.expiresAt && row.expiresAt.getTime() <= Date.now())) return null;
+    const { hash: _omit, ...key } = row;
+    return key;
+  }
+
+  list(databaseId: string) {
+    return this.keys.listByDatabase(databaseId);
+  }
+
+  async revoke(databaseId: string, id: string): Promise<boolean> {
+    const revoked = await this.keys.revoke(databaseId, id);
+    this.forget();
+    return revoked;
+  }
+
+  /** Drops every cached lookup (after a key or database is removed on this replica). */
+  forget(): void {
+    this.generation++;
+    this.inFlight.clear();
+    this.cache?.clear();
+  }
+
+  /** One catalog lookup per digest at a time, cached when it ends unless forget() was called meanwhile. */
+  private lookup(hex: string): Promise<CachedLookup> {
+    const running = this.inFlight.get(hex);
+    if (running) return running;
+    const generation = this.generation;
+    const p: Promise<CachedLookup> = this.keys
+      .findByHash(hex)
+      .then((row) => {
+        const hit = { row };
+        if (generation === this.generation) this.cache?.set(hex, hit);
+        return hit;
+      })
+      .finally(() => {
+        if (this.inFlight.get(hex) === p) this.inFlight.delete(hex);
+      });
+    this.inFlight.set(hex, p);
+    return p;
+  }
+}

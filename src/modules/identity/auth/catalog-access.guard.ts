@@ -1,0 +1,55 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { Errors } from '../../../platform/http/errors';
+import { assertName } from '../../../platform/http/ids';
+import { TenancyService } from '../tenancy/tenancy.service';
+import { TenantRequest } from '../tenancy/tenant-context';
+import { Role } from './api-keys.repository';
+import { CredentialsService } from './credentials.service';
+import { mayUseDatabase, principalLabel } from './principal';
+import { REQUIRED_ROLE, roleSatisfies } from './requires-role.decorator';
+
+export { API_KEY_HEADER } from './credentials.service';
+
+/**
+ * Guards every REST-contract route. Order matters and is part of the contract:
+ *  1. a verified credential (else 401),
+ *  2. the database the request addresses (else 400 saying what is expected),
+ *  3. that the credential may use that database (else 403, before the name is looked up: no enumeration), that it
+ *     exists (else 404, only for credentials that may use it) and that the role allows the operation (else 403).
+ */
+@Injectable()
+export class CatalogAccessGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly credentials: CredentialsService,
+    private readonly tenancy: TenancyService,
+  ) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const req = ctx.switchToHttp().getRequest<TenantRequest>();
+    const principal = await this.credentials.authenticate(ctx);
+    const { name, catalog } = this.tenancy.requested(req.headers);
+    assertName(name, 'database name');
+
+    // Whether the credential may use the named database is decided before looking the name up: a credential of
+    // another database gets the same 403 whether that name exists or not, so names cannot be probed. An API key
+    // carries its own database, so addressing it needs no lookup; a token whose databases claim names it (or is
+    // '*') has it resolved, and only such a token learns that it does not exist (404).
+    if (!mayUseDatabase(principal, name)) {
+      throw Errors.permissionDenied(`this credential is not valid for database '${name}'`);
+    }
+    const database =
+      principal.kind === 'key'
+        ? { id: principal.databaseId, name, rateLimit: principal.databaseRateLimit, quotas: principal.databaseQuotas }
+        : await this.tenancy.resolve(name);
+    const need =
+      this.reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, [ctx.getHandler(), ctx.getClass()]) ?? 'read';
+    if (!principal.role) throw Errors.permissionDenied("this token's scope grants none of read, write or admin");
+    if (!roleSatisfies(principal.role, need)) {
+      throw Errors.permissionDenied(`this operation needs '${need}'; this credential has '${principal.role}'`);
+    }
+    req.tenant = { database, catalog, role: principal.role, need, principal: principalLabel(principal), requestId: req.id };
+    return true;
+  }
+}

@@ -1,0 +1,72 @@
+import { ExecutionContext, Injectable } from '@nestjs/common';
+import { AuthGuard } from '@nestjs/passport';
+import { Errors } from '../../../platform/http/errors';
+import { headerValue } from '../tenancy/tenancy.service';
+import { quotasOf, rateLimitOf } from '../tenancy/tenant-context';
+import { ApiKeysService } from './api-keys.service';
+import { JwtVerifier } from './jwt-verifier.service';
+import { Principal } from './principal';
+
+export const API_KEY_HEADER = 'x-api-key';
+
+interface CredentialRequest {
+  headers: Record<string, string | string[] | undefined>;
+  body?: unknown;
+  user?: unknown;
+}
+
+/** passport's guard for the 'bearer' strategy, used as a building block (not as a route guard). */
+const PassportBearer = AuthGuard('bearer');
+
+/**
+ * Finds and verifies the caller's credential, in this order (docs/rest-contract.md §5): the `x-api-key` header, an
+ * `Authorization: Bearer` token (through passport-http-bearer), then the body's `identity.api_key` /
+ * `identity.auth_token` when the headers carry none. Anything missing, unknown, expired, revoked, forged or
+ * malformed is a 401.
+ */
+@Injectable()
+export class CredentialsService {
+  private readonly bearer = new PassportBearer();
+
+  constructor(
+    private readonly keys: ApiKeysService,
+    private readonly verifier: JwtVerifier,
+  ) {}
+
+  async authenticate(ctx: ExecutionContext): Promise<Principal> {
+    const req = ctx.switchToHttp().getRequest<CredentialRequest>();
+    const apiKey = headerValue(req.headers, API_KEY_HEADER);
+    if (apiKey) return this.apiKey(apiKey);
+
+    const authorization = headerValue(req.headers, 'authorization');
+    if (authorization) {
+      if (!/^bearer\s+\S/i.test(authorization)) {
+        throw Errors.unauthenticated('unsupported Authorization scheme: send Bearer <token> or x-api-key');
+      }
+      await this.bearer.canActivate(ctx);
+      return req.user as Principal;
+    }
+
+    const identity = (req.body as { identity?: { api_key?: unknown; auth_token?: unknown } } | null | undefined)?.identity;
+    if (typeof identity?.api_key === 'string' && identity.api_key !== '') return this.apiKey(identity.api_key);
+    if (typeof identity?.auth_token === 'string' && identity.auth_token !== '') return this.verifier.verify(identity.auth_token);
+
+    throw Errors.unauthenticated(
+      `missing credential: send '${API_KEY_HEADER}', 'Authorization: Bearer <token>', or identity in the request body`,
+    );
+  }
+
+  private async apiKey(secret: string): Promise<Principal> {
+    const key = await this.keys.authenticate(secret);
+    if (!key) throw Errors.unauthenticated('invalid, expired or revoked API key');
+    return {
+      kind: 'key',
+      id: key.id,
+      role: key.role,
+      databaseId: key.databaseId,
+      databaseName: key.databaseName,
+      databaseRateLimit: rateLimitOf(key),
+      databaseQuotas: quotasOf(key),
+    };
+  }
+}

@@ -1,0 +1,131 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
+import { Errors } from '../../../platform/http/errors';
+import { assertName } from '../../../platform/http/ids';
+import { DatabasesRepository } from '../../databases/databases.repository';
+import { quotasOf, rateLimitOf, TenantContext } from './tenant-context';
+
+export const DATABASE_HEADER = 'x-service-database';
+/** What the official LanceDB clients send (remote mode with a host override). */
+export const DATABASE_HEADER_ALIAS = 'x-lancedb-database';
+export const PREFIX_HEADER = 'x-service-database-prefix';
+export const PREFIX_HEADER_ALIAS = 'x-lancedb-database-prefix';
+
+export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s.trim() === '' ? undefined : s.trim();
+}
+
+export type ResolvedDatabase = TenantContext['database'];
+
+export interface RequestedDatabase {
+  name: string;
+  /** The database prefix: a separate catalog inside the database ('' for none), components joined by '/'. */
+  catalog: string;
+}
+
+/**
+ * Which database (tenant) and which catalog inside it a request addresses (docs/rest-contract.md §5):
+ *  1. the `x-service-database` header (alias `x-lancedb-database`);
+ *  2. else the host name, when TENANT_HOST_SUFFIX is set (`acme.gw.example.com` → `acme`); a header and a host
+ *     that name different databases are a 400;
+ *  3. `x-service-database-prefix` (alias `x-lancedb-database-prefix`, what the client sends for `db://acme/team1`)
+ *     selects a separate catalog inside the database.
+ */
+@Injectable()
+export class TenancyService {
+  private readonly cache?: LRUCache<string, ResolvedDatabase>;
+  private readonly profiles?: LRUCache<string, string>;
+  private readonly managed?: LRUCache<string, boolean>;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly databases: DatabasesRepository,
+  ) {
+    if (config.authCacheTtlMs > 0) {
+      this.cache = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
+      this.profiles = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
+      this.managed = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
+    }
+  }
+
+  requested(headers: Record<string, string | string[] | undefined>): RequestedDatabase {
+    const fromHeader = headerValue(headers, DATABASE_HEADER) ?? headerValue(headers, DATABASE_HEADER_ALIAS);
+    const fromHost = this.databaseFromHost(headerValue(headers, 'host'));
+    if (fromHeader && fromHost && fromHeader !== fromHost) {
+      throw Errors.invalidInput(
+        `the ${DATABASE_HEADER} header ('${fromHeader}') and the host name ('${fromHost}') name different databases`,
+      );
+    }
+    const name = fromHeader ?? fromHost;
+    if (!name) {
+      const host = this.config.tenantHostSuffix ? `, or use the host name <database>${this.config.tenantHostSuffix}` : '';
+      throw Errors.invalidInput(`no database given: send the '${DATABASE_HEADER}: <database>' header${host}`);
+    }
+    return { name, catalog: this.catalogFrom(headerValue(headers, PREFIX_HEADER) ?? headerValue(headers, PREFIX_HEADER_ALIAS)) };
+  }
+
+  /** The database by name (cached briefly, like key lookups); 404 when it does not exist. */
+  async resolve(name: string): Promise<ResolvedDatabase> {
+    const cached = this.cache?.get(name);
+    if (cached) return cached;
+    const db = await this.databases.findByName(name);
+    if (!db) throw Errors.namespaceNotFound(`database '${name}' not found`);
+    const found = { id: db.id, name: db.name, rateLimit: rateLimitOf(db), quotas: quotasOf(db) };
+    this.cache?.set(name, found);
+    return found;
+  }
+
+  /**
+   * The storage profile a database's new tables go to (cached like database lookups; a profile only changes while
+   * the database holds no tables).
+   */
+  async storageProfileOf(db: ResolvedDatabase): Promise<string> {
+    const cached = this.profiles?.get(db.id);
+    if (cached) return cached;
+    const profile = await this.databases.storageProfileOf(db.id);
+    if (!profile) throw Errors.namespaceNotFound(`database '${db.name}' not found`);
+    this.profiles?.set(db.id, profile);
+    return profile;
+  }
+
+  /**
+   * Whether a database's tables have catalog-managed versions (cached like the storage profile; the flag only
+   * changes while the database holds no tables).
+   */
+  async managedVersioningOf(db: ResolvedDatabase): Promise<boolean> {
+    const cached = this.managed?.get(db.id);
+    if (cached !== undefined) return cached;
+    const managed = await this.databases.managedVersioningOf(db.id);
+    if (managed === null) throw Errors.namespaceNotFound(`database '${db.name}' not found`);
+    this.managed?.set(db.id, managed);
+    return managed;
+  }
+
+  forget(): void {
+    this.cache?.clear();
+    this.profiles?.clear();
+    this.managed?.clear();
+  }
+
+  private databaseFromHost(host: string | undefined): string | undefined {
+    const suffix = this.config.tenantHostSuffix;
+    if (!suffix || !host) return undefined;
+    const hostname = host.toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
+    if (!hostname.endsWith(suffix) || hostname.length === suffix.length) return undefined;
+    return hostname.slice(0, -suffix.length);
+  }
+
+  private catalogFrom(prefix: string | undefined): string {
+    if (!prefix) return '';
+    const parts = prefix.split('/').filter((p) => p !== '');
+    for (const p of parts) {
+      assertName(p, 'database prefix component');
+      // A prefix names a storage folder: '.' and '..' would point at another catalog's folder.
+      if (/^\.+$/.test(p)) throw Errors.invalidInput(`invalid database prefix component '${p}': it must not consist only of periods`);
+    }
+    return parts.join('/');
+  }
+}

@@ -1,0 +1,128 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { Client, Pool } from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { AppConfig } from '../config/config';
+import { PrismaClient } from '../../generated/prisma/client';
+import { applyMigrations, SqlSession } from './migrator';
+import { watchQueries } from './query-watchdog';
+
+/** The migrations folder, found from both src/ (ts) and dist/src/ (compiled). */
+export const MIGRATIONS_DIR = [
+  path.resolve(__dirname, '../../../prisma/migrations'),
+  path.resolve(__dirname, '../../../../prisma/migrations'),
+].find((d) => fs.existsSync(d)) as string;
+
+/**
+ * The catalog's connection: Prisma on a bounded `pg` pool for a real Postgres (DATABASE_URL), or on PGlite, the
+ * embedded Postgres, under DATA_DIR/catalog for the zero-configuration default.
+ */
+export interface CatalogDb {
+  readonly kind: 'postgres' | 'embedded';
+  readonly prisma: PrismaClient;
+  /**
+   * One read-only statement straight on the driver (`pg` pool or PGlite), without the ORM: for the hot catalog reads
+   * whose cost was Prisma's client, not Postgres'. Only UnitOfWork calls it, and only outside a unit of work (a
+   * statement inside one must run on its transaction). Rows come back as the driver gives them: uuid and text as
+   * strings, timestamptz as Date, jsonb parsed. `statement` names a hot read whose SQL text never changes: Postgres
+   * prepares it once per pooled connection (DB_PREPARED_STATEMENTS; PGlite ignores it) instead of parsing and
+   * planning it on every call. One name, one text: a name must never be given to another query.
+   */
+  read<T>(sql: string, params: readonly unknown[], statement?: string): Promise<T[]>;
+  migrate(): Promise<string[]>;
+  /** Pool occupancy for metrics (null for the embedded catalog, which has one in-process connection). */
+  poolStats(): { total: number; idle: number; waiting: number } | null;
+  close(): Promise<void>;
+}
+
+/** Injection token of the CatalogDb. */
+export const CATALOG_DB = Symbol('CATALOG_DB');
+
+export async function openCatalogDb(config: AppConfig): Promise<CatalogDb> {
+  return config.databaseUrl ? openPostgres(config, config.databaseUrl) : openEmbedded(config);
+}
+
+/** SQLSTATEs after which CatalogDb.read stops preparing statements (see there). */
+const PREPARED_STATEMENT_FAILURES = new Set(['0A000', '26000', '42P05']);
+
+function openPostgres(config: AppConfig, url: string): CatalogDb {
+  const pool = new Pool({
+    connectionString: url,
+    max: config.dbPoolMax,
+    connectionTimeoutMillis: config.dbConnectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+  });
+  // An idle connection dropped by the server must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  // A query on a connection whose server vanished (no RST) must not hang a request until TCP gives up
+  // (DB_QUERY_TIMEOUT_MS; not pg's query_timeout, see query-watchdog.ts).
+  const stopWatching = watchQueries(pool, config.dbQueryTimeoutMs);
+  let prepared = config.dbPreparedStatements;
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    kind: 'postgres',
+    prisma,
+    read: async <T>(sql: string, params: readonly unknown[], statement?: string) => {
+      const values = params as unknown[];
+      if (!statement || !prepared) return (await pool.query({ text: sql, values })).rows as T[];
+      try {
+        return (await pool.query({ name: statement, text: sql, values })).rows as T[];
+      } catch (err) {
+        // 0A000 "cached plan must not change result type": a migration of another replica changed a table under a
+        // prepared statement. 26000 "prepared statement does not exist" / 42P05 "already exists": a pooler between
+        // us and Postgres (PgBouncer in transaction mode) moved the statement to another server connection. Either
+        // way this process stops preparing and asks again unprepared (the pool has dropped the failed connection).
+        if (!PREPARED_STATEMENT_FAILURES.has((err as { code?: string }).code ?? '')) throw err;
+        prepared = false;
+        return (await pool.query({ text: sql, values })).rows as T[];
+      }
+    },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    async migrate() {
+      const client = new Client({ connectionString: url, connectionTimeoutMillis: config.dbConnectTimeoutMs });
+      client.on('error', () => undefined);
+      await client.connect();
+      const session: SqlSession = {
+        query: async (sql, params) => (await client.query(sql, params)).rows,
+        exec: async (script) => void (await client.query(script)),
+      };
+      try {
+        return await applyMigrations(session, MIGRATIONS_DIR);
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    },
+    async close() {
+      stopWatching();
+      await prisma.$disconnect().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+async function openEmbedded(config: AppConfig): Promise<CatalogDb> {
+  const dir = path.join(config.dataDir, 'catalog');
+  fs.mkdirSync(dir, { recursive: true });
+  const pglite = await PGlite.create(dir);
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  return {
+    kind: 'embedded',
+    prisma,
+    read: async <T>(sql: string, params: readonly unknown[]) => (await pglite.query<T>(sql, params as unknown[])).rows,
+    poolStats: () => null,
+    migrate() {
+      const session: SqlSession = {
+        query: async (sql, params) => (await pglite.query(sql, params)).rows as never[],
+        exec: async (script) => void (await pglite.exec(script)),
+      };
+      return applyMigrations(session, MIGRATIONS_DIR);
+    },
+    async close() {
+      await prisma.$disconnect().catch(() => undefined);
+      await pglite.close().catch(() => undefined);
+    },
+  };
+}

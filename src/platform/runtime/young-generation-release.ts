@@ -1,0 +1,151 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { performance } from 'node:perf_hooks';
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
+import { Counter } from 'prom-client';
+import { MetricsService } from '../observability/metrics.service';
+
+/** How often the event loop is looked at. */
+export const YOUNG_GENERATION_TICK_MS = 1000;
+/**
+ * Quiet ticks in a row before the full collection. V8 shrinks its new space only at a collection that sees a low
+ * allocation rate over its last 5 s, measured from one collection to the next, so the quiet ticks before it each
+ * make a scavenge: with the young generation nearly empty it takes about a millisecond. The first two of them still
+ * count the burst (what it allocated since its last collection, then what the first scavenge promoted), so the
+ * full collection comes after six more: with it on the seventh, the new space stayed grown in 3 of 10 runs of the
+ * unit test's child process, and shrank at the next scavenge.
+ */
+export const QUIET_TICKS = 9;
+/**
+ * A tick whose event loop was busy less than this share of the time is quiet. An idle gateway's own timers (the
+ * allocator's and this one's looks, the usage flush, the metrics) keep its loop 0.4-0.9% busy, with a tick of
+ * 1.2-1.4% every few seconds (2026-11-26): with 1% here those ticks kept calling the release off, and in one of
+ * three `bench:ingest` runs on S3 the full collection came only after the idle reading.
+ */
+export const QUIET_UTILIZATION = 0.05;
+
+/** What the release looks at and does; the process's own by default (tests bring their own). */
+export interface YoungGenerationProbes {
+  /** The event loop's utilisation (0-1) since the previous call. */
+  loopUtilization(): number;
+  /** A collection: 'minor' (a scavenge of the young generation) or 'major' (the whole heap). */
+  collect(type: 'minor' | 'major'): void;
+}
+
+/**
+ * Gives the memory of a burst of work back when the process goes quiet (README "Memory").
+ *
+ * scripts/start.sh lets V8's young generation grow to 16 MiB semi-spaces: a catalog request allocates tens of KB (a
+ * page of 100 tables about 80 KB, most of it the driver's parsed rows), and with 4 MiB semi-spaces ten requests in
+ * flight filled the young generation every few milliseconds and pushed their objects into the old generation, so a
+ * page of tables cost about 30% more CPU (2026-11-26). Two things then stay resident after a burst:
+ *  - the new space, grown to 32 MiB for the two semi-spaces, which V8 gives back only at a collection that sees a
+ *    low allocation rate over the last 5 s, and an idle process makes no collections;
+ *  - the buffers of finished requests (an upload's chunks) that died in the old generation, which only a full
+ *    collection frees, and with fewer objects promoted those come seldom: 40-50 MiB were still held 13 s after an
+ *    upload.
+ * So once a second this looks at the event loop. The first quiet tick after a busy one (the loop busy 5% of the
+ * time or more) starts a release: a scavenge on each quiet tick, so V8 sees the low rate, and on the QUIET_TICKS-th
+ * a full collection, which frees the dead buffers and shrinks the new space. One release per quiet spell; a busy tick
+ * calls it off. The collections' own time is not counted as the loop's activity.
+ *
+ * The collections are V8's `gc` function, which node hands out only with --expose-gc: the flag is set at run time
+ * and the function taken from a fresh context, so the application's own global scope never gets a `gc` (or the one
+ * node already exposes, with --expose-gc on the command line, is used). Where neither works, the release is off.
+ */
+@Injectable()
+export class YoungGenerationRelease implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly log = new Logger('YoungGenerationRelease');
+  private timer?: NodeJS.Timeout;
+  /** Quiet ticks since the last busy one, while a release is due; -1 when none is. */
+  private quietTicks = 0;
+  private probes?: YoungGenerationProbes;
+  private readonly releases: Counter;
+
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    metrics: MetricsService,
+  ) {
+    this.releases = new Counter({
+      name: 'lgw_heap_releases_total',
+      help: "Full collections made when the process went quiet, giving back V8's young generation and dead buffers",
+      registers: [metrics.registry],
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.adapterHost.httpAdapter) return; // CLI: short-lived
+    const probes = processProbes();
+    if (typeof probes === 'string') {
+      this.log.debug(`heap release off: ${probes}`);
+      return;
+    }
+    this.start(probes);
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  /** @internal (tests) Runs against these probes; `timer: false`: only the ticks the test makes. */
+  start(probes: YoungGenerationProbes, timer = true): void {
+    this.probes = probes;
+    probes.loopUtilization(); // the first interval starts now
+    if (timer) this.timer = setInterval(() => this.tick(), YOUNG_GENERATION_TICK_MS).unref();
+  }
+
+  /** @internal (tests) One look, as the timer makes every YOUNG_GENERATION_TICK_MS; the collection it made, if any. */
+  tick(): 'minor' | 'major' | undefined {
+    const probes = this.probes;
+    if (!probes) return undefined;
+    if (probes.loopUtilization() >= QUIET_UTILIZATION) {
+      this.quietTicks = 0; // a release is due once it is quiet
+      return undefined;
+    }
+    if (this.quietTicks < 0) return undefined; // released already this quiet spell
+    this.quietTicks++;
+    const type = this.quietTicks >= QUIET_TICKS ? 'major' : 'minor';
+    probes.collect(type);
+    if (type === 'major') {
+      this.quietTicks = -1;
+      this.releases.inc();
+    }
+    probes.loopUtilization(); // the collection's own time is not the process's activity
+    return type;
+  }
+}
+
+/** The probes of this process, or why there are none. */
+export function processProbes(): YoungGenerationProbes | string {
+  const gc = exposedGc();
+  if (!gc) return "V8's gc function is not available";
+  let last = performance.eventLoopUtilization();
+  return {
+    loopUtilization() {
+      const now = performance.eventLoopUtilization();
+      const since = performance.eventLoopUtilization(now, last);
+      last = now;
+      return since.utilization;
+    },
+    collect(type) {
+      if (type === 'minor') gc({ type: 'minor' });
+      else gc(); // a full, forced collection ({ type: 'major' } in node 20's V8 left old dead buffers alone)
+    },
+  };
+}
+
+type GcFn = (options?: { type?: 'minor' | 'major' }) => void;
+
+function exposedGc(): GcFn | undefined {
+  const own = (globalThis as { gc?: GcFn }).gc;
+  if (typeof own === 'function') return own;
+  try {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as unknown;
+    v8.setFlagsFromString('--no-expose-gc');
+    return typeof gc === 'function' ? (gc as GcFn) : undefined;
+  } catch {
+    return undefined;
+  }
+}
