@@ -16,6 +16,7 @@ import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
 import { DroppedTablesAdminModule } from './modules/catalog/dropped/dropped-tables.module';
 import { UsageCoreModule } from './modules/usage/usage-core.module';
 import { UsageModule } from './modules/usage/usage.module';
+import { RoutePolicyModule } from './route-policy.module';
 
 /** Composes the gateway: infrastructure, the operator API, health, and the REST contract (under BASE_PATH). */
 @Module({})
@@ -29,6 +30,7 @@ export class AppModule {
         ObservabilityModule.register(logger),
         AuditModule,
         IdempotencyModule,
+        RoutePolicyModule,
         UsageCoreModule,
         MaintenanceSignalsModule,
         HealthModule,

@@ -1,12 +1,8 @@
-import { applyDecorators, CanActivate, HttpCode, SetMetadata, Type, UseGuards, UseInterceptors } from '@nestjs/common';
+import { applyDecorators, HttpCode, SetMetadata, UseGuards, UseInterceptors } from '@nestjs/common';
 import type { z } from 'zod';
-import { AdminKeyGuard, DatabaseAdminGuard } from '../../modules/identity/auth/admin-key.guard';
-import type { Role } from '../../modules/identity/auth/api-keys.repository';
-import { CatalogAccessGuard } from '../../modules/identity/auth/catalog-access.guard';
-import { IdempotencyInterceptor } from '../../modules/idempotency/idempotency.interceptor';
-import { RequiresRole } from '../../modules/identity/auth/requires-role.decorator';
-import { MetricsKeyGuard } from '../observability/metrics-key.guard';
-import { DatabaseThrottlerGuard } from '../../modules/throttling/database-throttler.guard';
+import { Access, CatalogWriteInterceptor, Role, ROUTE_ACCESS, RouteAccessGuard } from './route-access';
+
+export type { Access, Role } from './route-access';
 
 /**
  * The facts of a route, written once on its handler: who may call it (the guards and the least role that enforce
@@ -14,22 +10,6 @@ import { DatabaseThrottlerGuard } from '../../modules/throttling/database-thrott
  * schemas, `{id}`, an Arrow stream) comes from its parameter decorators (src/platform/http/validation/); the document
  * (openapi.document.ts) puts both together.
  */
-
-/** Who may call a route. */
-export type Access = 'catalog' | 'operator' | 'database-admin' | 'metrics' | 'public';
-
-/** The guards each kind of access puts on a route, in the order they run. */
-export const ACCESS_GUARDS: Record<Access, Type<CanActivate>[]> = {
-  /** A credential of the database (else 401/403), then the database's rate limit. */
-  catalog: [CatalogAccessGuard, DatabaseThrottlerGuard],
-  /** The operator key only. */
-  operator: [AdminKeyGuard],
-  /** The operator key, or an admin credential of the database named in the path. */
-  'database-admin': [DatabaseAdminGuard],
-  /** METRICS_API_KEY when it is set; open otherwise. */
-  metrics: [MetricsKeyGuard],
-  public: [],
-};
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 406 | 409 | 413 | 415 | 503 | '5XX';
 export type JsonSchema = Record<string, unknown>;
@@ -103,15 +83,15 @@ const OPERATION = 'lgw:operation';
  * The handler's return type must match the documented answers.
  */
 export function Operation<const Rs extends Record<number, ResponseDoc>>(doc: OperationDoc<Rs>) {
-  const guards = ACCESS_GUARDS[doc.access];
   const status = Math.min(...Object.keys(doc.responses).map(Number));
   const decorate = applyDecorators(
     SetMetadata(OPERATION, doc),
+    SetMetadata(ROUTE_ACCESS, doc.access),
     HttpCode(status),
-    ...(guards.length ? [UseGuards(...guards)] : []),
-    ...(doc.access === 'catalog' ? [RequiresRole(doc.role ?? 'read')] : []),
-    // Catalog routes that change something answer a retried request once (docs/idempotency.md).
-    ...(doc.access === 'catalog' && doc.role && doc.role !== 'read' ? [UseInterceptors(IdempotencyInterceptor)] : []),
+    // The guards of each access and the interceptors of a catalog write are the composition root's
+    // (src/route-policy.module.ts): a catalog write is answered once however often it is retried (docs/idempotency.md).
+    ...(doc.access === 'public' ? [] : [UseGuards(RouteAccessGuard)]),
+    ...(doc.access === 'catalog' && doc.role && doc.role !== 'read' ? [UseInterceptors(CatalogWriteInterceptor)] : []),
   );
   return <H extends HandlerOf<Rs>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<H>): void => {
     decorate(target, key, descriptor);
@@ -120,6 +100,11 @@ export function Operation<const Rs extends Record<number, ResponseDoc>>(doc: Ope
 
 export function operationOf(handler: object): OperationDoc | undefined {
   return Reflect.getMetadata(OPERATION, handler) as OperationDoc | undefined;
+}
+
+/** The least role a catalog route needs (`read` unless its @Operation says more). */
+export function requiredRole(handler: object): Role {
+  return operationOf(handler)?.role ?? 'read';
 }
 
 // ---------------------------------------------------------------------------------------------- shared pieces

@@ -23,7 +23,7 @@ export class ObservabilityModule {
       ],
       controllers: [MetricsController],
       providers: [{ provide: ROOT_LOGGER, useValue: root }, MetricsService, MetricsKeyGuard, RequestObserver, YoungGenerationRelease],
-      exports: [MetricsService, ROOT_LOGGER],
+      exports: [MetricsService, MetricsKeyGuard, ROOT_LOGGER],
     };
   }
 }

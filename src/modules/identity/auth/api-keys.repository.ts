@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CatalogClient, UnitOfWork } from '../../../platform/db/unit-of-work';
+import type { Role } from '../../../platform/http/route-access';
 
-export type Role = 'read' | 'write' | 'admin';
+export type { Role };
 
 export interface ApiKeyRow {
   id: string;

@@ -1,13 +1,12 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import { Errors } from '../../../platform/http/errors';
 import { assertName } from '../../../platform/http/ids';
+import { requiredRole } from '../../../platform/http/operation.decorator';
 import { TenancyService } from '../tenancy/tenancy.service';
 import { TenantRequest } from '../tenancy/tenant-context';
-import { Role } from './api-keys.repository';
 import { CredentialsService } from './credentials.service';
 import { mayUseDatabase, principalLabel } from './principal';
-import { REQUIRED_ROLE, roleSatisfies } from './requires-role.decorator';
+import { roleSatisfies } from './roles';
 
 export { API_KEY_HEADER } from './credentials.service';
 
@@ -21,7 +20,6 @@ export { API_KEY_HEADER } from './credentials.service';
 @Injectable()
 export class CatalogAccessGuard implements CanActivate {
   constructor(
-    private readonly reflector: Reflector,
     private readonly credentials: CredentialsService,
     private readonly tenancy: TenancyService,
   ) {}
@@ -43,8 +41,7 @@ export class CatalogAccessGuard implements CanActivate {
       principal.kind === 'key'
         ? { id: principal.databaseId, name, rateLimit: principal.databaseRateLimit, quotas: principal.databaseQuotas }
         : await this.tenancy.resolve(name);
-    const need =
-      this.reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, [ctx.getHandler(), ctx.getClass()]) ?? 'read';
+    const need = requiredRole(ctx.getHandler());
     if (!principal.role) throw Errors.permissionDenied("this token's scope grants none of read, write or admin");
     if (!roleSatisfies(principal.role, need)) {
       throw Errors.permissionDenied(`this operation needs '${need}'; this credential has '${principal.role}'`);
