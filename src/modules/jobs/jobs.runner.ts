@@ -3,7 +3,8 @@ import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { ApiError, Errors } from '../../platform/http/errors';
 import { displayId } from '../../platform/http/ids';
 import { AuditContext, pendingAudit } from '../audit/audit-context';
-import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
+import { ReplicaIdentity } from '../../platform/cluster/replica-identity';
+import { heartbeat, LeasedWorker } from '../../platform/cluster/leased-worker';
 import { ClaimedJob, JobFailure, JobsRepository } from './jobs.repository';
 import { JobCancelled, JobsService } from './jobs.service';
 
@@ -21,10 +22,14 @@ const PURGE_EVERY_MS = 60_000;
 @Injectable()
 export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('Jobs');
-  private timer?: NodeJS.Timeout;
-  private polling?: Promise<void>;
-  private again = false;
-  private stopped = false;
+  /** The claiming rounds: a call while one runs gets one more after it (a job queued meanwhile is not left waiting). */
+  private readonly worker = new LeasedWorker<void>({
+    log: this.log,
+    failure: 'job round failed',
+    result: () => undefined,
+    tick: () => this.round(),
+    overlap: 'rerun',
+  });
   private readonly running = new Map<string, Promise<void>>();
   private lastPurge = 0;
   /**
@@ -46,14 +51,11 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
 
   onApplicationBootstrap(): void {
     this.jobs.attachRunner(
-      () => this.enabled && !this.stopped && this.running.size < this.config.jobs.concurrency,
+      () => this.enabled && !this.worker.stopped && this.running.size < this.config.jobs.concurrency,
       (job, work) => this.start(job, work),
       () => void this.poll(),
     );
-    if (!this.enabled) return;
-    this.timer = setInterval(() => void this.poll(), this.config.jobs.pollIntervalMs);
-    this.timer.unref();
-    setImmediate(() => void this.poll());
+    if (this.enabled) this.worker.start(this.config.jobs.pollIntervalMs, true);
   }
 
   /**
@@ -61,48 +63,31 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
    * replica once its lease expires.
    */
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.polling?.catch(() => undefined);
+    await this.worker.stop();
     await Promise.allSettled([...this.running.values()]);
   }
 
   /** One claiming round (a round under way is not doubled: it runs once more after). */
   poll(): Promise<void> {
-    if (this.stopped || !this.enabled) return Promise.resolve();
-    if (this.polling) {
-      this.again = true;
-      return this.polling;
-    }
-    this.polling = this.round().finally(() => {
-      this.polling = undefined;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        void this.poll();
-      }
-    });
-    return this.polling;
+    if (!this.enabled) return Promise.resolve();
+    return this.worker.runOnce();
   }
 
   private async round(): Promise<void> {
-    try {
-      if (this.config.jobs.retentionDays > 0 && Date.now() - this.lastPurge >= PURGE_EVERY_MS) {
-        this.lastPurge = Date.now();
-        await this.repo.deleteEndedBefore(this.config.jobs.retentionDays);
-      }
-      if (Date.now() - this.lastTimeOutSweep >= this.config.jobs.leaseMs) {
-        this.lastTimeOutSweep = Date.now();
-        const timedOut = await this.repo.timeOutExhausted(this.config.jobs.maxAttempts);
-        if (timedOut) this.log.warn(`${timedOut} job(s) ended TIMED_OUT: their runners were lost ${this.config.jobs.maxAttempts} times`);
-      }
-      const free = this.config.jobs.concurrency - this.running.size;
-      if (free <= 0 || this.stopped) return;
-      for (const job of await this.repo.claim(this.replica.id, this.config.jobs.leaseMs, free, this.config.jobs.maxAttempts, this.config.maintenance.maxConcurrentPerDatabase)) {
-        if (job.attempts > 1) this.log.warn(`took over job ${job.id} (${job.jobType}, run ${job.attempts}): its runner ${job.owner ?? ''} was lost`);
-        this.start(job);
-      }
-    } catch (err) {
-      this.log.warn(`job round failed: ${(err as Error).message}`);
+    if (this.config.jobs.retentionDays > 0 && Date.now() - this.lastPurge >= PURGE_EVERY_MS) {
+      this.lastPurge = Date.now();
+      await this.repo.deleteEndedBefore(this.config.jobs.retentionDays);
+    }
+    if (Date.now() - this.lastTimeOutSweep >= this.config.jobs.leaseMs) {
+      this.lastTimeOutSweep = Date.now();
+      const timedOut = await this.repo.timeOutExhausted(this.config.jobs.maxAttempts);
+      if (timedOut) this.log.warn(`${timedOut} job(s) ended TIMED_OUT: their runners were lost ${this.config.jobs.maxAttempts} times`);
+    }
+    const free = this.config.jobs.concurrency - this.running.size;
+    if (free <= 0 || this.worker.stopped) return;
+    for (const job of await this.repo.claim(this.replica.id, this.config.jobs.leaseMs, free, this.config.jobs.maxAttempts, this.config.maintenance.maxConcurrentPerDatabase)) {
+      if (job.attempts > 1) this.log.warn(`took over job ${job.id} (${job.jobType}, run ${job.attempts}): its runner ${job.owner ?? ''} was lost`);
+      this.start(job);
     }
   }
 
@@ -112,7 +97,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     const p = this.run(job, work).finally(() => {
       this.running.delete(job.id);
       // A slot is free: there may be more waiting.
-      if (!this.stopped) void this.poll();
+      if (!this.worker.stopped) void this.poll();
     });
     this.running.set(job.id, p);
   }
@@ -132,8 +117,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
         this.log.warn(`could not renew the lease of job ${job.id}: ${(err as Error).message}`);
       }
     };
-    const timer = setInterval(() => void beat(), Math.max(50, Math.floor(leaseMs / 3)));
-    timer.unref();
+    const lease = heartbeat(beat, Math.max(50, Math.floor(leaseMs / 3)));
     const ctx = {
       tenant: {
         database: { id: job.databaseId, name: job.databaseName, rateLimit: null },
@@ -177,7 +161,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
         await this.end(job, 'FAILED', { failure }, lost);
       }
     } finally {
-      clearInterval(timer);
+      lease.stop();
     }
   }
 

@@ -7,7 +7,7 @@ import { isUuid, PageRequest } from '../../platform/http/validation/fields';
 import { UnitOfWork } from '../../platform/db/unit-of-work';
 import { AuditContext } from '../audit/audit-context';
 import { AuditService } from '../audit/audit.service';
-import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
+import { ReplicaIdentity } from '../../platform/cluster/replica-identity';
 import { TenantContext } from '../identity/tenancy/tenant-context';
 import { ClaimedJob, JobRow, JobsRepository } from './jobs.repository';
 import type { CancelJobResponse, DescribeJobResponse, ListJobsResponse } from './jobs.schemas';

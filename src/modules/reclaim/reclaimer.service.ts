@@ -7,7 +7,8 @@ import { AuditService } from '../audit/audit.service';
 import { MetricsService } from '../../platform/observability/metrics.service';
 import { TransactionsService } from '../catalog/transactions/transactions.service';
 import { PendingLocationsRepository, PendingRow } from '../../platform/cluster/pending-locations.repository';
-import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
+import { ReplicaIdentity } from '../../platform/cluster/replica-identity';
+import { heartbeat, LeasedWorker } from '../../platform/cluster/leased-worker';
 
 /** Why a location was reclaimed (the `reason` of the metrics and of the audit record). */
 export type ReclaimReason = 'abandoned_write' | 'unreferenced_files' | 'interrupted_cleanup' | 'interrupted_cascade';
@@ -38,9 +39,12 @@ const CLOCK_SLACK_MS = 2_000;
 @Injectable()
 export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('Reclaimer');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<ReclaimRound>;
-  private stopped = false;
+  private readonly worker = new LeasedWorker<ReclaimRound>({
+    log: this.log,
+    failure: 'reclaim round failed',
+    result: () => ({ locations: 0, bytes: 0, postponed: 0 }),
+    tick: (out) => this.round(out),
+  });
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -55,70 +59,56 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.reclaim.intervalMs <= 0) return;
-    this.timer = setInterval(() => void this.runOnce(), this.config.reclaim.intervalMs);
-    this.timer.unref();
     // A replica that starts after a crash finishes what the crash left without waiting a whole interval.
-    setImmediate(() => void this.runOnce());
+    this.worker.start(this.config.reclaim.intervalMs, true);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onApplicationShutdown(): Promise<void> {
+    return this.worker.stop();
   }
 
   /** One round (a round already under way is joined, not doubled). */
   runOnce(): Promise<ReclaimRound> {
-    if (this.stopped) return Promise.resolve({ locations: 0, bytes: 0, postponed: 0 });
-    this.running ??= this.round().finally(() => (this.running = undefined));
-    return this.running;
+    return this.worker.runOnce();
   }
 
-  private async round(): Promise<ReclaimRound> {
-    const out: ReclaimRound = { locations: 0, bytes: 0, postponed: 0 };
-    try {
-      for (;;) {
-        const claimed = await this.uow.run(() => this.repo.claimStale(this.replica.id, this.config.reclaim.afterMs, BATCH));
-        const byLocation = new Map<string, PendingRow[]>();
-        for (const r of claimed) byLocation.set(r.location, [...(byLocation.get(r.location) ?? []), r]);
-        for (const records of byLocation.values()) {
-          try {
-            await this.reclaim(records, out);
-          } catch (err) {
-            // Left claimed: another round (here or elsewhere) retries once this claim has aged.
-            this.log.warn(`could not reclaim ${records[0].location}: ${(err as Error).message}`);
-          }
+  private async round(out: ReclaimRound): Promise<void> {
+    for (;;) {
+      const claimed = await this.uow.run(() => this.repo.claimStale(this.replica.id, this.config.reclaim.afterMs, BATCH));
+      const byLocation = new Map<string, PendingRow[]>();
+      for (const r of claimed) byLocation.set(r.location, [...(byLocation.get(r.location) ?? []), r]);
+      for (const records of byLocation.values()) {
+        try {
+          await this.reclaim(records, out);
+        } catch (err) {
+          // Left claimed: another round (here or elsewhere) retries once this claim has aged.
+          this.log.warn(`could not reclaim ${records[0].location}: ${(err as Error).message}`);
         }
-        if (claimed.length < BATCH || this.stopped) break;
       }
-      for (const t of await this.transactions.claimStale(this.config.reclaim.afterMs, 20)) {
-        const done = await this.transactions.resume(t, async (l) => (await this.storage.usage(l)).bytes);
-        if (done.removed.length === 0) continue;
-        out.locations += done.removed.length;
-        out.bytes += done.bytes;
-        this.metrics.recordReclaim('interrupted_cascade', done.bytes, done.removed.length);
-        await this.audit.record({
-          databaseId: t.databaseId,
-          databaseName: (await this.repo.databaseNameOf(t.databaseId)) ?? t.databaseId,
-          actor: 'reclaimer',
-          action: 'storage.reclaim',
-          target: `transaction ${t.id}`,
-          details: { reason: 'interrupted_cascade', operation: t.operation, locations: done.removed, bytes: done.bytes, finished: done.succeeded },
-        });
-      }
-    } catch (err) {
-      this.log.warn(`reclaim round failed: ${(err as Error).message}`);
+      if (claimed.length < BATCH || this.worker.stopped) break;
     }
-    return out;
+    for (const t of await this.transactions.claimStale(this.config.reclaim.afterMs, 20)) {
+      const done = await this.transactions.resume(t, async (l) => (await this.storage.usage(l)).bytes);
+      if (done.removed.length === 0) continue;
+      out.locations += done.removed.length;
+      out.bytes += done.bytes;
+      this.metrics.recordReclaim('interrupted_cascade', done.bytes, done.removed.length);
+      await this.audit.record({
+        databaseId: t.databaseId,
+        databaseName: (await this.repo.databaseNameOf(t.databaseId)) ?? t.databaseId,
+        actor: 'reclaimer',
+        action: 'storage.reclaim',
+        target: `transaction ${t.id}`,
+        details: { reason: 'interrupted_cascade', operation: t.operation, locations: done.removed, bytes: done.bytes, finished: done.succeeded },
+      });
+    }
   }
 
   /** Finishes the claimed records of one location. */
   private async reclaim(records: PendingRow[], out: ReclaimRound): Promise<void> {
     const location = records[0].location;
     const ids = records.map((r) => r.id);
-    const lease = setInterval(() => void this.repo.renewClaims(ids, this.replica.id).catch(() => undefined), this.config.reclaim.heartbeatMs);
-    lease.unref();
+    const lease = heartbeat(() => this.repo.renewClaims(ids, this.replica.id), this.config.reclaim.heartbeatMs);
     try {
       if (await this.repo.liveWriterAt(location, ids, this.config.reclaim.afterMs)) {
         await this.repo.release(ids, this.replica.id);
@@ -154,7 +144,7 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
         },
       });
     } finally {
-      clearInterval(lease);
+      lease.stop();
     }
   }
 

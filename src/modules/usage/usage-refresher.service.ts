@@ -3,7 +3,8 @@ import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { LanceEngine } from '../../engine/lance/lance-engine';
 import { TableStorage } from '../../engine/storage/table-storage.service';
 import { MetricsService } from '../../platform/observability/metrics.service';
-import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
+import { ReplicaIdentity } from '../../platform/cluster/replica-identity';
+import { LeasedWorker } from '../../platform/cluster/leased-worker';
 import { UsageMeter } from './usage-meter.service';
 import { UsageRepository } from './usage.repository';
 
@@ -37,9 +38,12 @@ const FLUSH_RECORD_AGE_MS = 24 * 3600_000;
 @Injectable()
 export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('UsageRefresher');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<RefreshRound>;
-  private stopped = false;
+  private readonly worker = new LeasedWorker<RefreshRound>({
+    log: this.log,
+    failure: 'storage refresh round failed',
+    result: () => ({ scanned: 0, failed: 0, databases: 0 }),
+    tick: (out) => this.round(out),
+  });
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -52,15 +56,11 @@ export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShut
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.usage.refreshIntervalMs <= 0) return;
-    this.timer = setInterval(() => void this.runOnce(), this.config.usage.refreshIntervalMs);
-    this.timer.unref();
+    this.worker.start(this.config.usage.refreshIntervalMs);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onApplicationShutdown(): Promise<void> {
+    return this.worker.stop();
   }
 
   /** Tables one round may re-read: this replica's share of the per-minute budget. */
@@ -71,9 +71,7 @@ export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShut
 
   /** One round (a round under way is joined, not doubled). */
   runOnce(): Promise<RefreshRound> {
-    if (this.stopped) return Promise.resolve({ scanned: 0, failed: 0, databases: 0 });
-    this.running ??= this.round().finally(() => (this.running = undefined));
-    return this.running;
+    return this.worker.runOnce();
   }
 
   /**
@@ -100,39 +98,33 @@ export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShut
     }
   }
 
-  private async round(): Promise<RefreshRound> {
-    const out: RefreshRound = { scanned: 0, failed: 0, databases: 0 };
+  private async round(out: RefreshRound): Promise<void> {
     const changed = new Set<string>();
-    try {
-      // What this replica's writes added goes to the catalog first, so that the measurements below replace it (and
-      // its quota checks stop counting it on top of them).
-      await this.meter.flush().catch(() => undefined);
-      let budget = this.perRound;
-      while (budget > 0 && !this.stopped) {
-        const claimed = await this.repo.claimDue(this.replica.id, Math.min(BATCH, budget), this.config.usage.fullScanMs, LEASE_MS);
-        budget -= claimed.length;
-        for (const c of claimed) {
-          try {
-            const s = await this.measure(c.location);
-            await this.repo.recordScan(c, this.replica.id, s);
-            changed.add(c.databaseId);
-            out.scanned++;
-            this.metrics.usageTablesScanned.inc({ outcome: 'scanned' });
-          } catch (err) {
-            out.failed++;
-            this.metrics.usageTablesScanned.inc({ outcome: 'failed' });
-            this.log.warn(`could not read the statistics of ${c.location}: ${(err as Error).message}`);
-            await this.repo.releaseLease(c.tableId, this.replica.id).catch(() => undefined);
-          }
+    // What this replica's writes added goes to the catalog first, so that the measurements below replace it (and
+    // its quota checks stop counting it on top of them).
+    await this.meter.flush().catch(() => undefined);
+    let budget = this.perRound;
+    while (budget > 0 && !this.worker.stopped) {
+      const claimed = await this.repo.claimDue(this.replica.id, Math.min(BATCH, budget), this.config.usage.fullScanMs, LEASE_MS);
+      budget -= claimed.length;
+      for (const c of claimed) {
+        try {
+          const s = await this.measure(c.location);
+          await this.repo.recordScan(c, this.replica.id, s);
+          changed.add(c.databaseId);
+          out.scanned++;
+          this.metrics.usageTablesScanned.inc({ outcome: 'scanned' });
+        } catch (err) {
+          out.failed++;
+          this.metrics.usageTablesScanned.inc({ outcome: 'failed' });
+          this.log.warn(`could not read the statistics of ${c.location}: ${(err as Error).message}`);
+          await this.repo.releaseLease(c.tableId, this.replica.id).catch(() => undefined);
         }
-        if (claimed.length < BATCH) break;
       }
-      out.databases = await this.repo.snapshotDaily([...changed], DAILY_STALE_MS, DAILY_PER_ROUND);
-      await this.repo.pruneFlushes(FLUSH_RECORD_AGE_MS);
-      this.metrics.fleet = await this.repo.fleetTotals();
-    } catch (err) {
-      this.log.warn(`storage refresh round failed: ${(err as Error).message}`);
+      if (claimed.length < BATCH) break;
     }
-    return out;
+    out.databases = await this.repo.snapshotDaily([...changed], DAILY_STALE_MS, DAILY_PER_ROUND);
+    await this.repo.pruneFlushes(FLUSH_RECORD_AGE_MS);
+    this.metrics.fleet = await this.repo.fleetTotals();
   }
 }

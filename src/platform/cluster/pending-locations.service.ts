@@ -1,16 +1,13 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import * as os from 'node:os';
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Errors } from '../http/errors';
 import { TableStorage } from '../../engine/storage/table-storage.service';
 import { PendingKind, PendingLocationsRepository, PendingValues } from './pending-locations.repository';
+import { ReplicaIdentity } from './replica-identity';
 
-/** This gateway instance, as the owner of the storage work it records (host, process, and a random part). */
-@Injectable()
-export class ReplicaIdentity {
-  readonly id = `${os.hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
-}
+/** Moved to replica-identity.ts; re-exported for the importers not yet updated. */
+export { ReplicaIdentity };
 
 /** Whose storage work a record is: the database and, for a request, its id. */
 export interface PendingOrigin {

@@ -11,6 +11,7 @@ import { AuditService } from '../../audit/audit.service';
 import { NamespacesRepository } from '../namespaces/namespaces.repository';
 import { MetricsService } from '../../../platform/observability/metrics.service';
 import { PendingLocations } from '../../../platform/cluster/pending-locations.service';
+import { LeasedWorker } from '../../../platform/cluster/leased-worker';
 import { VersionAdoption } from '../versions/version-adoption.service';
 import type { TenantContext } from '../../identity/tenancy/tenant-context';
 import { QuotaService } from '../../usage/quotas.service';
@@ -56,9 +57,12 @@ const PURGE_BATCH = 20;
 @Injectable()
 export class DroppedTablesService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('DroppedTables');
-  private timer?: NodeJS.Timeout;
-  private sweeping?: Promise<number>;
-  private stopped = false;
+  private readonly purger = new LeasedWorker<{ purged: number }>({
+    log: this.log,
+    failure: 'purge sweep failed',
+    result: () => ({ purged: 0 }),
+    tick: (out) => this.sweepOnce(out),
+  });
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -75,15 +79,11 @@ export class DroppedTablesService implements OnApplicationBootstrap, OnApplicati
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.drop.purgeIntervalMs <= 0) return;
-    this.timer = setInterval(() => void this.sweep(), this.config.drop.purgeIntervalMs);
-    this.timer.unref();
+    this.purger.start(this.config.drop.purgeIntervalMs);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.sweeping?.catch(() => undefined);
+  onApplicationShutdown(): Promise<void> {
+    return this.purger.stop();
   }
 
   private view(r: DroppedRow, withCatalog: boolean): DroppedTableView {
@@ -179,40 +179,32 @@ export class DroppedTablesService implements OnApplicationBootstrap, OnApplicati
   }
 
   /** One sweep: purges every dropped table whose retention has ended (a sweep under way is joined). Returns how many. */
-  sweep(): Promise<number> {
-    if (this.stopped) return Promise.resolve(0);
-    this.sweeping ??= this.sweepOnce().finally(() => (this.sweeping = undefined));
-    return this.sweeping;
+  async sweep(): Promise<number> {
+    return (await this.purger.runOnce()).purged;
   }
 
-  private async sweepOnce(): Promise<number> {
-    let n = 0;
-    try {
-      for (;;) {
-        const claims = await this.uow.run(async () => {
-          const cs = await this.repo.claimForPurge(this.pending.owner, { limit: PURGE_BATCH });
-          for (const c of cs) {
-            await this.audit.record({
-              databaseId: c.databaseId,
-              databaseName: c.databaseName,
-              actor: 'purger',
-              action: 'table.purge',
-              target: [...(c.catalog ? [`${c.catalog}:`] : []), [...decodePath(c.namespacePath), c.name].join('$')].join(''),
-              details: this.purgeDetails(c, 'retention'),
-            });
-          }
-          return cs;
-        });
-        for (const c of claims) {
-          await this.removeData(c);
-          n += 1;
+  private async sweepOnce(out: { purged: number }): Promise<void> {
+    for (;;) {
+      const claims = await this.uow.run(async () => {
+        const cs = await this.repo.claimForPurge(this.pending.owner, { limit: PURGE_BATCH });
+        for (const c of cs) {
+          await this.audit.record({
+            databaseId: c.databaseId,
+            databaseName: c.databaseName,
+            actor: 'purger',
+            action: 'table.purge',
+            target: [...(c.catalog ? [`${c.catalog}:`] : []), [...decodePath(c.namespacePath), c.name].join('$')].join(''),
+            details: this.purgeDetails(c, 'retention'),
+          });
         }
-        if (claims.length < PURGE_BATCH || this.stopped) break;
+        return cs;
+      });
+      for (const c of claims) {
+        await this.removeData(c);
+        out.purged += 1;
       }
-    } catch (err) {
-      this.log.warn(`purge sweep failed: ${(err as Error).message}`);
+      if (claims.length < PURGE_BATCH || this.purger.stopped) break;
     }
-    return n;
   }
 
   private purgeDetails(c: PurgeClaim, reason: 'retention' | 'requested') {

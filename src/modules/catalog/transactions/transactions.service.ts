@@ -4,7 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { Errors } from '../../../platform/http/errors';
 import type { DescribeTransactionResponse } from '../response-schemas';
 import { isUuid } from '../../../platform/http/validation/fields';
-import { ReplicaIdentity } from '../../../platform/cluster/pending-locations.service';
+import { ReplicaIdentity } from '../../../platform/cluster/replica-identity';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
 import { TransactionRow, TransactionsRepository } from './transactions.repository';
 
