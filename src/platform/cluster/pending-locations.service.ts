@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Errors } from '../http/errors';
-import { TableStorage } from '../../engine/storage/table-storage.service';
+import { LOCATION_REMOVER, LocationRemover } from './location-remover';
 import { PendingKind, PendingLocationsRepository, PendingValues } from './pending-locations.repository';
 
 /** This gateway instance, as the owner of the storage work it records (host, process, and a random part). */
@@ -102,7 +102,7 @@ export class PendingLocations implements OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly repo: PendingLocationsRepository,
-    private readonly storage: TableStorage,
+    @Inject(LOCATION_REMOVER) private readonly remover: LocationRemover,
     private readonly replica: ReplicaIdentity,
   ) {
     this.heartbeatMs = config.reclaim.heartbeatMs;
@@ -143,7 +143,7 @@ export class PendingLocations implements OnApplicationShutdown {
    */
   async cleanUp(work: PendingWork): Promise<boolean> {
     return this.track(
-      this.storage.remove(work.location).then(
+      this.remover.remove(work.location).then(
         // The record goes before the answer: a name re-created right after must not find it still pending.
         async () => {
           await work.done();
