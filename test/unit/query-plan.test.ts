@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApiError } from '../../src/platform/http/errors';
 import { QueryBody, QueryRequest } from '../../src/modules/data/dataplane.schemas';
-import { columnsOf, DEFAULT_SEARCH_LIMIT, distanceOf, planQuery, UNLIMITED_K, vectorsOf } from '../../src/engine/lance/query-plan';
+import { distanceOf } from '../../src/engine/lance/query-executor';
+import { columnsOf, DEFAULT_SEARCH_LIMIT, planQuery, UNLIMITED_K, vectorsOf } from '../../src/modules/data/reads/query-plan';
 
 /** The query builder's rules, without an engine: both dialects of a request become the same plan. */
 const req = (body: Record<string, unknown>): QueryRequest => QueryBody.parse(body);

@@ -1,5 +1,71 @@
 import * as lancedb from '@lancedb/lancedb';
-import type { FtsNode, QueryPlan } from './query-plan';
+import { Errors } from '../../platform/http/errors';
+
+// A query as plain data (QueryPlan): what the engine is asked to run. modules/data/reads/query-plan.ts builds it
+// from a request; toEngineQuery turns it into engine calls.
+
+export type Distance = 'l2' | 'cosine' | 'dot' | 'hamming';
+
+/** A full-text query tree, as plain data (the engine's classes are built from it by the executor). */
+export type FtsNode =
+  | {
+      kind: 'match';
+      terms: string;
+      column: string;
+      boost?: number;
+      fuzziness?: number;
+      maxExpansions?: number;
+      operator: 'and' | 'or';
+      prefixLength?: number;
+    }
+  | { kind: 'phrase'; terms: string; column: string; slop?: number }
+  | { kind: 'boost'; positive: FtsNode; negative: FtsNode; negativeBoost?: number }
+  | { kind: 'multi_match'; terms: string; columns: string[]; boosts: number[]; operator: 'and' | 'or' }
+  | { kind: 'boolean'; clauses: Array<{ occur: 'should' | 'must' | 'must_not'; query: FtsNode }> };
+
+export interface FtsPlan {
+  /** Plain text searches every indexed column (or `columns`); a node is a structured query. */
+  query: string | FtsNode;
+  columns?: string[];
+}
+
+export interface VectorPlan {
+  vectors: number[][];
+  column?: string;
+  distance?: Distance;
+  /** Exactly the nprobes calls to make, in this order of precedence. */
+  minimumNprobes?: number;
+  maximumNprobes?: number;
+  nprobes?: number;
+  ef?: number;
+  refineFactor?: number;
+  distanceRange?: { lower?: number; upper?: number };
+  bypassVectorIndex: boolean;
+  postfilter: boolean;
+}
+
+export interface QueryPlan {
+  vector?: VectorPlan;
+  fts?: FtsPlan;
+  /** A number of rows, 'all' (every row: a vector search then needs the table's row count), or none. */
+  limit?: number | 'all';
+  filter?: string;
+  select?: string[] | Record<string, string>;
+  offset?: number;
+  withRowId: boolean;
+  fastSearch: boolean;
+}
+
+/** A distance type from any of its spellings (queries and index definitions use the same names). */
+export function distanceOf(v: string | null | undefined): Distance | undefined {
+  if (!v) return undefined;
+  const d = v.toLowerCase();
+  if (d === 'l2' || d === 'euclidean') return 'l2';
+  if (d === 'cosine') return 'cosine';
+  if (d === 'dot' || d === 'inner_product') return 'dot';
+  if (d === 'hamming') return 'hamming';
+  throw Errors.invalidInput(`unsupported distance type '${v}'`);
+}
 
 /**
  * A QueryPlan as engine calls. Every rule (defaults, spellings, precedence) was decided by planQuery; this only

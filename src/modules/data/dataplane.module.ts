@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { StorageModule } from '../../engine/storage/storage.module';
+import { LanceModule } from '../../engine/lance/lance.module';
 import { AuthModule } from '../identity/auth/auth.module';
 import { TablesModule } from '../catalog/tables/tables.module';
 import { JobsModule } from '../jobs/jobs.module';
@@ -25,7 +25,7 @@ import { WriteBudget } from './writes/write-budget';
 
 /** The compute engine: data operations for the official remote client and the Enterprise routes. */
 @Module({
-  imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule, JobsModule],
+  imports: [AuthModule, LanceModule, TablesModule, ThrottlingModule, JobsModule],
   controllers: [DataplaneController, EnterpriseController, TableRefsController, MaterializedViewsController, TableCloneController, MultipartController],
   providers: [WriteBudget, AllocatorRetention, TableCloneService, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
 })

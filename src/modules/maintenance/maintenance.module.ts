@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { StorageModule } from '../../engine/storage/storage.module';
+import { LanceModule } from '../../engine/lance/lance.module';
 import { AuthModule } from '../identity/auth/auth.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { TablesModule } from '../catalog/tables/tables.module';
@@ -11,7 +11,7 @@ import { MaintenanceService } from './maintenance.service';
 
 /** Table maintenance (README "Table maintenance"): automatic compaction, index optimization and version cleanup. */
 @Module({
-  imports: [AuthModule, StorageModule, TablesModule, ThrottlingModule, JobsModule],
+  imports: [AuthModule, LanceModule, TablesModule, ThrottlingModule, JobsModule],
   controllers: [MaintenanceController, MaintenanceAdminController],
   providers: [MaintenanceRepository, MaintenanceService, MaintenanceAdmin],
   exports: [MaintenanceAdmin, MaintenanceService],

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { StorageModule } from '../../engine/storage/storage.module';
+import { LanceModule } from '../../engine/lance/lance.module';
 import { TransactionsModule } from '../catalog/transactions/transactions.module';
 import { PendingModule } from '../../platform/cluster/pending.module';
 import { Reclaimer } from './reclaimer.service';
@@ -7,7 +7,7 @@ import { StorageScan } from './storage-scan.service';
 
 /** Crash safety's background side: the reclaimer, and the operator's storage scan (README "Crash safety"). */
 @Module({
-  imports: [StorageModule, PendingModule, TransactionsModule],
+  imports: [LanceModule, PendingModule, TransactionsModule],
   providers: [Reclaimer, StorageScan],
   exports: [Reclaimer, StorageScan],
 })

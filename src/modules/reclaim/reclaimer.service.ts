@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { UnitOfWork } from '../../platform/db/unit-of-work';
-import { TableGarbage } from '../../engine/storage/table-garbage';
+import { TableGarbage } from '../../engine/lance/table-garbage';
 import { TableStorage } from '../../engine/storage/table-storage.service';
 import { AuditService } from '../audit/audit.service';
 import { MetricsService } from '../../platform/observability/metrics.service';

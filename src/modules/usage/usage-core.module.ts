@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { StorageModule } from '../../engine/storage/storage.module';
+import { LanceModule } from '../../engine/lance/lance.module';
 import { PendingModule } from '../../platform/cluster/pending.module';
 import { QuotaService } from './quotas.service';
 import { UsageMeter } from './usage-meter.service';
@@ -12,7 +12,7 @@ import { UsageRepository } from './usage.repository';
  */
 @Global()
 @Module({
-  imports: [StorageModule, PendingModule],
+  imports: [LanceModule, PendingModule],
   providers: [UsageRepository, UsageMeter, QuotaService, UsageRefresher],
   exports: [UsageRepository, UsageMeter, QuotaService, UsageRefresher],
 })

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { Errors } from '../http/errors';
-import { TableStorage } from '../../engine/storage/table-storage.service';
+import { LOCATION_REMOVER, LocationRemover } from './location-remover';
 import { PendingKind, PendingLocationsRepository, PendingValues } from './pending-locations.repository';
 import { ReplicaIdentity } from './replica-identity';
 
@@ -99,7 +99,7 @@ export class PendingLocations implements OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly repo: PendingLocationsRepository,
-    private readonly storage: TableStorage,
+    @Inject(LOCATION_REMOVER) private readonly remover: LocationRemover,
     private readonly replica: ReplicaIdentity,
   ) {
     this.heartbeatMs = config.reclaim.heartbeatMs;
@@ -140,7 +140,7 @@ export class PendingLocations implements OnApplicationShutdown {
    */
   async cleanUp(work: PendingWork): Promise<boolean> {
     return this.track(
-      this.storage.remove(work.location).then(
+      this.remover.remove(work.location).then(
         // The record goes before the answer: a name re-created right after must not find it still pending.
         async () => {
           await work.done();

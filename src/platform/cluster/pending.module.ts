@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
-import { StorageModule } from '../../engine/storage/storage.module';
 import { PendingLocationsRepository } from './pending-locations.repository';
 import { PendingLocations, ReplicaIdentity } from './pending-locations.service';
 
-/** Pending storage locations: what writers record before storage work starts (the reclaimer's input). */
+/**
+ * Pending storage locations: what writers record before storage work starts (the reclaimer's input). Clean-ups
+ * remove locations through LOCATION_REMOVER, which engine/storage's (global) StorageModule provides.
+ */
 @Module({
-  imports: [StorageModule],
   providers: [ReplicaIdentity, PendingLocationsRepository, PendingLocations],
   exports: [ReplicaIdentity, PendingLocationsRepository, PendingLocations],
 })

@@ -3,13 +3,13 @@ import { AuthModule } from '../../identity/auth/auth.module';
 import { ThrottlingModule } from '../../throttling/throttling.module';
 import { TransactionsModule } from '../transactions/transactions.module';
 import { DroppedCoreModule } from '../dropped/dropped-core.module';
-import { StorageModule } from '../../../engine/storage/storage.module';
+import { LanceModule } from '../../../engine/lance/lance.module';
 import { NamespacesController } from './namespaces.controller';
 import { NamespacesRepository } from './namespaces.repository';
 import { NamespacesService } from './namespaces.service';
 
 @Module({
-  imports: [AuthModule, TransactionsModule, ThrottlingModule, DroppedCoreModule, StorageModule],
+  imports: [AuthModule, TransactionsModule, ThrottlingModule, DroppedCoreModule, LanceModule],
   controllers: [NamespacesController],
   providers: [NamespacesRepository, NamespacesService],
   exports: [NamespacesRepository, NamespacesService],

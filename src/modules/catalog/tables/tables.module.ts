@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { VendingModule } from '../../vending/vending.module';
-import { StorageModule } from '../../../engine/storage/storage.module';
+import { LanceModule } from '../../../engine/lance/lance.module';
 import { AuthModule } from '../../identity/auth/auth.module';
 import { NamespacesModule } from '../namespaces/namespaces.module';
 import { PendingModule } from '../../../platform/cluster/pending.module';
@@ -17,7 +17,7 @@ import { TablesService } from './tables.service';
 
 /** The table catalog: declare, register, describe, list, rename, drop; catalog-managed versions. */
 @Module({
-  imports: [AuthModule, StorageModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule, JobsModule, DroppedCoreModule],
+  imports: [AuthModule, LanceModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule, JobsModule, DroppedCoreModule],
   controllers: [TablesController, ManagedVersionsController],
   providers: [TablesRepository, TablesService, TableVersionsRepository, ManagedVersionsService, VersionAdoption],
   exports: [TablesService, ManagedVersionsService, TableVersionsRepository, VersionAdoption],

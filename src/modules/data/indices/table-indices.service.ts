@@ -5,7 +5,7 @@ import type { DescribeTableIndexStatsResponse, EmptyResponse, ListTableIndicesRe
 import { TenantContext } from '../../identity/tenancy/tenant-context';
 import { CreateIndexRequest } from '../dataplane.schemas';
 import { LanceEngine } from '../../../engine/lance/lance-engine';
-import { distanceOf } from '../../../engine/lance/query-plan';
+import { distanceOf } from '../../../engine/lance/query-executor';
 import { DataTables } from '../data-tables.service';
 
 /** Index type names as the remote client and the spec spell them (the engine reports e.g. `IvfHnswSq`). */

@@ -9,7 +9,7 @@ import { QueryRequest } from '../dataplane.schemas';
 import { LanceEngine } from '../../../engine/lance/lance-engine';
 import { assertEngineSql } from '../../../engine/lance/engine-sql';
 import { toEngineQuery } from '../../../engine/lance/query-executor';
-import { columnsOf, planQuery } from '../../../engine/lance/query-plan';
+import { columnsOf, planQuery } from './query-plan';
 import { DataTables } from '../data-tables.service';
 import { UsageMeter } from '../../usage/usage-meter.service';
 
@@ -41,7 +41,7 @@ function checkQuerySql(req: QueryRequest): void {
 
 /**
  * Reads: count_rows, query (answered as a streamed Arrow IPC file) and explain_plan. The query itself is built by
- * the pure planner (query-plan.ts) and translated by query-executor.ts.
+ * the pure planner (query-plan.ts) and translated by engine/lance/query-executor.ts.
  */
 @Injectable()
 export class TableReadsService {

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
-import { LanceEngine } from '../lance/lance-engine';
-import { StorageFile, TableStorage } from './table-storage.service';
+import { LanceEngine } from './lance-engine';
+import { StorageFile, TableStorage } from '../storage/table-storage.service';
 
 /** When the files of a write that died were made: from its start to shortly after its last heartbeat. */
 export interface WriteWindow {

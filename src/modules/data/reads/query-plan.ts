@@ -1,78 +1,17 @@
-import { Errors } from '../../platform/http/errors';
-import type { QueryRequest } from '../../modules/data/dataplane.schemas';
+import { Errors } from '../../../platform/http/errors';
+import type { QueryRequest } from '../dataplane.schemas';
+import { distanceOf, FtsNode, FtsPlan, QueryPlan, VectorPlan } from '../../../engine/lance/query-executor';
 
 /**
  * The query builder, as pure functions: both dialects of a query request (the remote client's and the Lance spec's)
  * become one plain QueryPlan, with every rule about defaults and spellings decided here, where a unit test can see
- * it. Turning the plan into engine calls (query-executor.ts) then makes no decisions of its own.
+ * it. Turning the plan into engine calls (engine/lance/query-executor.ts) then makes no decisions of its own.
  */
 
 /** `k` at or above this means "no limit" (the remote client sends i64::MAX). */
 export const UNLIMITED_K = 2 ** 31;
 /** The limit of a vector or full-text search that names none, as in-process LanceDB. */
 export const DEFAULT_SEARCH_LIMIT = 10;
-
-export type Distance = 'l2' | 'cosine' | 'dot' | 'hamming';
-
-/** A full-text query tree, as plain data (the engine's classes are built from it by the executor). */
-export type FtsNode =
-  | {
-      kind: 'match';
-      terms: string;
-      column: string;
-      boost?: number;
-      fuzziness?: number;
-      maxExpansions?: number;
-      operator: 'and' | 'or';
-      prefixLength?: number;
-    }
-  | { kind: 'phrase'; terms: string; column: string; slop?: number }
-  | { kind: 'boost'; positive: FtsNode; negative: FtsNode; negativeBoost?: number }
-  | { kind: 'multi_match'; terms: string; columns: string[]; boosts: number[]; operator: 'and' | 'or' }
-  | { kind: 'boolean'; clauses: Array<{ occur: 'should' | 'must' | 'must_not'; query: FtsNode }> };
-
-export interface FtsPlan {
-  /** Plain text searches every indexed column (or `columns`); a node is a structured query. */
-  query: string | FtsNode;
-  columns?: string[];
-}
-
-export interface VectorPlan {
-  vectors: number[][];
-  column?: string;
-  distance?: Distance;
-  /** Exactly the nprobes calls to make, in this order of precedence. */
-  minimumNprobes?: number;
-  maximumNprobes?: number;
-  nprobes?: number;
-  ef?: number;
-  refineFactor?: number;
-  distanceRange?: { lower?: number; upper?: number };
-  bypassVectorIndex: boolean;
-  postfilter: boolean;
-}
-
-export interface QueryPlan {
-  vector?: VectorPlan;
-  fts?: FtsPlan;
-  /** A number of rows, 'all' (every row: a vector search then needs the table's row count), or none. */
-  limit?: number | 'all';
-  filter?: string;
-  select?: string[] | Record<string, string>;
-  offset?: number;
-  withRowId: boolean;
-  fastSearch: boolean;
-}
-
-export function distanceOf(v: string | null | undefined): Distance | undefined {
-  if (!v) return undefined;
-  const d = v.toLowerCase();
-  if (d === 'l2' || d === 'euclidean') return 'l2';
-  if (d === 'cosine') return 'cosine';
-  if (d === 'dot' || d === 'inner_product') return 'dot';
-  if (d === 'hamming') return 'hamming';
-  throw Errors.invalidInput(`unsupported distance type '${v}'`);
-}
 
 export function planQuery(req: QueryRequest): QueryPlan {
   const vectors = vectorsOf(req.vector);
