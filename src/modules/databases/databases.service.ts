@@ -19,7 +19,7 @@ import { TableStorage } from '../../engine/storage/table-storage.service';
 import { QuotaService } from '../usage/quotas.service';
 import { quotasOf } from '../identity/tenancy/tenant-context';
 import { DropPolicy } from '../catalog/dropped/drop-policy.service';
-import { DatabaseChange, DatabaseRow, DatabasesRepository, QuotasInput, RateLimitInput } from './databases.repository';
+import { DatabaseChange, DatabaseRow, DatabasesRepository, QuotasInput, RateLimitInput } from '../identity/tenancy/databases.repository';
 
 
 /** The operator's view: databases (tenants) and their API keys. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
-import type { PendingValues } from '../../platform/cluster/pending-locations.repository';
-import type { Quotas } from '../../platform/config/config';
+import { CatalogClient, UnitOfWork } from '../../../platform/db/unit-of-work';
+import type { PendingValues } from '../../../platform/cluster/pending-locations.repository';
+import type { Quotas } from '../../../platform/config/config';
 
 export interface DatabaseRow {
   id: string;
