@@ -14,7 +14,7 @@ import { MaintenanceSignalsModule } from './modules/maintenance/maintenance-sign
 import { ObservabilityModule } from './platform/observability/observability.module';
 import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
 import { DroppedTablesAdminModule } from './modules/catalog/dropped/dropped-tables.module';
-import { UsageCoreModule } from './modules/usage/usage-core.module';
+import { MeteringModule } from './modules/metering/metering.module';
 import { UsageModule } from './modules/usage/usage.module';
 
 /** Composes the gateway: infrastructure, the operator API, health, and the REST contract (under BASE_PATH). */
@@ -29,7 +29,7 @@ export class AppModule {
         ObservabilityModule.register(logger),
         AuditModule,
         IdempotencyModule,
-        UsageCoreModule,
+        MeteringModule,
         MaintenanceSignalsModule,
         HealthModule,
         DatabasesModule,

@@ -16,7 +16,7 @@ import { PendingLocationsRepository } from '../../platform/cluster/pending-locat
 import { PendingLocations } from '../../platform/cluster/pending-locations.service';
 import { TenancyService } from '../identity/tenancy/tenancy.service';
 import { TableStorage } from '../../engine/storage/table-storage.service';
-import { QuotaService } from '../usage/quotas.service';
+import { QuotaService } from '../metering/quotas.service';
 import { quotasOf } from '../identity/tenancy/tenant-context';
 import { DropPolicy } from '../catalog/dropped/drop-policy.service';
 import { DatabaseChange, DatabaseRow, DatabasesRepository, QuotasInput, RateLimitInput } from '../identity/tenancy/databases.repository';

@@ -12,7 +12,7 @@ import { JobRunContext, JobsService } from '../jobs/jobs.service';
 import { MetricsService } from '../../platform/observability/metrics.service';
 import { TablesService } from '../catalog/tables/tables.service';
 import { TenantContext } from '../identity/tenancy/tenant-context';
-import { UsageMeter } from '../usage/usage-meter.service';
+import { UsageMeter } from '../metering/usage-meter.service';
 import { MaintenanceSignals } from './maintenance-signals';
 import { MAINTENANCE_JOB, MaintainedTable, MaintenanceRepository, tableIdOf } from './maintenance.repository';
 import { MaintenancePolicy, resolvePolicy } from './maintenance.policy';

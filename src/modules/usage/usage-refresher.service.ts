@@ -4,8 +4,8 @@ import { LanceEngine } from '../../engine/lance/lance-engine';
 import { TableStorage } from '../../engine/storage/table-storage.service';
 import { MetricsService } from '../../platform/observability/metrics.service';
 import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
-import { UsageMeter } from './usage-meter.service';
-import { UsageRepository } from './usage.repository';
+import { UsageMeter } from '../metering/usage-meter.service';
+import { UsageRepository } from '../metering/usage.repository';
 
 export interface RefreshRound {
   /** Tables whose statistics were re-read. */

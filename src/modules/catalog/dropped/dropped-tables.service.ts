@@ -13,8 +13,8 @@ import { MetricsService } from '../../../platform/observability/metrics.service'
 import { PendingLocations } from '../../../platform/cluster/pending-locations.service';
 import { VersionAdoption } from '../versions/version-adoption.service';
 import type { TenantContext } from '../../identity/tenancy/tenant-context';
-import { QuotaService } from '../../usage/quotas.service';
-import { UsageMeter } from '../../usage/usage-meter.service';
+import { QuotaService } from '../../metering/quotas.service';
+import { UsageMeter } from '../../metering/usage-meter.service';
 import { DroppedRow, DroppedTablesRepository, PROTECTED_PROPERTY, PurgeClaim } from './dropped-tables.repository';
 
 /** Whose dropped tables a call sees: a tenant's catalog (prefix), or (the operator) every catalog of the database. */

@@ -10,7 +10,7 @@ import { scopeOf, TenantContext } from '../../identity/tenancy/tenant-context';
 import { TransactionsService } from '../transactions/transactions.service';
 import { NamespacesRepository } from './namespaces.repository';
 import { UnitOfWork } from '../../../platform/db/unit-of-work';
-import { QuotaService } from '../../usage/quotas.service';
+import { QuotaService } from '../../metering/quotas.service';
 import { DropPolicy } from '../dropped/drop-policy.service';
 import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
 import { LanceEngine } from '../../../engine/lance/lance-engine';

@@ -2,18 +2,18 @@ import { Global, Module } from '@nestjs/common';
 import { StorageModule } from '../../engine/storage/storage.module';
 import { PendingModule } from '../../platform/cluster/pending.module';
 import { QuotaService } from './quotas.service';
+import { RequestObserver } from './request-observer';
 import { UsageMeter } from './usage-meter.service';
-import { UsageRefresher } from './usage-refresher.service';
 import { UsageRepository } from './usage.repository';
 
 /**
- * Metering, quotas and the storage refresher (README "Usage and quotas"), global: the request observer, the catalog
- * and the data plane count and check through them.
+ * Metering and quotas (README "Usage and quotas"), global: the catalog and the data plane count and check through
+ * them; RequestObserver writes the request line and counts every answered request.
  */
 @Global()
 @Module({
   imports: [StorageModule, PendingModule],
-  providers: [UsageRepository, UsageMeter, QuotaService, UsageRefresher],
-  exports: [UsageRepository, UsageMeter, QuotaService, UsageRefresher],
+  providers: [UsageRepository, UsageMeter, QuotaService, RequestObserver],
+  exports: [UsageRepository, UsageMeter, QuotaService],
 })
-export class UsageCoreModule {}
+export class MeteringModule {}
