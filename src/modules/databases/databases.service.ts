@@ -18,7 +18,7 @@ import { TenancyService } from '../identity/tenancy/tenancy.service';
 import { TableStorage } from '../../engine/storage/table-storage.service';
 import { QuotaService } from '../metering/quotas.service';
 import { quotasOf } from '../identity/tenancy/tenant-context';
-import { DropPolicy } from '../catalog/dropped/drop-policy.service';
+import { DropPolicy } from './drop-policy.service';
 import { DatabaseChange, DatabaseRow, DatabasesRepository, QuotasInput, RateLimitInput } from '../identity/tenancy/databases.repository';
 
 

@@ -11,7 +11,7 @@ import { TransactionsService } from '../transactions/transactions.service';
 import { NamespacesRepository } from './namespaces.repository';
 import { UnitOfWork } from '../../../platform/db/unit-of-work';
 import { QuotaService } from '../../metering/quotas.service';
-import { DropPolicy } from '../dropped/drop-policy.service';
+import { DropPolicy } from '../../databases/drop-policy.service';
 import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
 import { LanceEngine } from '../../../engine/lance/lance-engine';
 import { TableStorage } from '../../../engine/storage/table-storage.service';

@@ -32,7 +32,7 @@ import { branchOf, LanceEngine } from '../../../engine/lance/lance-engine';
 import type { SchemaDialect } from '../../../engine/arrow/arrow-json-schema';
 import { QuotaService } from '../../metering/quotas.service';
 import { UsageMeter } from '../../metering/usage-meter.service';
-import { DropPolicy } from '../dropped/drop-policy.service';
+import { DropPolicy } from '../../databases/drop-policy.service';
 import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
 import { MaintenanceSignals } from '../../maintenance/maintenance-signals';
 

@@ -122,6 +122,16 @@ export class DatabasesRepository {
     return row ? row.managedVersioning : null;
   }
 
+  /** A database's own delete profile (nulls: the server's) and protection flag; null when the database is gone. */
+  async dropProfileOf(databaseId: string): Promise<{ dropProfile: string | null; dropRetentionSeconds: number | null; protected: boolean } | null> {
+    const rows = await this.uow.read<{ dropProfile: string | null; dropRetentionSeconds: number | null; protected: boolean }>(
+      `SELECT drop_profile AS "dropProfile", drop_retention_seconds AS "dropRetentionSeconds", protected FROM databases WHERE id = $1::uuid`,
+      [databaseId],
+      'lgw_database_drop_profile',
+    );
+    return rows[0] ?? null;
+  }
+
   /** Locks the database row until the unit of work ends (a profile change against concurrent table creation). */
   async lockForUpdate(id: string): Promise<void> {
     await this.db.$queryRaw`SELECT id FROM databases WHERE id = ${id}::uuid FOR UPDATE`;
