@@ -10,7 +10,7 @@ import { DatabasesModule } from './modules/databases/databases.module';
 import { HealthModule } from './modules/health/health.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { LANCE_REST_MODULES, LanceRestModule } from './modules/lance-rest.module';
-import { MaintenanceSignalsModule } from './modules/maintenance/maintenance-signals';
+import { TableWriteSignalsModule } from './modules/catalog/tables/table-write-signals';
 import { ObservabilityModule } from './platform/observability/observability.module';
 import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
 import { DroppedTablesAdminModule } from './modules/catalog/dropped/dropped-tables.module';
@@ -30,7 +30,7 @@ export class AppModule {
         AuditModule,
         IdempotencyModule,
         MeteringModule,
-        MaintenanceSignalsModule,
+        TableWriteSignalsModule,
         HealthModule,
         DatabasesModule,
         UsageModule,
