@@ -10,11 +10,11 @@ import { DatabasesModule } from './modules/databases/databases.module';
 import { HealthModule } from './modules/health/health.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { LANCE_REST_MODULES, LanceRestModule } from './modules/lance-rest.module';
-import { MaintenanceSignalsModule } from './modules/maintenance/maintenance-signals';
+import { TableWriteSignalsModule } from './modules/catalog/tables/table-write-signals';
 import { ObservabilityModule } from './platform/observability/observability.module';
 import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
 import { DroppedTablesAdminModule } from './modules/catalog/dropped/dropped-tables.module';
-import { UsageCoreModule } from './modules/usage/usage-core.module';
+import { MeteringModule } from './modules/metering/metering.module';
 import { UsageModule } from './modules/usage/usage.module';
 import { RoutePolicyModule } from './route-policy.module';
 
@@ -31,8 +31,8 @@ export class AppModule {
         AuditModule,
         IdempotencyModule,
         RoutePolicyModule,
-        UsageCoreModule,
-        MaintenanceSignalsModule,
+        MeteringModule,
+        TableWriteSignalsModule,
         HealthModule,
         DatabasesModule,
         UsageModule,

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
-import { UsageMeter } from '../src/modules/usage/usage-meter.service';
+import { UsageMeter } from '../src/modules/metering/usage-meter.service';
 import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
-import { UsageRepository } from '../src/modules/usage/usage.repository';
+import { UsageRepository } from '../src/modules/metering/usage.repository';
 import { UnitOfWork } from '../src/platform/db/unit-of-work';
 import { expectProblem } from './helpers/assertions';
 import {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { UnitOfWork } from '../src/platform/db/unit-of-work';
-import { DatabasesRepository } from '../src/modules/databases/databases.repository';
+import { DatabasesRepository } from '../src/modules/identity/tenancy/databases.repository';
 import { NamespacesRepository } from '../src/modules/catalog/namespaces/namespaces.repository';
 import { TransactionsRepository } from '../src/modules/catalog/transactions/transactions.repository';
 import { forEachCatalog, newTenant, startGateway, TestGateway } from './helpers/gateway';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import { PrismaClient } from '../src/generated/prisma/client';
-import { UsageMeter } from '../src/modules/usage/usage-meter.service';
+import { UsageMeter } from '../src/modules/metering/usage-meter.service';
 import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
 import { Api, CATALOG_KINDS, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway, twoReplicas } from './helpers/gateway';
 import * as stored from './helpers/stored';

@@ -5,8 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as arrow from 'apache-arrow';
-import { UsageMeter } from '../src/modules/usage/usage-meter.service';
-import { UsageRepository } from '../src/modules/usage/usage.repository';
+import { UsageMeter } from '../src/modules/metering/usage-meter.service';
+import { UsageRepository } from '../src/modules/metering/usage.repository';
 import { UnitOfWork } from '../src/platform/db/unit-of-work';
 import { expectProblem } from './helpers/assertions';
 import {

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { paginate } from '../../platform/http/pagination';
-import type { AuditTrailResponse } from '../catalog/response-schemas';
+import type { AuditTrailResponse } from './audit.schemas';
 import { isUuid, PageRequest } from '../../platform/http/validation/fields';
 import { UnitOfWork } from '../../platform/db/unit-of-work';
-import { DatabasesRepository } from '../databases/databases.repository';
+import { DatabasesRepository } from '../identity/tenancy/databases.repository';
 import { AuditContext, AuditEntry, PendingAudit } from './audit-context';
 import { AuditEventRow, AuditRepository } from './audit.repository';
 import { sanitizeText, sanitizeValue } from './audit-sanitize';

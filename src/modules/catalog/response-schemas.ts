@@ -1,40 +1,13 @@
 import { z } from 'zod';
-import { PropertiesSchema } from './request-schemas';
+import { PropertiesSchema } from '../../platform/http/validation/fields';
 
 /**
- * The JSON answers of the gateway, written once: the services return the types inferred from these schemas (so an
+ * The JSON answers of the catalog and data-plane routes, written once: the services return the types inferred from these schemas (so an
  * answer that drifts from its schema does not compile), @Operation names them per route, and the OpenAPI document
  * shows them (zod 4's `z.toJSONSchema`). Schemas with an `id` (`.meta`) become named components of the document.
  */
 
 const props = PropertiesSchema.describe('string-to-string properties');
-
-// ---------------------------------------------------------------------------------------------- errors (docs/rest-contract.md §7)
-
-export const ErrorResponse = z
-  .object({
-    type: z.string().describe('problem type, e.g. `/errors/not-found-error` (docs/rest-contract.md §7)'),
-    title: z.string().describe('short, fixed summary of the problem type'),
-    status: z.number().int().describe('the HTTP status, repeated'),
-    detail: z.string().describe('what went wrong, for humans'),
-    instance: z.string().describe('the request id (the `x-request-id` response header)'),
-    code: z
-      .number()
-      .int()
-      .min(0)
-      .describe(
-        'Lance Namespace error code (what the official clients use to pick their error type): 0 Unsupported, ' +
-          '1 NamespaceNotFound, 2 NamespaceAlreadyExists, 3 NamespaceNotEmpty, 4 TableNotFound, 5 TableAlreadyExists, ' +
-          '6 TableIndexNotFound, 7 TableIndexAlreadyExists, 8 TableTagNotFound, 9 TableTagAlreadyExists, 10 TransactionNotFound, 11 TableVersionNotFound, ' +
-          '12 TableColumnNotFound, 13 InvalidInput, 14 ConcurrentModification, 15 PermissionDenied, 16 Unauthenticated, ' +
-          '17 ServiceUnavailable, 18 Internal, 19 InvalidTableState, 20 TableSchemaValidationError, 21 Throttling, ' +
-          '22 TableBranchNotFound, 23 TableBranchAlreadyExists',
-      ),
-    error: z.string().describe('the same message as `detail` (the Lance Namespace ErrorResponse field)'),
-  })
-  .describe('Error body of every 4xx/5xx answer: the problem-details fields of docs/rest-contract.md §7 plus the spec\'s `code` and `error`')
-  .meta({ id: 'ErrorResponse' });
-export type ErrorResponse = z.infer<typeof ErrorResponse>;
 
 // ---------------------------------------------------------------------------------------------- namespaces
 
@@ -255,92 +228,3 @@ export const DescribeTableVersionResponse = z.object({ version: TableVersion }).
 export type DescribeTableVersionResponse = z.infer<typeof DescribeTableVersionResponse>;
 export const VersionResponse = z.object({ version: z.number().int().describe('the table version after the change') }).meta({ id: 'VersionResponse' });
 export type VersionResponse = z.infer<typeof VersionResponse>;
-
-// ---------------------------------------------------------------------------------------------- operator API
-
-const RateLimit = z
-  .object({
-    limit: z.number().int().positive(),
-    window_ms: z.number().int().positive().max(86_400_000),
-  })
-  .describe('at most `limit` requests per `window_ms` for the whole database');
-
-export const Database = z.object({
-  id: z.string(),
-  name: z.string(),
-  properties: props,
-  rate_limit: RateLimit.nullable().describe('the database\'s own limit; null when the gateway defaults apply'),
-  storage_profile: z.string().describe('the storage profile its tables live in'),
-  managed_versioning: z.boolean().describe('whether its tables\' versions are managed by the catalog (CreateTableVersion)'),
-  storage_root: z.string().describe("where its tables live (the profile's root and the database folder; never options or secrets)"),
-  quotas: z
-    .object({
-      max_tables: z.number().int().nullable(),
-      max_namespaces: z.number().int().nullable(),
-      max_storage_bytes: z.number().int().nullable(),
-      max_rows_per_write: z.number().int().nullable(),
-    })
-    .describe("the quotas in force (its own, else the gateway's defaults); null: no limit"),
-  drop_profile: z
-    .object({
-      profile: z.enum(['hard', 'soft']),
-      retention_seconds: z.number().int(),
-      source: z.object({ profile: z.enum(['database', 'server']), retention_seconds: z.enum(['database', 'server']) }),
-    })
-    .optional()
-    .describe("what a table drop does (README \"Dropping tables\"), and whether each setting is the database's own or the server's"),
-  protected: z.boolean().optional().describe('deleting the database is refused while true'),
-  created_at: z.string(),
-}).meta({ id: 'Database' });
-export type Database = z.infer<typeof Database>;
-export const ListDatabasesResponse = z.object({ databases: z.array(Database), page_token: z.string().optional() }).meta({ id: 'ListDatabasesResponse' });
-export type ListDatabasesResponse = z.infer<typeof ListDatabasesResponse>;
-export const IssuedApiKey = z.object({
-  id: z.string(),
-  api_key: z.string().describe('the secret: shown only in this answer'),
-  role: z.enum(['read', 'write', 'admin']),
-  description: z.string().nullable(),
-  created_at: z.string(),
-  expires_at: z.string().nullable(),
-}).meta({ id: 'IssuedApiKey' });
-export type IssuedApiKey = z.infer<typeof IssuedApiKey>;
-export const ListApiKeysResponse = z.object({
-  api_keys: z.array(
-    z.object({
-      id: z.string(),
-      role: z.enum(['read', 'write', 'admin']),
-      description: z.string().nullable(),
-      created_at: z.string(),
-      expires_at: z.string().nullable(),
-      revoked_at: z.string().nullable(),
-    }),
-  ),
-}).meta({ id: 'ListApiKeysResponse' });
-export type ListApiKeysResponse = z.infer<typeof ListApiKeysResponse>;
-export const AuditTrailResponse = z.object({
-  events: z.array(
-    z.object({
-      id: z.string(),
-      actor: z.string().describe('key id, token subject, `operator`, `cli:<user>` or `bootstrap`'),
-      action: z.string(),
-      target: z.string(),
-      details: z.record(z.string(), z.unknown()),
-      request_id: z.string().nullable(),
-      created_at: z.string(),
-    }),
-  ),
-  page_token: z.string().optional(),
-}).meta({ id: 'AuditTrailResponse' });
-export type AuditTrailResponse = z.infer<typeof AuditTrailResponse>;
-
-// ---------------------------------------------------------------------------------------------- health
-
-export const LivenessResponse = z.object({ status: z.literal('ok') }).meta({ id: 'LivenessResponse' });
-export type LivenessResponse = z.infer<typeof LivenessResponse>;
-export const ReadinessResponse = z.object({
-  status: z.literal('ready'),
-  catalog: z.literal('up'),
-  storage: z.literal('up').describe("every storage profile's store answers"),
-  redis: z.enum(['ready', 'down', 'none']).describe('state of the Redis connection: `ready`, `down`, or `none` without REDIS_URL (does not affect readiness)'),
-}).meta({ id: 'ReadinessResponse' });
-export type ReadinessResponse = z.infer<typeof ReadinessResponse>;

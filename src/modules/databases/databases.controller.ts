@@ -1,7 +1,8 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { CreateDatabaseBody, CreateKeyBody, UpdateDatabaseBody } from '../catalog/request-schemas';
-import { AuditTrailResponse, Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from '../catalog/response-schemas';
+import { CreateDatabaseBody, CreateKeyBody, UpdateDatabaseBody } from './databases.schemas';
+import { AuditTrailResponse } from '../audit/audit.schemas';
+import { Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from './databases.schemas';
 import { PageQuery } from '../../platform/http/validation/fields';
 import { ValidBody, ValidQuery } from '../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../audit/audited.decorator';

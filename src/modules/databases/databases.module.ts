@@ -2,13 +2,13 @@ import { Module } from '@nestjs/common';
 import { StorageModule } from '../../engine/storage/storage.module';
 import { AuthModule } from '../identity/auth/auth.module';
 import { PendingModule } from '../../platform/cluster/pending.module';
-import { DroppedCoreModule } from '../catalog/dropped/dropped-core.module';
+import { DropPolicyModule } from './drop-policy.module';
 import { DatabasesController } from './databases.controller';
 import { DatabasesService } from './databases.service';
 
 /** The operator API: databases, their keys and their audit trail. */
 @Module({
-  imports: [AuthModule, StorageModule, PendingModule, DroppedCoreModule],
+  imports: [AuthModule, StorageModule, PendingModule, DropPolicyModule],
   controllers: [DatabasesController],
   providers: [DatabasesService],
   exports: [DatabasesService],

@@ -5,7 +5,8 @@ import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
 import { assertName } from '../../platform/http/ids';
 import { isString, paginate } from '../../platform/http/pagination';
-import type { AuditTrailResponse, Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from '../catalog/response-schemas';
+import type { AuditTrailResponse } from '../audit/audit.schemas';
+import type { Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from './databases.schemas';
 import { isUuid, PageRequest } from '../../platform/http/validation/fields';
 import { Role } from '../identity/auth/api-keys.repository';
 import { ApiKeysService } from '../identity/auth/api-keys.service';
@@ -16,10 +17,10 @@ import { PendingLocationsRepository } from '../../platform/cluster/pending-locat
 import { PendingLocations } from '../../platform/cluster/pending-locations.service';
 import { TenancyService } from '../identity/tenancy/tenancy.service';
 import { TableStorage } from '../../engine/storage/table-storage.service';
-import { QuotaService } from '../usage/quotas.service';
+import { QuotaService } from '../metering/quotas.service';
 import { quotasOf } from '../identity/tenancy/tenant-context';
-import { DropPolicy } from '../catalog/dropped/drop-policy.service';
-import { DatabaseChange, DatabaseRow, DatabasesRepository, QuotasInput, RateLimitInput } from './databases.repository';
+import { DropPolicy } from './drop-policy.service';
+import { DatabaseChange, DatabaseRow, DatabasesRepository, QuotasInput, RateLimitInput } from '../identity/tenancy/databases.repository';
 
 
 /** The operator's view: databases (tenants) and their API keys. */

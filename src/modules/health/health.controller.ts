@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { Errors } from '../../platform/http/errors';
-import { LivenessResponse, ReadinessResponse } from '../catalog/response-schemas';
+import { LivenessResponse, ReadinessResponse } from './health.schemas';
 import { Operation } from '../../platform/http/operation.decorator';
 import { RedisConnection } from '../../platform/redis/redis.provider';
 import { HealthRepository } from './health.repository';

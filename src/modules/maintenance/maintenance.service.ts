@@ -12,8 +12,8 @@ import { JobRunContext, JobsService } from '../jobs/jobs.service';
 import { MetricsService } from '../../platform/observability/metrics.service';
 import { TablesService } from '../catalog/tables/tables.service';
 import { TenantContext } from '../identity/tenancy/tenant-context';
-import { UsageMeter } from '../usage/usage-meter.service';
-import { MaintenanceSignals } from './maintenance-signals';
+import { UsageMeter } from '../metering/usage-meter.service';
+import { TableWriteSignals } from '../catalog/tables/table-write-signals';
 import { MAINTENANCE_JOB, MaintainedTable, MaintenanceRepository, tableIdOf } from './maintenance.repository';
 import { MaintenancePolicy, resolvePolicy } from './maintenance.policy';
 
@@ -72,7 +72,7 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
     private readonly tables: TablesService,
     private readonly audit: AuditService,
     private readonly metrics: MetricsService,
-    private readonly signals: MaintenanceSignals,
+    private readonly signals: TableWriteSignals,
     private readonly meter: UsageMeter,
   ) {}
 

@@ -4,7 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { z } from 'zod';
-import { ErrorResponse } from '../catalog/response-schemas';
+import { ErrorResponse } from '../../platform/http/error-body.schema';
 import { RequestParts, requestPartsOf } from '../../platform/http/validation/request-parts';
 import type { AppConfig } from '../../platform/config/config';
 import { LANCE_SPEC_OPERATIONS } from './lance-spec-operations';

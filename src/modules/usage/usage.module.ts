@@ -1,15 +1,18 @@
 import { Module } from '@nestjs/common';
+import { StorageModule } from '../../engine/storage/storage.module';
+import { PendingModule } from '../../platform/cluster/pending.module';
 import { AuthModule } from '../identity/auth/auth.module';
 import { DatabasesModule } from '../databases/databases.module';
 import { TenancyModule } from '../identity/tenancy/tenancy.module';
 import { UsageController } from './usage.controller';
+import { UsageRefresher } from './usage-refresher.service';
 import { UsageService } from './usage.service';
 
-/** The usage API (operator routes). */
+/** The usage API (operator routes) and the storage refresher; the counting itself is modules/metering's. */
 @Module({
-  imports: [AuthModule, TenancyModule, DatabasesModule],
+  imports: [AuthModule, TenancyModule, DatabasesModule, StorageModule, PendingModule],
   controllers: [UsageController],
-  providers: [UsageService],
-  exports: [UsageService],
+  providers: [UsageService, UsageRefresher],
+  exports: [UsageService, UsageRefresher],
 })
 export class UsageModule {}

@@ -5,7 +5,7 @@ import { paginate } from '../../platform/http/pagination';
 import type { PageRequest } from '../../platform/http/validation/fields';
 import { DatabasesService } from '../databases/databases.service';
 import type { FleetUsageReport, TopStorageReport, UsageReport } from './usage.schemas';
-import { FleetSort, PeriodRow, UsageRepository } from './usage.repository';
+import { FleetSort, PeriodRow, UsageRepository } from '../metering/usage.repository';
 
 const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;

@@ -27,6 +27,9 @@ const REDACT = [
   '*.identity',
 ];
 
+/** The injection token of the root logger (ObservabilityModule provides it). */
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+
 /** The root structured logger (JSON lines): application logs through nestjs-pino, one line per request. */
 export function createRootLogger(config: AppConfig, opts: { silent?: boolean; stream?: DestinationStream } = {}): Logger {
   return pino(

@@ -5,10 +5,10 @@ import { RedisModule } from '../redis/redis.module';
 import { MetricsKeyGuard } from './metrics-key.guard';
 import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
-import { RequestObserver, ROOT_LOGGER } from './request-observer';
+import { ROOT_LOGGER } from './logger';
 import { YoungGenerationRelease } from '../runtime/young-generation-release';
 
-/** Structured logs (pino via nestjs-pino), the request line, and Prometheus metrics. */
+/** Structured logs (pino via nestjs-pino) and Prometheus metrics. */
 @Global()
 @Module({})
 export class ObservabilityModule {
@@ -18,11 +18,11 @@ export class ObservabilityModule {
       imports: [
         RedisModule,
         // Application logs through the same root logger. No per-request pino-http middleware (forRoutes: []):
-        // the request line is written by RequestObserver from a Fastify hook, which knows the route and tenant.
+        // the request line is written by RequestObserver (modules/metering) from a Fastify hook, which knows the route and tenant.
         LoggerModule.forRoot({ pinoHttp: { logger: root, autoLogging: false }, forRoutes: [] }),
       ],
       controllers: [MetricsController],
-      providers: [{ provide: ROOT_LOGGER, useValue: root }, MetricsService, MetricsKeyGuard, RequestObserver, YoungGenerationRelease],
+      providers: [{ provide: ROOT_LOGGER, useValue: root }, MetricsService, MetricsKeyGuard, YoungGenerationRelease],
       exports: [MetricsService, MetricsKeyGuard, ROOT_LOGGER],
     };
   }

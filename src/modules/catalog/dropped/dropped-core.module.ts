@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
-import { DropPolicy } from './drop-policy.service';
+import { DropPolicyModule } from '../../databases/drop-policy.module';
 import { DroppedTablesRepository } from './dropped-tables.repository';
 
 /** What the drop paths (tables, namespaces) need of soft-delete: the profile in force and the dropped_tables queries. */
 @Module({
-  providers: [DroppedTablesRepository, DropPolicy],
-  exports: [DroppedTablesRepository, DropPolicy],
+  imports: [DropPolicyModule],
+  providers: [DroppedTablesRepository],
+  exports: [DroppedTablesRepository, DropPolicyModule],
 })
 export class DroppedCoreModule {}

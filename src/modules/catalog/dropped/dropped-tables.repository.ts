@@ -3,12 +3,7 @@ import { CatalogClient, UnitOfWork } from '../../../platform/db/unit-of-work';
 import { descendantsLower, descendantsUpper } from '../namespaces/namespaces.repository';
 import type { Scope } from '../../identity/tenancy/tenant-context';
 import type { TableRow } from '../tables/tables.repository';
-
-/** The property that protects a table or a namespace from being dropped (README "Dropping tables"). */
-export const PROTECTED_PROPERTY = 'protected';
-
-export const isProtected = (properties: unknown): boolean =>
-  !!properties && typeof properties === 'object' && String((properties as Record<string, unknown>)[PROTECTED_PROPERTY]).toLowerCase() === 'true';
+import { PROTECTED_PROPERTY } from '../../databases/drop-policy.service';
 
 /** A table dropped under a soft profile, waiting for its undrop or its purge. */
 export interface DroppedRow extends TableRow {
@@ -56,16 +51,6 @@ export class DroppedTablesRepository {
 
   private get db(): CatalogClient {
     return this.uow.db;
-  }
-
-  /** A database's own delete profile (nulls: the server's) and protection flag; null when the database is gone. */
-  async profileOf(databaseId: string): Promise<{ dropProfile: string | null; dropRetentionSeconds: number | null; protected: boolean } | null> {
-    const rows = await this.uow.read<{ dropProfile: string | null; dropRetentionSeconds: number | null; protected: boolean }>(
-      `SELECT drop_profile AS "dropProfile", drop_retention_seconds AS "dropRetentionSeconds", protected FROM databases WHERE id = $1::uuid`,
-      [databaseId],
-      'lgw_database_drop_profile',
-    );
-    return rows[0] ?? null;
   }
 
   /** Locks a live table row (by name) for its drop; null when there is none. */

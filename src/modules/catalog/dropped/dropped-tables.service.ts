@@ -14,9 +14,10 @@ import { PendingLocations } from '../../../platform/cluster/pending-locations.se
 import { LeasedWorker } from '../../../platform/cluster/leased-worker';
 import { VersionAdoption } from '../versions/version-adoption.service';
 import type { TenantContext } from '../../identity/tenancy/tenant-context';
-import { QuotaService } from '../../usage/quotas.service';
-import { UsageMeter } from '../../usage/usage-meter.service';
-import { DroppedRow, DroppedTablesRepository, PROTECTED_PROPERTY, PurgeClaim } from './dropped-tables.repository';
+import { QuotaService } from '../../metering/quotas.service';
+import { UsageMeter } from '../../metering/usage-meter.service';
+import { DroppedRow, DroppedTablesRepository, PurgeClaim } from './dropped-tables.repository';
+import { PROTECTED_PROPERTY } from '../../databases/drop-policy.service';
 
 /** Whose dropped tables a call sees: a tenant's catalog (prefix), or (the operator) every catalog of the database. */
 export interface DroppedScope {

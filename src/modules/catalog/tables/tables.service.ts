@@ -30,11 +30,11 @@ import { TableStorage } from '../../../engine/storage/table-storage.service';
 import { UnitOfWork } from '../../../platform/db/unit-of-work';
 import { branchOf, LanceEngine } from '../../../engine/lance/lance-engine';
 import type { SchemaDialect } from '../../../engine/arrow/arrow-json-schema';
-import { QuotaService } from '../../usage/quotas.service';
-import { UsageMeter } from '../../usage/usage-meter.service';
-import { DropPolicy } from '../dropped/drop-policy.service';
+import { QuotaService } from '../../metering/quotas.service';
+import { UsageMeter } from '../../metering/usage-meter.service';
+import { DropPolicy } from '../../databases/drop-policy.service';
 import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
-import { MaintenanceSignals } from '../../maintenance/maintenance-signals';
+import { TableWriteSignals } from './table-write-signals';
 
 
 const originOf = (t: TenantContext): PendingOrigin => ({ databaseId: t.database.id, databaseName: t.database.name, requestId: t.requestId });
@@ -97,7 +97,7 @@ export class TablesService implements OnModuleInit {
     private readonly meter: UsageMeter,
     private readonly dropPolicy: DropPolicy,
     private readonly droppedRepo: DroppedTablesRepository,
-    private readonly maintenanceSignals: MaintenanceSignals,
+    private readonly writeSignals: TableWriteSignals,
   ) {}
 
   onModuleInit(): void {
@@ -377,7 +377,7 @@ export class TablesService implements OnModuleInit {
       this.meter.touch(row.id);
       // A namespace-mode writer's table is due for maintenance after the writes it may make (README "Table
       // maintenance"); a remote-mode client writes through the gateway, whose commits queue it themselves.
-      if (opts.schemaDialect === 'namespace') this.maintenanceSignals.touched(row.id);
+      if (opts.schemaDialect === 'namespace') this.writeSignals.touched(row.id);
     }
     const { ns, name } = splitTableId(id);
     const abs = this.storage.uri(row.location);

@@ -13,7 +13,7 @@ import { TenantContext } from '../../identity/tenancy/tenant-context';
 import { TableRow } from '../tables/tables.repository';
 import { TablesService } from '../tables/tables.service';
 import { TableVersionRow, TableVersionsRepository } from './table-versions.repository';
-import { MaintenanceSignals } from '../../maintenance/maintenance-signals';
+import { TableWriteSignals } from '../tables/table-write-signals';
 import { VersionAdoption } from './version-adoption.service';
 
 /** A CreateTableVersion request (one entry of a batch), as validated. */
@@ -92,7 +92,7 @@ export class ManagedVersionsService {
     private readonly uow: UnitOfWork,
     private readonly audit: AuditService,
     private readonly adoption: VersionAdoption,
-    private readonly signals: MaintenanceSignals,
+    private readonly signals: TableWriteSignals,
   ) {
     this.maxListLimit = config.listMaxLimit;
   }

@@ -11,7 +11,7 @@ import { assertEngineSql } from '../../../engine/lance/engine-sql';
 import { toEngineQuery } from '../../../engine/lance/query-executor';
 import { columnsOf, planQuery } from './query-plan';
 import { DataTables } from '../data-tables.service';
-import { UsageMeter } from '../../usage/usage-meter.service';
+import { UsageMeter } from '../../metering/usage-meter.service';
 
 /** A query answer that ends within this many bytes is sent as one buffer; a longer one is streamed. */
 const SMALL_ANSWER_BYTES = 1 << 20;

@@ -19,8 +19,8 @@ import { assertEngineSql } from '../../../engine/lance/engine-sql';
 import { DataTables } from '../data-tables.service';
 import { Body, CreateMode, Dialect, display, MergeOptions } from '../dataplane.types';
 import { COMMIT_MEMORY_FACTOR, discard, metered, Reservation, WriteBudget } from './write-budget';
-import { UsageMeter } from '../../usage/usage-meter.service';
-import { QuotaService } from '../../usage/quotas.service';
+import { UsageMeter } from '../../metering/usage-meter.service';
+import { QuotaService } from '../../metering/quotas.service';
 
 /** A buffered body as loaded for its commit, with the bytes that arrived for it (metered as ingested). */
 type Loaded = BufferedIpc & { bodyBytes: number };

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DatabasesRepository } from '../../databases/databases.repository';
+import { DatabasesRepository } from './databases.repository';
 import { TenancyService } from './tenancy.service';
 
 /** Tenancy: which database a request addresses (header, prefix header or host name). */

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { Errors } from '../../../platform/http/errors';
 import { assertName } from '../../../platform/http/ids';
-import { DatabasesRepository } from '../../databases/databases.repository';
+import { DatabasesRepository } from './databases.repository';
 import { quotasOf, rateLimitOf, TenantContext } from './tenant-context';
 
 export const DATABASE_HEADER = 'x-service-database';

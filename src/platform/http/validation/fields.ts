@@ -7,6 +7,9 @@ import { z } from 'zod';
  * pipe puts the path in front (`limit: must be an integer, got 'x'`).
  */
 
+/** String-to-string properties (of a namespace, a table, a database). */
+export const PropertiesSchema = z.record(z.string(), z.string(), { error: 'properties must map strings to strings' });
+
 /** The last of a repeated query parameter; empty (or null) counts as absent. */
 function lastValue(raw: unknown): unknown {
   const v = Array.isArray(raw) ? raw[raw.length - 1] : raw;

@@ -2,11 +2,11 @@ import { Global, Injectable, Module } from '@nestjs/common';
 
 /**
  * Commits the gateway learns of without making them (a namespace-mode writer's version/create, a describe with a
- * write key): whoever sees one says so here, and table maintenance (MaintenanceService) queues the table's job. A
- * module of its own, so the table modules need nothing of maintenance's.
+ * write key): whoever sees one says so here, and whoever cares subscribes (table maintenance, MaintenanceService,
+ * queues the table's job). Global, so the table modules need nothing of their subscribers.
  */
 @Injectable()
-export class MaintenanceSignals {
+export class TableWriteSignals {
   private readonly listeners: Array<(tableId: string) => void> = [];
 
   on(fn: (tableId: string) => void): void {
@@ -26,5 +26,5 @@ export class MaintenanceSignals {
 }
 
 @Global()
-@Module({ providers: [MaintenanceSignals], exports: [MaintenanceSignals] })
-export class MaintenanceSignalsModule {}
+@Module({ providers: [TableWriteSignals], exports: [TableWriteSignals] })
+export class TableWriteSignalsModule {}

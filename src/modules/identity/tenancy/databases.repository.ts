@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
-import type { PendingValues } from '../../platform/cluster/pending-locations.repository';
-import type { Quotas } from '../../platform/config/config';
+import { CatalogClient, UnitOfWork } from '../../../platform/db/unit-of-work';
+import type { PendingValues } from '../../../platform/cluster/pending-locations.repository';
+import type { Quotas } from '../../../platform/config/config';
 
 export interface DatabaseRow {
   id: string;
@@ -120,6 +120,16 @@ export class DatabasesRepository {
   async managedVersioningOf(id: string): Promise<boolean | null> {
     const row = await this.db.database.findUnique({ where: { id }, select: { managedVersioning: true } });
     return row ? row.managedVersioning : null;
+  }
+
+  /** A database's own delete profile (nulls: the server's) and protection flag; null when the database is gone. */
+  async dropProfileOf(databaseId: string): Promise<{ dropProfile: string | null; dropRetentionSeconds: number | null; protected: boolean } | null> {
+    const rows = await this.uow.read<{ dropProfile: string | null; dropRetentionSeconds: number | null; protected: boolean }>(
+      `SELECT drop_profile AS "dropProfile", drop_retention_seconds AS "dropRetentionSeconds", protected FROM databases WHERE id = $1::uuid`,
+      [databaseId],
+      'lgw_database_drop_profile',
+    );
+    return rows[0] ?? null;
   }
 
   /** Locks the database row until the unit of work ends (a profile change against concurrent table creation). */

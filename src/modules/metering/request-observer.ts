@@ -2,11 +2,10 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { TenantContext } from '../../modules/identity/tenancy/tenant-context';
-import { UsageMeter } from '../../modules/usage/usage-meter.service';
-import { MetricsService } from './metrics.service';
-
-export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+import { ROOT_LOGGER } from '../../platform/observability/logger';
+import { MetricsService } from '../../platform/observability/metrics.service';
+import type { TenantContext } from '../identity/tenancy/tenant-context';
+import { UsageMeter } from './usage-meter.service';
 
 type ObservedRequest = FastifyRequest & { tenant?: TenantContext; actor?: string };
 

@@ -1,8 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
-import { Errors } from '../../../platform/http/errors';
-import { displayId } from '../../../platform/http/ids';
-import { DroppedTablesRepository, isProtected } from './dropped-tables.repository';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { Errors } from '../../platform/http/errors';
+import { displayId } from '../../platform/http/ids';
+import { DatabasesRepository } from '../identity/tenancy/databases.repository';
+
+/** The property that protects a table or a namespace from being dropped (README "Dropping tables"). */
+export const PROTECTED_PROPERTY = 'protected';
+
+export const isProtected = (properties: unknown): boolean =>
+  !!properties && typeof properties === 'object' && String((properties as Record<string, unknown>)[PROTECTED_PROPERTY]).toLowerCase() === 'true';
 
 export type DropProfile = 'hard' | 'soft';
 
@@ -19,11 +25,11 @@ export interface EffectiveDropProfile {
 export class DropPolicy {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly repo: DroppedTablesRepository,
+    private readonly databases: DatabasesRepository,
   ) {}
 
   async of(databaseId: string): Promise<EffectiveDropProfile> {
-    const own = await this.repo.profileOf(databaseId);
+    const own = await this.databases.dropProfileOf(databaseId);
     return this.effective(own);
   }
 

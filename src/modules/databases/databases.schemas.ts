@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { PropertiesSchema } from '../../platform/http/validation/fields';
+
+/** Request and answer schemas of the operator API (databases and their keys): validated by ZodValidationPipe, shown by the OpenAPI document. */
+const properties = PropertiesSchema;
+const props = PropertiesSchema.describe('string-to-string properties');
+
+// ---------------------------------------------------------------------------------------------- requests
+
+/** `{limit, window_ms}`: at most `limit` requests per `window_ms` for the whole database; null → the defaults. */
+const RateLimitBody = z
+  .object({
+    limit: z.number().int().positive({ error: 'rate_limit.limit must be a positive integer' }),
+    window_ms: z.number().int().positive({ error: 'rate_limit.window_ms must be a positive integer' }).max(86_400_000),
+  })
+  .describe('at most `limit` requests per `window_ms` for the whole database')
+  .nullable()
+  .transform((v) => (v ? { limit: v.limit, windowMs: v.window_ms } : null));
+
+const quotaLimit = (what: string) =>
+  z
+    .number({ error: `quotas.${what} must be a number or null` })
+    .int({ error: `quotas.${what} must be an integer` })
+    .min(0, { error: `quotas.${what} must be >= 0` })
+    .max(Number.MAX_SAFE_INTEGER)
+    .nullable()
+    .optional()
+    .describe(`null: the gateway's default (QUOTA_${what.toUpperCase()}); absent: unchanged`);
+
+/** A database's quotas; each null → the gateway's default, absent → unchanged (on PATCH). */
+const QuotasBody = z
+  .object({
+    max_tables: quotaLimit('max_tables'),
+    max_namespaces: quotaLimit('max_namespaces'),
+    max_storage_bytes: quotaLimit('max_storage_bytes'),
+    max_rows_per_write: quotaLimit('max_rows_per_write'),
+  })
+  .strict()
+  .describe('tables, namespaces, storage bytes and rows per write the database may have; past one, a 403 (code 15)')
+  .transform((q) => ({
+    maxTables: q.max_tables,
+    maxNamespaces: q.max_namespaces,
+    maxStorageBytes: q.max_storage_bytes,
+    maxRowsPerWrite: q.max_rows_per_write,
+  }));
+
+export const CreateDatabaseBody = z.object({
+  name: z.string({ error: 'name is required' }).describe('letters, digits, `_`, `-` and `.`'),
+  properties: properties.optional().describe('string-to-string properties'),
+  rate_limit: RateLimitBody.optional().describe('null or absent: the gateway defaults'),
+  storage_profile: z.string().min(1).max(64).optional().describe("the storage profile (STORAGE_PROFILES) its tables live in; absent: 'default'"),
+  managed_versioning: z
+    .boolean()
+    .optional()
+    .describe('catalog-managed versions: every commit of its tables goes through CreateTableVersion and the catalog decides the latest version; absent: false'),
+  quotas: QuotasBody.optional(),
+});
+export const UpdateDatabaseBody = z
+  .object({
+    properties: properties.optional().describe('string-to-string properties'),
+    rate_limit: RateLimitBody.optional().describe('null: back to the gateway defaults'),
+    storage_profile: z.string().min(1).max(64).optional().describe('a different storage profile; only while the database holds no tables'),
+    managed_versioning: z.boolean().optional().describe('turns catalog-managed versions on or off; only while the database holds no tables'),
+    quotas: QuotasBody.optional(),
+    drop_profile: z.enum(['hard', 'soft'], { error: "drop_profile must be 'hard', 'soft' or null" }).nullable().optional()
+      .describe("what a table drop does: 'hard' deletes its data at once, 'soft' keeps it for drop_retention_seconds (undrop); null: the server's DROP_PROFILE"),
+    drop_retention_seconds: z.number().int().min(1).max(10 * 365 * 24 * 3600).nullable().optional()
+      .describe("how long a soft-dropped table is kept before it is purged; null: the server's DROP_RETENTION_SECONDS"),
+    protected: z.boolean().optional().describe('true: deleting the database is refused (409) until the flag is cleared'),
+  })
+  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined || b.storage_profile !== undefined || b.managed_versioning !== undefined || b.quotas !== undefined || b.drop_profile !== undefined || b.drop_retention_seconds !== undefined || b.protected !== undefined, {
+    error: 'nothing to change: send properties, rate_limit, storage_profile, managed_versioning, quotas, drop_profile, drop_retention_seconds and/or protected',
+  });
+export const CreateKeyBody = z.object({
+  role: z.enum(['read', 'write', 'admin'], { error: "role must be 'read', 'write' or 'admin'" }),
+  description: z.string().max(500).optional(),
+  expires_at: z.iso.datetime({ offset: true, error: 'expires_at must be an RFC 3339 date-time' }).optional(),
+});
+
+// ---------------------------------------------------------------------------------------------- answers
+
+const RateLimit = z
+  .object({
+    limit: z.number().int().positive(),
+    window_ms: z.number().int().positive().max(86_400_000),
+  })
+  .describe('at most `limit` requests per `window_ms` for the whole database');
+
+export const Database = z.object({
+  id: z.string(),
+  name: z.string(),
+  properties: props,
+  rate_limit: RateLimit.nullable().describe('the database\'s own limit; null when the gateway defaults apply'),
+  storage_profile: z.string().describe('the storage profile its tables live in'),
+  managed_versioning: z.boolean().describe('whether its tables\' versions are managed by the catalog (CreateTableVersion)'),
+  storage_root: z.string().describe("where its tables live (the profile's root and the database folder; never options or secrets)"),
+  quotas: z
+    .object({
+      max_tables: z.number().int().nullable(),
+      max_namespaces: z.number().int().nullable(),
+      max_storage_bytes: z.number().int().nullable(),
+      max_rows_per_write: z.number().int().nullable(),
+    })
+    .describe("the quotas in force (its own, else the gateway's defaults); null: no limit"),
+  drop_profile: z
+    .object({
+      profile: z.enum(['hard', 'soft']),
+      retention_seconds: z.number().int(),
+      source: z.object({ profile: z.enum(['database', 'server']), retention_seconds: z.enum(['database', 'server']) }),
+    })
+    .optional()
+    .describe("what a table drop does (README \"Dropping tables\"), and whether each setting is the database's own or the server's"),
+  protected: z.boolean().optional().describe('deleting the database is refused while true'),
+  created_at: z.string(),
+}).meta({ id: 'Database' });
+export type Database = z.infer<typeof Database>;
+export const ListDatabasesResponse = z.object({ databases: z.array(Database), page_token: z.string().optional() }).meta({ id: 'ListDatabasesResponse' });
+export type ListDatabasesResponse = z.infer<typeof ListDatabasesResponse>;
+export const IssuedApiKey = z.object({
+  id: z.string(),
+  api_key: z.string().describe('the secret: shown only in this answer'),
+  role: z.enum(['read', 'write', 'admin']),
+  description: z.string().nullable(),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+}).meta({ id: 'IssuedApiKey' });
+export type IssuedApiKey = z.infer<typeof IssuedApiKey>;
+export const ListApiKeysResponse = z.object({
+  api_keys: z.array(
+    z.object({
+      id: z.string(),
+      role: z.enum(['read', 'write', 'admin']),
+      description: z.string().nullable(),
+      created_at: z.string(),
+      expires_at: z.string().nullable(),
+      revoked_at: z.string().nullable(),
+    }),
+  ),
+}).meta({ id: 'ListApiKeysResponse' });
+export type ListApiKeysResponse = z.infer<typeof ListApiKeysResponse>;

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { TenancyModule } from '../identity/tenancy/tenancy.module';
+import { DropPolicy } from './drop-policy.service';
+
+/** The delete profile in force for a database and the protection refusals (the drop paths and the operator API). */
+@Module({
+  imports: [TenancyModule],
+  providers: [DropPolicy],
+  exports: [DropPolicy],
+})
+export class DropPolicyModule {}
