@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { StorageModule } from '../../engine/storage/storage.module';
+import { LanceModule } from '../../engine/lance/lance.module';
 import { PendingModule } from '../../platform/cluster/pending.module';
 import { AuthModule } from '../identity/auth/auth.module';
 import { DatabasesModule } from '../databases/databases.module';
@@ -10,7 +10,7 @@ import { UsageService } from './usage.service';
 
 /** The usage API (operator routes) and the storage refresher; the counting itself is modules/metering's. */
 @Module({
-  imports: [AuthModule, TenancyModule, DatabasesModule, StorageModule, PendingModule],
+  imports: [AuthModule, TenancyModule, DatabasesModule, LanceModule, PendingModule],
   controllers: [UsageController],
   providers: [UsageService, UsageRefresher],
   exports: [UsageService, UsageRefresher],
