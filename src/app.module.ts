@@ -12,6 +12,7 @@ import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { LANCE_REST_MODULES, LanceRestModule } from './modules/lance-rest.module';
 import { MaintenanceSignalsModule } from './modules/maintenance/maintenance-signals';
 import { ObservabilityModule } from './platform/observability/observability.module';
+import { RuntimeModule } from './platform/runtime/runtime.module';
 import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
 import { DroppedTablesAdminModule } from './modules/catalog/dropped/dropped-tables.module';
 import { UsageCoreModule } from './modules/usage/usage-core.module';
@@ -27,6 +28,7 @@ export class AppModule {
         ConfigModule.register(config),
         DatabaseModule.register(catalog),
         ObservabilityModule.register(logger),
+        RuntimeModule,
         AuditModule,
         IdempotencyModule,
         UsageCoreModule,
