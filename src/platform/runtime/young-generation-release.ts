@@ -128,7 +128,9 @@ export function processProbes(): YoungGenerationProbes | string {
     },
     collect(type) {
       if (type === 'minor') gc({ type: 'minor' });
-      else gc(); // a full, forced collection ({ type: 'major' } in node 20's V8 left old dead buffers alone)
+      // Node 20 only: { type: 'major' } left old dead buffers alone, so a plain gc(). On a newer node, pass it and
+      // keep it if the real-process case of test/unit/young-generation-release.test.ts still passes.
+      else gc();
     },
   };
 }
