@@ -9,15 +9,13 @@
 #   instead of mapped afresh on every query, which glibc's settings below cannot do.
 # - otherwise glibc: two arenas and blocks of 1 MiB or more returned to the system when freed (bounded write memory,
 #   at the cost of slower brute-force vector queries).
-# - V8: semi-spaces of up to 16 MiB, node's own default on a machine with plenty of memory (it picks less where its
-#   heap limit is small, hence set here; it was 4 until 2026-11-26): with 4, a page of 100 tables cost about 30% more
-#   CPU (its objects were promoted to the old generation under load). The gateway gives the young generation back
-#   once it has been quiet for a few seconds (src/platform/runtime/young-generation-release.ts), so idle memory
-#   stays where 4 MiB kept it.
-# - V8: sweeping after a full collection on the main thread (--no-concurrent-sweeping). With V8's background sweeper,
-#   a catalog read after a quiet spell cost 14-28% more CPU on a 2-core machine in 8 of 8 side-by-side rounds
-#   (2026-11-27, README "Benchmarks"); uploads were not slower without it.
-# LGW_NODE_FLAGS replaces both V8 flags ("" for node's defaults).
+# - V8, at start only (nothing changes V8 flags at run time): semi-spaces of up to 16 MiB (node's own default on a
+#   machine with plenty of memory, set so that a small container gets it too: with 4, a page of 100 tables cost about
+#   30% more CPU); sweeping after a full collection on the main thread (--no-concurrent-sweeping: a catalog read after
+#   a quiet spell cost less CPU); --expose-gc for the heap release (src/platform/runtime/young-generation-release.ts),
+#   which gives the young generation and dead upload buffers back once the gateway is quiet (idle memory).
+#   Measurements of each: docs/adr/0008-memory-tuning.md.
+# LGW_NODE_FLAGS replaces the three V8 flags ("" for node's defaults; without --expose-gc the heap release is off).
 # Settings the caller already made win; LGW_ALLOCATOR=glibc skips jemalloc. `exec`: no extra process, and signals
 # (SIGTERM for a graceful stop) reach node itself.
 set -e
@@ -36,4 +34,4 @@ if [ -z "${LD_PRELOAD:-}" ]; then
   export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-1048576}"
 fi
 # shellcheck disable=SC2086 # the flags are words
-exec node ${LGW_NODE_FLAGS---max-semi-space-size=16 --no-concurrent-sweeping} "$@"
+exec node ${LGW_NODE_FLAGS---max-semi-space-size=16 --no-concurrent-sweeping --expose-gc} "$@"

@@ -12,6 +12,7 @@ import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { LANCE_REST_MODULES, LanceRestModule } from './modules/lance-rest.module';
 import { TableWriteSignalsModule } from './modules/catalog/tables/table-write-signals';
 import { ObservabilityModule } from './platform/observability/observability.module';
+import { RuntimeModule } from './platform/runtime/runtime.module';
 import { ReclaimerModule } from './modules/reclaim/reclaimer.module';
 import { DroppedTablesAdminModule } from './modules/catalog/dropped/dropped-tables.module';
 import { MeteringModule } from './modules/metering/metering.module';
@@ -28,6 +29,7 @@ export class AppModule {
         ConfigModule.register(config),
         DatabaseModule.register(catalog),
         ObservabilityModule.register(logger),
+        RuntimeModule,
         AuditModule,
         IdempotencyModule,
         RoutePolicyModule,

@@ -59,11 +59,11 @@ forEachCatalog('unit of work', (kind) => {
     assert.equal(await transactions.find(scope.databaseId, txId), null);
   });
 
-  it('a unit that ends while another is open leaves the other its transaction (the context switch)', {
+  it('a unit that ends while another is open leaves the other its transaction', {
     skip: kind === 'embedded' && 'the embedded catalog has one connection: its units take turns and cannot overlap',
   }, async () => {
-    // The unit's async context is switched off when the last open unit ends (src/platform/runtime/async-context.ts): B must
-    // keep its transaction across awaits after A, opened and ended inside B's lifetime, is over, and roll back whole.
+    // Overlapping units: B must keep its transaction across awaits after A, opened and ended inside B's lifetime, is
+    // over, and roll back whole.
     let aMayStart!: () => void;
     const started = new Promise<void>((r) => (aMayStart = r));
     let bMayEnd!: () => void;

@@ -33,8 +33,9 @@ describe('allocator retention (jemalloc keeps read buffers, hands back write mem
     assert.equal(out.activeAfterStop, false);
   });
 
-  test('is off without jemalloc, and with ALLOCATOR_RETAIN_BYTES=0', { skip: !jemallocInstalled && 'jemalloc is not installed' }, () => {
+  test('is off without jemalloc, with ALLOCATOR_RETAIN_BYTES=0, and without a WRITE_ACTIVITY provider', { skip: !jemallocInstalled && 'jemalloc is not installed' }, () => {
     assert.deepEqual(run({ LGW_ALLOCATOR: 'glibc' }), { active: false, why: 'jemalloc is not preloaded' });
     assert.deepEqual(run({ RETAIN: '0' }), { active: false, why: 'off' });
+    assert.deepEqual(run({ NO_WRITE_ACTIVITY: '1' }), { active: false, why: 'off' }, 'it could not tell reads from writes');
   });
 });

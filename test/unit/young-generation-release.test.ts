@@ -54,10 +54,10 @@ describe('heap release when the process goes quiet', () => {
   });
 
   test("in a real process: V8's new space, grown under load, and the dead buffers of a burst are given back once quiet", () => {
-    // A child with the start script's V8 flag, so the new space grows as it does in the gateway; it allocates for a
+    // A child with the start script's V8 flags, so the new space grows as it does in the gateway; it allocates for a
     // second (objects, and 48 MiB of buffers that live through it, so in the old generation, then die), then idles
     // with the release on its own timer and reports what it sees right after the full collection.
-    const module = path.join(__dirname, '..', '..', 'src', 'modules', 'observability', 'young-generation-release.js');
+    const module = path.join(__dirname, '..', '..', 'src', 'platform', 'runtime', 'young-generation-release.js');
     const child = `
       const v8 = require('node:v8');
       const { YoungGenerationRelease, processProbes } = require(${JSON.stringify(module)});
@@ -88,12 +88,30 @@ describe('heap release when the process goes quiet', () => {
       r.start(probes);
       const fallback = setTimeout(report, 30000); // no release: what there is then (also keeps the child alive)
     `;
-    const out = spawnSync(process.execPath, ['--max-semi-space-size=16', '-e', child], { encoding: 'utf8', timeout: 60_000 });
+    const out = spawnSync(process.execPath, ['--max-semi-space-size=16', '--expose-gc', '-e', child], { encoding: 'utf8', timeout: 60_000 });
     assert.equal(out.status, 0, out.stderr);
     const { before, after } = JSON.parse(out.stdout.trim()) as Record<'before' | 'after', { newSpace: number; buffers: number }>;
     assert.ok(before.newSpace >= 16, `the new space grew under load: ${before.newSpace} MiB`);
     assert.ok(after.newSpace <= 2, `given back once quiet: ${after.newSpace} MiB`);
     assert.ok(before.buffers >= 40, `the burst's buffers, dead but not collected: ${before.buffers} MiB`);
     assert.ok(after.buffers <= 8, `freed once quiet: ${after.buffers} MiB`);
+  });
+
+  test('off unless node was started with --expose-gc (no V8 flag is set at run time)', () => {
+    const module = path.join(__dirname, '..', '..', 'src', 'platform', 'runtime', 'young-generation-release.js');
+    const child = `
+      const v8 = require('node:v8');
+      const { processProbes } = require(${JSON.stringify(module)});
+      v8.setFlagsFromString = (f) => { throw new Error('setFlagsFromString(' + f + ')'); };
+      const p = processProbes();
+      console.log(JSON.stringify({ probes: typeof p === 'string' ? p : 'on', gc: typeof globalThis.gc }));
+    `;
+    const run = (flags: string[]) => {
+      const out = spawnSync(process.execPath, [...flags, '-e', child], { encoding: 'utf8', timeout: 30_000 });
+      assert.equal(out.status, 0, out.stderr);
+      return JSON.parse(out.stdout.trim()) as { probes: string; gc: string };
+    };
+    assert.deepEqual(run([]), { probes: 'node was started without --expose-gc (scripts/start.sh passes it)', gc: 'undefined' });
+    assert.deepEqual(run(['--expose-gc']), { probes: 'on', gc: 'function' });
   });
 });

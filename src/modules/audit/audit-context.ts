@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { finalize, Observable } from 'rxjs';
-import { ContextSwitch } from '../../platform/runtime/async-context';
+import { Observable } from 'rxjs';
 
 /** One audit record: who did what to which object, in which database, by which request. */
 export interface AuditEntry {
@@ -25,25 +24,15 @@ export interface PendingAudit {
 }
 
 const current = new AsyncLocalStorage<PendingAudit>();
-/** On only while an audited change is under way (src/platform/runtime/async-context.ts): reads run without async hooks. */
-const scopes = ContextSwitch.for(current as AsyncLocalStorage<unknown>);
 
 export const AuditContext = {
   /** Runs `fn` (and everything it awaits) with `pending` as the audit record owed. */
   run<T>(pending: PendingAudit, fn: () => Promise<T>): Promise<T> {
-    return scopes.around(() => current.run(pending, fn));
+    return current.run(pending, fn);
   },
   /** `source` (subscribed to in the context, and everything it does) with `pending` as the audit record owed. */
   observe<T>(pending: PendingAudit, source: () => Observable<T>): Observable<T> {
-    return new Observable<T>((subscriber) => {
-      const end = scopes.hold();
-      try {
-        return current.run(pending, () => source().pipe(finalize(end)).subscribe(subscriber));
-      } catch (err) {
-        end();
-        throw err;
-      }
-    });
+    return new Observable<T>((subscriber) => current.run(pending, () => source().subscribe(subscriber)));
   },
   /** The record the current request owes, if it is an audited one and has not recorded it yet. */
   pending(): PendingAudit | undefined {

@@ -20,13 +20,13 @@ import { TableMetadataService } from './schema/table-metadata.service';
 import { TableRefsController } from './refs/table-refs.controller';
 import { TableRefsService } from './refs/table-refs.service';
 import { PhalanxVersionHeader } from './phalanx-version.header';
-import { AllocatorRetention } from '../../platform/runtime/allocator-retention';
+import { WRITE_ACTIVITY } from '../../platform/runtime/allocator-retention';
 import { WriteBudget } from './writes/write-budget';
 
 /** The compute engine: data operations for the official remote client and the Enterprise routes. */
 @Module({
   imports: [AuthModule, LanceModule, TablesModule, ThrottlingModule, JobsModule],
   controllers: [DataplaneController, EnterpriseController, TableRefsController, MaterializedViewsController, TableCloneController, MultipartController],
-  providers: [WriteBudget, AllocatorRetention, TableCloneService, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
+  providers: [WriteBudget, { provide: WRITE_ACTIVITY, useExisting: WriteBudget }, TableCloneService, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
 })
 export class DataplaneModule {}

@@ -1,9 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable } from '@nestjs/common';
-import { ClsService } from 'nestjs-cls';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterPrisma } from '@nestjs-cls/transactional-adapter-prisma';
-import { ContextSwitch } from '../runtime/async-context';
 import type { Prisma, PrismaClient } from '../../generated/prisma/client';
 import { CATALOG_DB, CatalogDb } from './catalog-db';
 
@@ -24,16 +21,10 @@ export const UNIT_OF_WORK_OPTIONS = { timeout: 30_000, maxWait: 10_000 } as cons
  */
 @Injectable()
 export class UnitOfWork {
-  /** nestjs-cls's async context, on only while a unit is open (src/platform/runtime/async-context.ts). */
-  private readonly context: ContextSwitch;
-
   constructor(
     private readonly host: TransactionHost<CatalogAdapter>,
     @Inject(CATALOG_DB) private readonly catalog: CatalogDb,
-    cls: ClsService,
-  ) {
-    this.context = ContextSwitch.for(storageOf(cls));
-  }
+  ) {}
 
   get db(): CatalogClient {
     return this.host.tx as CatalogClient;
@@ -50,24 +41,13 @@ export class UnitOfWork {
 
   /**
    * Runs `fn` in a unit: one transaction for every repository call on its path, committed when `fn` resolves and
-   * rolled back when it throws. nestjs-cls's context is on while a unit is open and off otherwise (nestjs-cls turns
-   * it on when it loads and never off; the unit of work is its only user): requests that open no unit run without
-   * Node 20's async hooks (src/platform/runtime/async-context.ts).
+   * rolled back when it throws.
    */
   run<T>(fn: () => Promise<T>): Promise<T> {
-    return this.context.around(() => this.host.withTransaction(fn));
+    return this.host.withTransaction(fn);
   }
 
   get inProgress(): boolean {
     return this.host.isTransactionActive();
   }
-}
-
-/**
- * The AsyncLocalStorage behind a ClsService (nestjs-cls keeps it in the service's `als` field, which its types
- * declare private); undefined when it is not there, and the context is then left on.
- */
-function storageOf(cls: ClsService): AsyncLocalStorage<unknown> | undefined {
-  const als = (cls as unknown as { als?: unknown }).als;
-  return als instanceof AsyncLocalStorage ? als : undefined;
 }

@@ -6,7 +6,6 @@ import { MetricsKeyGuard } from './metrics-key.guard';
 import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
 import { ROOT_LOGGER } from './logger';
-import { YoungGenerationRelease } from '../runtime/young-generation-release';
 
 /** Structured logs (pino via nestjs-pino) and Prometheus metrics. */
 @Global()
@@ -22,7 +21,7 @@ export class ObservabilityModule {
         LoggerModule.forRoot({ pinoHttp: { logger: root, autoLogging: false }, forRoutes: [] }),
       ],
       controllers: [MetricsController],
-      providers: [{ provide: ROOT_LOGGER, useValue: root }, MetricsService, MetricsKeyGuard, YoungGenerationRelease],
+      providers: [{ provide: ROOT_LOGGER, useValue: root }, MetricsService, MetricsKeyGuard],
       exports: [MetricsService, MetricsKeyGuard, ROOT_LOGGER],
     };
   }

@@ -1,10 +1,19 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { Counter, Gauge } from 'prom-client';
 import { Jemalloc } from './jemalloc';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { MetricsService } from '../observability/metrics.service';
-import { WriteBudget } from '../../modules/data/writes/write-budget';
+
+/**
+ * Tells retention when writes hold write memory (true when the first starts, false when the last ends). The data
+ * plane's write budget provides it under WRITE_ACTIVITY; retention finds it at start-up, so the platform does not
+ * import the feature.
+ */
+export interface WriteActivity {
+  onWriting(listener: (writing: boolean) => void): void;
+}
+export const WRITE_ACTIVITY = Symbol('WRITE_ACTIVITY');
 
 /** How often retention looks at the allocator. */
 export const RETENTION_TICK_MS = 250;
@@ -22,15 +31,16 @@ const MIN_PURGE_BYTES = 4 * 1024 * 1024;
  * oversize arena, for buffers of 16 MiB and more, at once). That bounds write memory, but a brute-force vector scan
  * frees and maps again its whole working set on every query: 5,000-6,000 page faults per k=10 query over 115k
  * 128-d vectors, against about 500 when freed pages are kept, and the query ran 1.3-1.5 × in-process instead of
- * 1.1-1.2 × (2026-11-26). So, while no write holds write memory (WriteBudget), every arena keeps its freed pages
+ * 1.1-1.2 × (2026-11-26). So, while no write holds write memory (WRITE_ACTIVITY), every arena keeps its freed pages
  * (dirty decay -1) and this service hands them back itself: when more than ALLOCATOR_RETAIN_BYTES are kept, and
  * once the process has been quiet for a second (at most a few allocations of 16 KiB or more per tick, anywhere in the
  * process: under steady traffic it is never quiet, and what is kept stays up to the cap, which is checked every tick,
- * so it is a soft bound). While writes hold write memory (WriteBudget: insert, merge_insert, overwrite, streamed
+ * so it is a soft bound). While writes hold write memory (the write budget: insert, merge_insert, overwrite, streamed
  * creates), every arena decays as configured again, so an upload's peak is what it was; when the last write ends,
  * what it left is purged. Other engine work (index builds, compaction, update, delete) runs under retention.
  *
- * Only with jemalloc preloaded and ALLOCATOR_RETAIN_BYTES > 0; otherwise nothing changes. Every change of decay and
+ * Only with jemalloc preloaded, ALLOCATOR_RETAIN_BYTES > 0 and a WRITE_ACTIVITY provider; otherwise nothing changes.
+ * Measurements and what was tried instead: docs/adr/0008-memory-tuning.md. Every change of decay and
  * every purge runs on the libuv pool (setting a decay of 0 purges at once), one after another in the order asked.
  */
 @Injectable()
@@ -52,9 +62,9 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly budget: WriteBudget,
     private readonly adapterHost: HttpAdapterHost,
     metrics: MetricsService,
+    private readonly moduleRef: ModuleRef,
   ) {
     const self = () => this;
     new Gauge({
@@ -80,6 +90,13 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
 
   onApplicationBootstrap(): void {
     if (!this.adapterHost.httpAdapter || this.config.allocatorRetainBytes === 0) return; // CLI, or switched off
+    let writes: WriteActivity;
+    try {
+      writes = this.moduleRef.get<WriteActivity>(WRITE_ACTIVITY, { strict: false });
+    } catch {
+      this.log.debug('allocator retention off: no WRITE_ACTIVITY provider');
+      return;
+    }
     const je = Jemalloc.open();
     if (typeof je === 'string') {
       this.log.debug(`allocator retention off: ${je}`);
@@ -95,7 +112,7 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     this.writeOversizeDecayMs = this.writeDecayMs > 0 ? 0 : this.writeDecayMs;
     this.je = je;
     this.enqueue(() => je.setDirtyDecay(-1, -1));
-    this.budget.onWriting((writing) => this.onWriting(writing));
+    writes.onWriting((writing) => this.onWriting(writing));
     this.timer = setInterval(() => this.tick(), RETENTION_TICK_MS).unref();
     this.log.log(`allocator retention on (jemalloc ${je.version.split('-')[0]}, up to ${this.config.allocatorRetainBytes} bytes kept between reads)`);
   }
