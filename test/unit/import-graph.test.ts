@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { ROOT } from '../helpers/root';
 
 // madge ships no type declarations; its API is one function returning a graph with circular().
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const madge = require('madge') as (p: string, c: object) => Promise<{ circular(): string[][] }>;
-
-const ROOT = path.resolve(__dirname, '..', '..', '..');
 
 /**
  * The module graph of src/ has no import circle: feature modules import infrastructure and each other in one
