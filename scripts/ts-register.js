@@ -7,6 +7,7 @@
 // the 16 MiB heap of the gateway's schema-decoding worker.
 // Tests and helpers name the programs they start by their built path (dist/…/x.js); from the sources that file is
 // x.ts, so a missing `.js` path is resolved to the `.ts` beside it.
+const { createHash } = require('node:crypto');
 const fs = require('node:fs');
 const Module = require('node:module');
 const path = require('node:path');
@@ -25,10 +26,35 @@ const options = {
   configFile: false,
 };
 
+// Compiled files are kept in node_modules/.cache/ts-register by a hash of their path, text and the compiler, so the
+// processes a test starts (the gateway, the CLI) do not compile the whole tree again.
+const cacheDir = path.join(__dirname, '..', 'node_modules', '.cache', 'ts-register');
+const salt = `${require('@swc/core/package.json').version} ${JSON.stringify(options)}`;
+
+function compile(filename) {
+  const source = fs.readFileSync(filename, 'utf8');
+  const key = createHash('sha256').update(salt).update(filename).update('\0').update(source).digest('hex');
+  const cached = path.join(cacheDir, `${key}.js`);
+  try {
+    return fs.readFileSync(cached, 'utf8');
+  } catch {
+    // not compiled yet
+  }
+  const { code } = swc.transformSync(source, { ...options, filename });
+  try {
+    fs.mkdirSync(cacheDir, { recursive: true });
+    const tmp = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    fs.writeFileSync(tmp, code);
+    fs.renameSync(tmp, cached);
+  } catch {
+    // a read-only tree: compile every time
+  }
+  return code;
+}
+
 process.setSourceMapsEnabled(true);
 Module._extensions['.ts'] = function (module, filename) {
-  const { code } = swc.transformSync(fs.readFileSync(filename, 'utf8'), { ...options, filename });
-  module._compile(code, filename);
+  module._compile(compile(filename), filename);
 };
 
 const tsTwin = (file) => {
