@@ -3,7 +3,7 @@
 # stage with production dependencies only, running as the unprivileged `node` user.
 # glibc base (not Alpine): the native Lance engine ships linux-x64-gnu / linux-arm64-gnu binaries.
 
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -15,7 +15,7 @@ RUN node scripts/prisma-generate.js \
  && npx tsc -p tsconfig.prod.json \
  && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 # jemalloc for the engine's buffers (README "Memory"): scripts/start.sh preloads it; without it the start script falls
 # back to glibc settings that bound memory but slow brute-force vector queries.
 RUN apt-get update \

@@ -4,11 +4,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { program } from './helpers/root';
 import { Api, createPgDatabase, eventually, startGateway, TestGateway } from './helpers/gateway';
 
 /** The operator CLI (issue 3): the operator API's actions against the catalog, without the server running. */
 
-const CLI = path.resolve(__dirname, '../src/cli/admin.js');
+const CLI = program(path.resolve(__dirname, '../src/cli/admin.js'));
 
 interface CliResult {
   code: number;

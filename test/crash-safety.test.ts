@@ -13,6 +13,7 @@ import { Reclaimer } from '../src/modules/reclaim/reclaimer.service';
 import { StorageScan } from '../src/modules/reclaim/storage-scan.service';
 import { ADMIN_KEY, Api, CATALOG_KINDS, createPgDatabase, eventually, forEachCatalog, newTenant, startGateway, TestGateway } from './helpers/gateway';
 import { freePort } from './helpers/redis';
+import { program } from './helpers/root';
 
 /**
  * Crash safety (README "Crash safety"): gateways run as OS processes on one Postgres catalog and one STORAGE_ROOT,
@@ -22,8 +23,8 @@ import { freePort } from './helpers/redis';
  * second process cannot share the embedded catalog, and the tests watch the catalog from outside the gateways.
  */
 
-const MAIN = path.resolve(__dirname, '../src/main.js');
-const CLI = path.resolve(__dirname, '../src/cli/admin.js');
+const MAIN = program(path.resolve(__dirname, '../src/main.js'));
+const CLI = program(path.resolve(__dirname, '../src/cli/admin.js'));
 const ARROW = 'application/vnd.apache.arrow.stream';
 /** Small enough for a test, and the same on every process (replicas must agree on it). */
 const AGE_S = 3;

@@ -4,13 +4,13 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { envSchema } from '../src/platform/config/config';
+import { ROOT } from './helpers/root';
 import { jemallocInstalled, runStartScript } from './helpers/start-script';
 
 /**
  * Static checks of the deployment files, which cannot run here (no Docker engine): they must parse, use only
  * configuration the gateway knows, and start the gateway the way the README says.
  */
-const ROOT = path.resolve(__dirname, '../..');
 const read = (f: string) => fs.readFileSync(path.join(ROOT, f), 'utf8');
 const KNOWN = new Set(Object.keys(envSchema.shape));
 

@@ -9,9 +9,10 @@ import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { eventually } from './helpers/gateway';
 import { freePort } from './helpers/redis';
+import { program, ROOT } from './helpers/root';
 
-const MAIN = path.resolve(__dirname, '../src/main.js');
-const START = path.resolve(__dirname, '../../scripts/start.sh');
+const MAIN = program(path.resolve(__dirname, '../src/main.js'));
+const START = path.join(ROOT, 'scripts/start.sh');
 
 
 describe('npm start on the embedded default (the built entry point, as a separate process)', () => {

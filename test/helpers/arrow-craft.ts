@@ -12,6 +12,7 @@ import { RecordBatch as FbRecordBatch } from 'apache-arrow/fb/record-batch';
 import { Schema as FbSchema } from 'apache-arrow/fb/schema';
 import { Struct_ as FbStruct } from 'apache-arrow/fb/struct-';
 import { Message } from 'apache-arrow/ipc/metadata/message';
+import { ROOT } from './root';
 
 /**
  * Arrow IPC streams for the hostile-input tests: valid ones, the crash fixture of issue 9, and hand-made messages
@@ -25,7 +26,7 @@ const TYPE = { Int: 2, Struct: 13 };
 
 /** test/fixtures/arrow/schema-oom.arrow (made by scripts/arrow-crash-fixture.js; see the fixtures README). */
 export function crashFixture(): Buffer {
-  return fs.readFileSync(path.resolve(__dirname, '../../../test/fixtures/arrow/schema-oom.arrow'));
+  return fs.readFileSync(path.join(ROOT, 'test/fixtures/arrow/schema-oom.arrow'));
 }
 
 /** The table the crash fixture was made from: one row of id Int32, name Utf8, writer Int32, vector 4 × Float32. */

@@ -1,8 +1,7 @@
 import { spawnSync, SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-
-const ROOT = path.resolve(__dirname, '..', '..', '..');
+import { ROOT } from './root';
 
 /** Whether the system has jemalloc where scripts/start.sh looks for it. */
 export const jemallocInstalled = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/usr/local/lib'].some((d) =>

@@ -36,6 +36,7 @@ import {
   wideSchema,
   deepSchema,
 } from '../helpers/arrow-craft';
+import { ROOT } from '../helpers/root';
 
 /**
  * The verifier of uploaded Arrow IPC metadata (arrow-verify.ts), the stream reader's checks (arrow-ipc.ts) and the
@@ -77,7 +78,7 @@ describe('the crash fixture (test/fixtures/arrow/schema-oom.arrow)', () => {
       const b = require('node:fs').readFileSync(process.argv[1]);
       require('apache-arrow/ipc/metadata/message').Message.decode(b.subarray(8, 8 + b.readInt32LE(4))).header();
       console.log('decoded');`;
-    const file = require.resolve('../../../test/fixtures/arrow/schema-oom.arrow');
+    const file = path.join(ROOT, 'test/fixtures/arrow/schema-oom.arrow');
     const r = spawnSync(process.execPath, ['--max-old-space-size=32', '-e', code, file], { encoding: 'utf8' });
     assert.notEqual(r.stdout.trim(), 'decoded', 'apache-arrow decodes the fixture now: the fixture no longer shows the bug');
     assert.match(r.stderr, /heap out of memory/i);

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { cycleImports, cycles, importsOf, violations } from '../helpers/layers';
+import { ROOT } from '../helpers/root';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
 const SRC = path.join(ROOT, 'src');
 
 /** The layers of src/ (docs/architecture.md): platform → engine → features, and the composition root on top. */
