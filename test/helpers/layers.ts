@@ -5,13 +5,13 @@ import * as path from 'node:path';
  * The layers of src/ (docs/architecture.md) and the rules between them, as data the import-graph test checks:
  * platform imports no engine and no feature; engine imports only platform; features import engine, platform and
  * each other without a cycle; the composition root (src/*.ts, src/cli, src/modules/lance-rest.module.ts) may
- * import anything. A unit is a folder: `platform/<part>`, `engine/<part>`, `modules/<feature>`, and, for the two
- * groups of features, `modules/catalog/<feature>` and `modules/data/<feature>`.
+ * import anything. A unit is a folder: `platform/<part>`, `engine/<part>`, `modules/<feature>`. The sub-folders of
+ * `modules/catalog` (namespaces, tables, versions, transactions, dropped) and `modules/data` (writes, reads, …) sort
+ * one feature's files by route family; they share one repository layer and may import each other.
  */
 export type Layer = 'root' | 'platform' | 'engine' | 'features' | 'generated';
 
 const RANK: Record<Layer, number> = { generated: 0, platform: 1, engine: 2, features: 3, root: 4 };
-const GROUPS = new Set(['catalog', 'data']);
 
 export function unitOf(rel: string): { unit: string; layer: Layer } {
   const parts = rel.split('/');
@@ -21,8 +21,7 @@ export function unitOf(rel: string): { unit: string; layer: Layer } {
     return { unit: parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0], layer: parts[0] };
   }
   if (parts[0] === 'modules') {
-    const grouped = GROUPS.has(parts[1]) && parts.length > 3;
-    return { unit: grouped ? `modules/${parts[1]}/${parts[2]}` : `modules/${parts[1]}`, layer: 'features' };
+    return { unit: parts.length > 2 ? `modules/${parts[1]}` : 'root', layer: parts.length > 2 ? 'features' : 'root' };
   }
   return { unit: parts[0], layer: 'root' };
 }
