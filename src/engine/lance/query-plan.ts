@@ -1,5 +1,5 @@
 import { Errors } from '../../platform/http/errors';
-import type { QueryRequest } from '../../modules/data/reads/table-reads.schemas';
+import type { QueryRequest } from '../../modules/data/dataplane.schemas';
 
 /**
  * The query builder, as pure functions: both dialects of a query request (the remote client's and the Lance spec's)

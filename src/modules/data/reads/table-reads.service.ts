@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { TablesService } from '../../catalog/tables/tables.service';
 import { TenantContext } from '../../identity/tenancy/tenant-context';
 import { decodeSchema, IpcFileLayout, splitStream } from '../../../engine/arrow/arrow-ipc';
-import { QueryRequest } from './table-reads.schemas';
+import { QueryRequest } from '../dataplane.schemas';
 import { LanceEngine } from '../../../engine/lance/lance-engine';
 import { assertEngineSql } from '../../../engine/lance/engine-sql';
 import { toEngineQuery } from '../../../engine/lance/query-executor';
