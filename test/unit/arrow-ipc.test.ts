@@ -8,14 +8,9 @@ import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { Message } from 'apache-arrow/ipc/metadata/message';
 import { ApiError } from '../../src/platform/http/errors';
-import {
-  decodeSchema,
-  MAX_DECOMPRESSED_BATCH_BYTES,
-  MAX_METADATA_BYTES,
-  readWholeStream,
-  splitStream,
-  streamInChunks,
-} from '../../src/engine/arrow/arrow-ipc';
+import { readWholeStream, streamInChunks } from '../../src/engine/arrow/arrow-ipc';
+import { decodeSchema, MAX_DECOMPRESSED_BATCH_BYTES, splitStream } from '../../src/engine/arrow/arrow-ipc-message';
+import { MAX_METADATA_BYTES } from '../../src/engine/arrow/arrow-ipc-reader';
 import { SchemaDecodeGuard } from '../../src/engine/arrow/arrow-schema-guard';
 import { MAX_ENTRIES_WITHOUT_DATA, UNTRUSTED_LIMITS, verifyMessage } from '../../src/engine/arrow/arrow-verify';
 import {
