@@ -376,7 +376,7 @@ describe('the schema-decoding worker (defence in depth)', () => {
   });
 });
 
-describe('engine failures (README "Hostile input")', () => {
+describe('engine failures (docs/hostile-input.md)', () => {
   test('a panic inside an asynchronous engine call arrives as an error; the process carries on', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-panic-'));
     try {
@@ -395,7 +395,8 @@ describe('engine failures (README "Hostile input")', () => {
     const code = `
       const fs = require('node:fs');
       const lancedb = require('@lancedb/lancedb');
-      const { splitStream, decodeSchema, ipcFile } = require(${JSON.stringify(require.resolve('../../src/engine/arrow/arrow-ipc'))});
+      const { splitStream, decodeSchema } = require(${JSON.stringify(require.resolve('../../src/engine/arrow/arrow-ipc-message'))});
+      const { ipcFile } = require(${JSON.stringify(require.resolve('../../src/engine/arrow/arrow-ipc-file'))});
       const [schema, ...rest] = splitStream(fs.readFileSync(process.argv[1]));
       const file = ipcFile(decodeSchema(schema), schema, [], rest);
       lancedb.connect(fs.mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'lgw-abort-')))
