@@ -8,14 +8,9 @@ import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { Message } from 'apache-arrow/ipc/metadata/message';
 import { ApiError } from '../../src/platform/http/errors';
-import {
-  decodeSchema,
-  MAX_DECOMPRESSED_BATCH_BYTES,
-  MAX_METADATA_BYTES,
-  readWholeStream,
-  splitStream,
-  streamInChunks,
-} from '../../src/engine/arrow/arrow-ipc';
+import { readWholeStream, streamInChunks } from '../../src/engine/arrow/arrow-ipc';
+import { decodeSchema, MAX_DECOMPRESSED_BATCH_BYTES, splitStream } from '../../src/engine/arrow/arrow-ipc-message';
+import { MAX_METADATA_BYTES } from '../../src/engine/arrow/arrow-ipc-reader';
 import { SchemaDecodeGuard } from '../../src/engine/arrow/arrow-schema-guard';
 import { MAX_ENTRIES_WITHOUT_DATA, UNTRUSTED_LIMITS, verifyMessage } from '../../src/engine/arrow/arrow-verify';
 import {
@@ -382,7 +377,7 @@ describe('the schema-decoding worker (defence in depth)', () => {
   });
 });
 
-describe('engine failures (README "Hostile input")', () => {
+describe('engine failures (docs/hostile-input.md)', () => {
   test('a panic inside an asynchronous engine call arrives as an error; the process carries on', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-panic-'));
     try {
@@ -401,7 +396,8 @@ describe('engine failures (README "Hostile input")', () => {
     const code = `
       const fs = require('node:fs');
       const lancedb = require('@lancedb/lancedb');
-      const { splitStream, decodeSchema, ipcFile } = require(${JSON.stringify(require.resolve('../../src/engine/arrow/arrow-ipc'))});
+      const { splitStream, decodeSchema } = require(${JSON.stringify(require.resolve('../../src/engine/arrow/arrow-ipc-message'))});
+      const { ipcFile } = require(${JSON.stringify(require.resolve('../../src/engine/arrow/arrow-ipc-file'))});
       const [schema, ...rest] = splitStream(fs.readFileSync(process.argv[1]));
       const file = ipcFile(decodeSchema(schema), schema, [], rest);
       lancedb.connect(fs.mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'lgw-abort-')))

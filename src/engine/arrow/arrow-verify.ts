@@ -1,3 +1,6 @@
+// Kept whole (about 575 lines): one verifier, its flatbuffer reader, the Message/Schema walk and the batch checks
+// share one node plan and one set of limits; split, a reviewer of the hostile-input defence would chase it across
+// files (docs/hostile-input.md).
 import { ApiError, Errors } from '../../platform/http/errors';
 
 /**
@@ -33,7 +36,7 @@ export interface IpcLimits {
   maxRows: number;
 }
 
-/** What an uploaded stream may declare (README "Hostile input"). */
+/** What an uploaded stream may declare (docs/hostile-input.md). */
 export const UNTRUSTED_LIMITS: Readonly<IpcLimits> = Object.freeze({
   maxFields: 10_000,
   maxDepth: 64,

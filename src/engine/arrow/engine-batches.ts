@@ -1,6 +1,6 @@
 import * as arrow from 'apache-arrow';
 import type * as lancedb from '@lancedb/lancedb';
-import { IpcMessage, splitStream } from './arrow-ipc';
+import { IpcMessage, splitStream } from './arrow-ipc-message';
 
 /**
  * Every row of a table handle (at whatever version it is checked out at) as IPC messages, batch stream by batch

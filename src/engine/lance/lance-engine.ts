@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: one class because the handle cache, the write and storage listeners and the footprint
+// cache are state every entry point shares; its pure parts live beside it (lance-native.ts, store-footprint.ts,
+// table-manifests.ts, engine-errors.ts).
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import { LRUCache } from 'lru-cache';
@@ -6,6 +9,9 @@ import { ApiError, Errors } from '../../platform/http/errors';
 import { EngineErrorContext, translateEngineError } from './engine-errors';
 import { JsonSchema, jsonSchema, SchemaDialect } from '../arrow/arrow-json-schema';
 import { TableStorage } from '../storage/table-storage.service';
+import { NativeTable, nativeOf } from './lance-native';
+import { commitOverhead, dataBytes, Footprint, footprintWithIndices, growth, written0 } from './store-footprint';
+import { manifestsOf, U64_MAX, versionsDir } from './table-manifests';
 
 /** Which state of a table to open: a version and/or a branch (latest of main when absent). */
 export interface TableRef {
@@ -33,24 +39,6 @@ export interface TableVersionInfo {
   metadata: Record<string, string>;
 }
 
-const U64_MAX = (1n << 64n) - 1n;
-
-/** What the write-time storage estimate reads from a handle's statistics (native and wrapper handles alike). */
-interface EngineStats {
-  totalBytes: number;
-  fragmentStats: { numFragments: number };
-}
-
-/** A version's size as the write-time estimate sees it (LanceEngine.onStored). */
-interface Footprint {
-  version: number;
-  /** Data bytes of the version (plus its indices' sizes, for wrapper handles). */
-  bytes: number;
-  fragments: number;
-  /** False when `bytes` was estimated from a body's size (then only `version` and `fragments` are trusted). */
-  exact?: boolean;
-}
-
 /** How LanceEngine.withNative counts what a commit adds to the store. */
 export interface NativeWrite {
   /** `fn` replaces every row (all the data files of its version are new). */
@@ -61,13 +49,6 @@ export interface NativeWrite {
    */
   bodyBytes?: number;
 }
-
-/**
- * What one commit writes besides data and index files, without reading it: its manifest (about 450 bytes plus about
- * 80 per fragment listed, measured on Lance 0.39 manifests: 25.5 KB for 301 fragments; more with deletion files) and
- * its transaction file (a few hundred bytes). A slight underestimate on purpose: the next measurement corrects it.
- */
-export const commitOverhead = (fragments: number): number => 640 + 80 * fragments;
 
 export interface TableStats {
   total_bytes: number;
@@ -103,25 +84,6 @@ function closeHandle(h: CachedHandle): void {
     /* already closed */
   }
 }
-
-/** The native handles of a local connection (`LocalConnection.inner`, public but not re-exported by the package). */
-interface NativeMergeBuilder {
-  whenMatchedUpdateAll(condition?: string): NativeMergeBuilder;
-  whenNotMatchedInsertAll(): NativeMergeBuilder;
-  whenNotMatchedBySourceDelete(filter?: string): NativeMergeBuilder;
-  useIndex(useIndex: boolean): NativeMergeBuilder;
-  setTimeout(ms: number): void;
-  execute(buf: Buffer): Promise<{ version: number; numInsertedRows: number; numUpdatedRows: number; numDeletedRows: number; numAttempts?: number }>;
-}
-export interface NativeTable {
-  close(): void;
-  version(): Promise<number>;
-  add(buf: Buffer, mode: string): Promise<{ version: number }>;
-  update(onlyIf: string | undefined, columns: Array<[string, string]>): Promise<{ rowsUpdated: number; version: number }>;
-  delete(predicate: string): Promise<{ numDeletedRows: number; version: number }>;
-  mergeInsert(on: string[]): NativeMergeBuilder;
-  stats(): Promise<EngineStats>;
-}
 /** LanceEngine.streamWriter: one table written chunk by chunk through one handle. */
 export interface StreamWriter {
   /** Commits `ipcFile` (an Arrow IPC file): the table's first version on the first call, an appended one after. */
@@ -129,23 +91,6 @@ export interface StreamWriter {
   /** Closes the handle; the write listeners are told when a version was committed. Idempotent. */
   close(): Promise<void>;
 }
-interface NativeConnection {
-  openTable(name: string, namespacePath: string[], storageOptions: undefined): Promise<NativeTable>;
-  createTable(name: string, buf: Buffer, mode: string, namespacePath: string[], storageOptions: undefined): Promise<NativeTable>;
-  cloneTable(
-    targetTableName: string,
-    sourceUri: string,
-    targetNamespacePath: string[],
-    sourceVersion: number | null,
-    sourceTag: string | null,
-    isShallow: boolean,
-  ): Promise<NativeTable>;
-}
-const nativeOf = (c: lancedb.Connection): NativeConnection => {
-  const inner = (c as unknown as { inner?: NativeConnection }).inner;
-  if (!inner || typeof inner.createTable !== 'function') throw new Error('@lancedb/lancedb: no native connection handle');
-  return inner;
-};
 
 /**
  * The native Lance engine (@lancedb/lancedb) at a table's catalog location: `connect(dirname)` +
@@ -327,7 +272,7 @@ export class LanceEngine implements OnModuleDestroy {
 
   /**
    * `fn` is told, after each commit the gateway makes, about how many bytes it added to the table's store (an
-   * estimate the storage refresher's next measurement replaces; README "Usage and quotas"): the growth of the data
+   * estimate the storage refresher's next measurement replaces; docs/usage-and-quotas.md): the growth of the data
    * files the table's latest version reads (engine statistics before and after the commit, on the handle that
    * committed; for the wrapper API's commits, such as index builds, with its indices' sizes), plus the commit's
    * manifest and transaction file (commitOverhead). A create or an overwrite adds all of its version's data files; a
@@ -349,45 +294,6 @@ export class LanceEngine implements OnModuleDestroy {
     }
   }
 
-  /** The version a handle is at, its data bytes and fragments (never throws: null when they cannot be read). */
-  private async dataBytes(t: { stats(): Promise<EngineStats>; version(): Promise<number> }): Promise<Footprint | null> {
-    try {
-      const s = await t.stats();
-      return { version: await t.version(), bytes: s.totalBytes, fragments: s.fragmentStats.numFragments, exact: true };
-    } catch {
-      return null;
-    }
-  }
-
-  /** dataBytes plus the indices' sizes, for a wrapper handle (null when they cannot be read). */
-  private async footprint(t: lancedb.Table): Promise<Footprint | null> {
-    const data = await this.dataBytes(t);
-    if (data === null) return null;
-    try {
-      return { ...data, bytes: data.bytes + (await t.listIndices()).reduce((n, i) => n + (i.sizeBytes ?? 0), 0) };
-    } catch {
-      return data;
-    }
-  }
-
-  /**
-   * What a commit from `before` to `after` added to the store: the growth of the version's data (and index) bytes, all
-   * of them for an overwrite, and its manifest and transaction file; nothing when no version was committed.
-   */
-  private growth(before: Footprint | null, after: Footprint | null, overwrites = false): number {
-    if (!before || !after || after.version === before.version) return 0;
-    return (overwrites ? after.bytes : Math.max(0, after.bytes - before.bytes)) + commitOverhead(after.fragments);
-  }
-
-  /** What a new table's first `after.version` versions wrote: all its data, and a manifest per version. */
-  private written0(after: Footprint | null): number {
-    if (!after) return 0;
-    let overhead = 0;
-    // One commit per version; a streamed create adds about one fragment per chunk.
-    for (let v = 1; v <= after.version; v++) overhead += commitOverhead(Math.max(1, Math.round((after.fragments * v) / after.version)));
-    return after.bytes + overhead;
-  }
-
   private async written(location: string, branch?: string): Promise<void> {
     for (const fn of this.writeListeners) {
       await fn(location, branchOf(branch)).catch((err: unknown) => this.log.warn(`a write listener failed after a commit to ${location}: ${(err as Error).message}`));
@@ -403,9 +309,9 @@ export class LanceEngine implements OnModuleDestroy {
     const r = await this.readTable(
       location,
       async (table) => {
-        const before = counted ? await this.footprint(table) : null;
+        const before = counted ? await footprintWithIndices(table) : null;
         const out = await fn(table);
-        if (before) grown = this.growth(before, await this.footprint(table));
+        if (before) grown = growth(before, await footprintWithIndices(table));
         return out;
       },
       at,
@@ -522,13 +428,13 @@ export class LanceEngine implements OnModuleDestroy {
    */
   async versions(location: string, branch?: string): Promise<TableVersionInfo[]> {
     const listed = await this.read(location, (t) => t.listVersions(), { branch });
-    const manifests = await this.manifests(location, branchOf(branch));
+    const manifests = await manifestsOf(this.storage, location, branchOf(branch));
     return listed
       .map((v) => {
         const m = manifests.get(v.version);
         return {
           version: v.version,
-          manifest_path: m?.path ?? this.storage.objectPath(`${this.versionsDir(location, branchOf(branch))}/${U64_MAX - BigInt(v.version)}.manifest`),
+          manifest_path: m?.path ?? this.storage.objectPath(`${versionsDir(location, branchOf(branch))}/${U64_MAX - BigInt(v.version)}.manifest`),
           ...(m ? { manifest_size: m.size } : {}),
           timestamp_millis: v.timestamp.getTime(),
           timestamp: v.timestamp.toISOString(),
@@ -536,32 +442,6 @@ export class LanceEngine implements OnModuleDestroy {
         };
       })
       .sort((a, b) => a.version - b.version);
-  }
-
-  /** The folder of a table's (or one of its branches') manifests: `<table>/_versions`, `<table>/tree/<branch>/_versions`. */
-  private versionsDir(location: string, branch: string | undefined): string {
-    return branch ? `${location}/tree/${branch}/_versions` : `${location}/_versions`;
-  }
-
-  /**
-   * The manifest files of a table by version. Lance names them `<version>.manifest` (V1) or
-   * `<u64::MAX - version>.manifest` (V2, so that listing finds the newest first); detached versions (`d…`) are not
-   * versions of the table. Nothing outside the table's folder is read, whatever the branch name says.
-   */
-  private async manifests(location: string, branch: string | undefined): Promise<Map<number, { path: string; size: number }>> {
-    const out = new Map<number, { path: string; size: number }>();
-    if (branch !== undefined && (branch.split('/').includes('..') || branch.startsWith('/'))) return out;
-    const dir = this.versionsDir(location, branch);
-    const files = await this.storage.listFiles(dir).catch(() => []);
-    for (const f of files) {
-      const file = f.path.slice(dir.length + 1);
-      const m = /^(\d+)\.manifest$/.exec(file);
-      if (!m) continue;
-      const n = BigInt(m[1]);
-      const version = Number(n > U64_MAX / 2n ? U64_MAX - n : n);
-      out.set(version, { path: this.storage.objectPath(f.path), size: f.size });
-    }
-    return out;
   }
 
   /**
@@ -582,7 +462,7 @@ export class LanceEngine implements OnModuleDestroy {
           // see the version the handle is at committed, or saw it estimated and needs exact bytes.
           const known = this.footprints.get(key);
           const at = known && (body !== undefined || known.exact) ? await n.version().catch(() => null) : null;
-          before = known && at === known.version ? known : await this.dataBytes(n);
+          before = known && at === known.version ? known : await dataBytes(n);
         }
         const out = await fn(n);
         if (before && body !== undefined) {
@@ -593,9 +473,9 @@ export class LanceEngine implements OnModuleDestroy {
             this.footprints.set(key, { version, bytes: before.bytes + body, fragments, exact: false });
           }
         } else if (before) {
-          const after = await this.dataBytes(n);
+          const after = await dataBytes(n);
           // An overwrite's data files are all new (the old ones stay with the older versions).
-          grown = this.growth(before, after, write.overwrites);
+          grown = growth(before, after, write.overwrites);
           if (after) this.footprints.set(key, after);
         }
         return out;
@@ -648,8 +528,8 @@ export class LanceEngine implements OnModuleDestroy {
         version = await t.version();
         // Every data file of the new version is new (an overwrite's old files stay with the older versions).
         if (this.storedListeners.length > 0) {
-          const after = await this.dataBytes(t);
-          bytes = mode === 'create' ? this.written0(after) : after ? after.bytes + commitOverhead(after.fragments) : 0;
+          const after = await dataBytes(t);
+          bytes = mode === 'create' ? written0(after) : after ? after.bytes + commitOverhead(after.fragments) : 0;
           if (after) this.footprints.set(this.keyOf(location, {}), after);
         }
       } finally {
@@ -715,9 +595,9 @@ export class LanceEngine implements OnModuleDestroy {
       close: async () => {
         if (closed) return;
         closed = true;
-        const last = table && this.storedListeners.length > 0 ? await this.dataBytes(table) : null;
+        const last = table && this.storedListeners.length > 0 ? await dataBytes(table) : null;
         if (last) this.footprints.set(this.keyOf(location, {}), last);
-        const bytes = this.written0(last);
+        const bytes = written0(last);
         table?.close();
         conn.close();
         if (table) {

@@ -5,12 +5,15 @@ import { TablesModule } from '../catalog/tables/tables.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { TableJobsService } from './jobs/table-jobs.service';
 import { ThrottlingModule } from '../throttling/throttling.module';
-import { DataplaneController } from './dataplane.controller';
 import { DataTables } from './data-tables.service';
 import { TableIndicesService } from './indices/table-indices.service';
 import { TableReadsService } from './reads/table-reads.service';
 import { TableSchemaService } from './schema/table-schema.service';
 import { TableWritesService } from './writes/table-writes.service';
+import { TableWritesController } from './writes/table-writes.controller';
+import { TableReadsController } from './reads/table-reads.controller';
+import { TableIndicesController } from './indices/table-indices.controller';
+import { TableSchemaController } from './schema/table-schema.controller';
 import { EnterpriseController } from './enterprise/enterprise.controller';
 import { MaterializedViewsController } from './views/materialized-views.controller';
 import { TableCloneController } from './clone/table-clone.controller';
@@ -26,7 +29,18 @@ import { WriteBudget } from './writes/write-budget';
 /** The compute engine: data operations for the official remote client and the Enterprise routes. */
 @Module({
   imports: [AuthModule, LanceModule, TablesModule, ThrottlingModule, JobsModule],
-  controllers: [DataplaneController, EnterpriseController, TableRefsController, MaterializedViewsController, TableCloneController, MultipartController],
+  // The data controllers first, where the one they were split from was; no two of their routes match one path.
+  controllers: [
+    TableWritesController,
+    TableReadsController,
+    TableIndicesController,
+    TableSchemaController,
+    EnterpriseController,
+    TableRefsController,
+    MaterializedViewsController,
+    TableCloneController,
+    MultipartController,
+  ],
   providers: [WriteBudget, { provide: WRITE_ACTIVITY, useExisting: WriteBudget }, TableCloneService, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
 })
 export class DataplaneModule {}

@@ -1,3 +1,5 @@
+// Kept whole (about 430 lines): triggers, debounce, per-table locks and the job's run share this service's state
+// (recent triggers, locks, the `maintaining` context); the pure rules are already apart (maintenance.policy.ts).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type * as lancedb from '@lancedb/lancedb';
@@ -44,7 +46,7 @@ const isConflict = (err: unknown) => /conflict|retryable|concurrent|commit.*(fai
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Table maintenance (README "Table maintenance"): after commits (debounced), on a slow sweep and on demand, a job of
+ * Table maintenance (docs/maintenance.md): after commits (debounced), on a slow sweep and on demand, a job of
  * the jobs system compacts small fragments, adds unindexed rows to the table's indices and removes versions older than
  * the retention, through the engine's one entry point for all three (`optimize`). Policies come from the server, the
  * database, the namespace and the table (resolvePolicy).

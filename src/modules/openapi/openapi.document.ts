@@ -8,156 +8,29 @@ import { ErrorResponse } from '../../platform/http/error-body.schema';
 import { RequestParts, requestPartsOf } from '../../platform/http/validation/request-parts';
 import type { AppConfig } from '../../platform/config/config';
 import { LANCE_SPEC_OPERATIONS } from './lance-spec-operations';
-import { Access, ErrorStatus, JsonSchema, OperationDoc, operationOf, ParamDoc } from '../../platform/http/operation.decorator';
+import { ErrorStatus, JsonSchema, OperationDoc, operationOf, ParamDoc } from '../../platform/http/operation.decorator';
+import {
+  ACCESS_TEXT,
+  DATABASE_HEADERS,
+  DELIMITER,
+  ERROR_RESPONSE_NAME,
+  ERROR_RESPONSES,
+  ID_DESCRIPTION,
+  IDEMPOTENCY_KEY_HEADER,
+  REQUEST_ID_HEADER,
+  SECURITY,
+  SECURITY_SCHEMES,
+  TAGS,
+} from './openapi.parts';
+import { SchemaComponents } from './schema-components';
 
 /** Where the document and its browsable page are served (outside BASE_PATH). */
 export const OPENAPI_JSON_PATH = '/openapi.json';
 export const DOCS_PATH = '/docs';
 
-const ID_DESCRIPTION =
-  'Object identifier: the parts of its path joined by `delimiter` (default `$`), percent-encoded ' +
-  '(`["sales", "orders"]` → `sales%24orders`). The delimiter alone (`%24`) is the root namespace. Parts may use ' +
-  'letters, digits, `_`, `-` and `.`.';
-
-const DELIMITER: ParamDoc = {
-  name: 'delimiter',
-  in: 'query',
-  description:
-    'Separator of the parts of `{id}` (and of the identifiers ListAllTables answers). Optional; default `$`. ' +
-    'May be longer than one character (`::`).',
-  schema: { type: 'string', default: '$' },
-};
-
-/** The database headers of every REST-contract route (tenancy: see the README). */
-const DATABASE_HEADERS: ParamDoc[] = [
-  {
-    name: 'x-service-database',
-    in: 'header',
-    description:
-      'The database (tenant) addressed. `x-lancedb-database` (what the official clients send) is accepted too. ' +
-      'Needed unless the host name selects the database (TENANT_HOST_SUFFIX); a header and a host that disagree → 400.',
-    schema: { type: 'string' },
-  },
-  {
-    name: 'x-service-database-prefix',
-    in: 'header',
-    description:
-      'Selects a separate catalog inside the database, with its own namespace tree and storage folder ' +
-      '(alias `x-lancedb-database-prefix`, sent by the official client for `db://acme/team1`).',
-    schema: { type: 'string' },
-  },
-];
-
-const REQUEST_ID_HEADER: ParamDoc = {
-  name: 'x-request-id',
-  in: 'header',
-  description: 'Request id (`[A-Za-z0-9._:-]{1,128}`); echoed in the response header and in error bodies\' `instance`. Generated when absent.',
-  schema: { type: 'string' },
-};
-
-/** On the routes that change something (docs/idempotency.md). */
-const IDEMPOTENCY_KEY_HEADER: ParamDoc = {
-  name: 'Idempotency-Key',
-  in: 'header',
-  description:
-    'Makes the write exactly-once: a retry with the same key (and the same body and route) is answered with the first ' +
-    'attempt\'s answer and changes nothing; the same key with another body or route is a 422. A client\'s own ' +
-    '`x-request-id` does the same for a shorter window. 1-255 visible ASCII characters.',
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
-};
-
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 type Method = (typeof METHODS)[number];
 type Operation = Record<string, unknown>;
-
-export const SECURITY_SCHEMES = {
-  ApiKeyAuth: {
-    type: 'apiKey',
-    in: 'header',
-    name: 'x-api-key',
-    description:
-      'An API key of the database (`lgw_…`; roles read, write, admin). The REST contract also reads ' +
-      '`identity.api_key` from the request body when no header carries a credential.',
-  },
-  BearerAuth: {
-    type: 'http',
-    scheme: 'bearer',
-    bearerFormat: 'JWT',
-    description:
-      'An OAuth 2.0 access token (JWT) from the configured authorization server (OAUTH_JWKS_URI, OAUTH_ISSUER, ' +
-      'OAUTH_AUDIENCE): databases from the `databases` claim, role from `scope`. Also read from `identity.auth_token`.',
-  },
-  OperatorKeyAuth: {
-    type: 'apiKey',
-    in: 'header',
-    name: 'x-api-key',
-    description: 'The operator key (ADMIN_API_KEY), sent as `x-api-key`. The operator API is off when it is unset.',
-  },
-  MetricsKeyAuth: {
-    type: 'http',
-    scheme: 'bearer',
-    description: 'METRICS_API_KEY, as `Authorization: Bearer <key>` (or as `x-api-key`). Without METRICS_API_KEY, /metrics is open.',
-  },
-} as const;
-
-const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
-  catalog: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
-  operator: [{ OperatorKeyAuth: [] }],
-  'database-admin': [{ OperatorKeyAuth: [] }, { ApiKeyAuth: [] }, { BearerAuth: [] }],
-  // `{}`: no credential, when METRICS_API_KEY is unset.
-  metrics: [{ MetricsKeyAuth: [] }, {}],
-  public: [],
-};
-
-const ACCESS_TEXT: Record<Access, (role?: string) => string> = {
-  catalog: (role) =>
-    `Needs a credential of the database with role \`${role ?? 'read'}\` or higher: \`x-api-key\`, ` +
-    '`Authorization: Bearer <JWT>`, or `identity` in the body. Counted against the database\'s rate limit ' +
-    '(503, code 21, `Retry-After` when exceeded).',
-  operator: () => 'Operator key only (`x-api-key: <ADMIN_API_KEY>`); any other valid credential → 403.',
-  'database-admin': () =>
-    'The operator key, or an `admin` credential of that database (admin API key, or a token with scope `admin`).',
-  metrics: () =>
-    'When METRICS_API_KEY is set, the key as `Authorization: Bearer <key>` or `x-api-key` (else 401); otherwise no credential.',
-  public: () => 'No credential.',
-};
-
-/** The error answers (docs/rest-contract.md §7), one per status, all with the ErrorResponse body. */
-const ERROR_RESPONSES: Record<string, { status: ErrorStatus; description: string; headers?: Record<string, unknown> }> = {
-  BadRequest: { status: 400, description: 'Malformed request or invalid input (code 13; 20 for schema validation).' },
-  Unauthorized: {
-    status: 401,
-    description: 'Missing, invalid, expired, revoked or forged credential (code 16).',
-    headers: { 'WWW-Authenticate': { description: '`Bearer`', schema: { type: 'string' } } },
-  },
-  Forbidden: { status: 403, description: 'Valid credential, but not for this database or a role too weak (code 15).' },
-  NotFound: { status: 404, description: 'The database, namespace (code 1), table (code 4) or other object does not exist.' },
-  NotAcceptable: { status: 406, description: 'Operation not supported (code 0).' },
-  Conflict: { status: 409, description: 'Already exists, not empty, or modified concurrently (codes 2, 3, 5, 7, 14).' },
-  PayloadTooLarge: { status: 413, description: 'The body is above the configured limit.' },
-  UnsupportedMediaType: { status: 415, description: 'The body is not an Arrow IPC stream.' },
-  ServiceUnavailable: {
-    status: 503,
-    description: 'Rate limit exceeded (code 21, title "Slow down"), or the catalog database is unreachable (code 17).',
-    headers: { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } } },
-  },
-  ServerError: { status: '5XX', description: 'Unexpected server error (code 18).' },
-};
-const ERROR_RESPONSE_NAME = new Map(Object.entries(ERROR_RESPONSES).map(([name, r]) => [String(r.status), name]));
-
-const TAGS = [
-  { name: 'Namespace', description: 'Lance Namespace REST: namespaces' },
-  { name: 'Table', description: 'Lance Namespace REST: tables in the catalog' },
-  { name: 'Table data', description: 'Lance Namespace REST: data operations, served by the gateway' },
-  { name: 'Index', description: 'Lance Namespace REST: indexes' },
-  { name: 'Transaction', description: 'Lance Namespace REST: long-running operations' },
-  { name: 'Enterprise', description: 'Routes of the extended edition (docs/rest-contract.md §4.7)' },
-  { name: 'Jobs', description: 'Long operations (backfill_column) kept in the catalog and run by any replica: list, describe, cancel' },
-  { name: 'Operator', description: 'Databases (tenants), API keys and the audit trail' },
-  { name: 'Health', description: 'Liveness and readiness' },
-  { name: 'Observability', description: 'Metrics' },
-  { name: 'Documentation', description: 'This document' },
-];
 
 /** Routes served outside Nest's controllers (registered by SwaggerModule.setup): described here. */
 const DOCUMENTATION_OPERATIONS: Record<string, OperationDoc> = {
@@ -178,47 +51,6 @@ const DOCUMENTATION_OPERATIONS: Record<string, OperationDoc> = {
     errors: [],
   },
 };
-
-/** Converts zod schemas to JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1) into `components.schemas`. */
-class SchemaComponents {
-  readonly schemas: Record<string, JsonSchema> = {};
-
-  /**
-   * The inline schema, or a `$ref` to a named component: the schema's own `id` (`.meta`) names it, else `name`
-   * when given.
-   */
-  convert(schema: z.ZodType, io: 'input' | 'output', name?: string): JsonSchema {
-    let json: JsonSchema;
-    try {
-      json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
-    } catch (err) {
-      return { description: `schema not convertible: ${(err as Error).message}` };
-    }
-    delete json.$schema;
-    const defs = (json.$defs ?? {}) as Record<string, JsonSchema>;
-    delete json.$defs;
-    // Named sub-schemas (`.meta({ id })`) become components of their own; anonymous ones (cycles) get a prefix.
-    const rename = (def: string) => (def.startsWith('__') ? `${name ?? 'Schema'}${def}` : def);
-    const rewrite = (v: unknown): unknown => {
-      if (Array.isArray(v)) return v.map(rewrite);
-      if (v && typeof v === 'object') {
-        const out: Record<string, unknown> = {};
-        for (const [k, x] of Object.entries(v)) {
-          // zod bounds every integer to the safe range: true of every JSON number this gateway sends, so left out.
-          if ((k === 'minimum' && x === Number.MIN_SAFE_INTEGER) || (k === 'maximum' && x === Number.MAX_SAFE_INTEGER)) continue;
-          out[k] = k === '$ref' && typeof x === 'string' && x.startsWith('#/$defs/') ? `#/components/schemas/${rename(x.slice(8))}` : rewrite(x);
-        }
-        return out;
-      }
-      return v;
-    };
-    for (const [def, body] of Object.entries(defs)) this.schemas[rename(def)] = rewrite(body) as JsonSchema;
-    const result = rewrite(json) as JsonSchema;
-    if (!name || typeof result.$ref === 'string') return result;
-    this.schemas[name] = result;
-    return { $ref: `#/components/schemas/${name}` };
-  }
-}
 
 /** `/v1/table/{id}/index/{name}/stats` → `/v1/table/{}/index/{}/stats`, to compare routes whatever their param names. */
 export function pathShape(p: string): string {

@@ -1,3 +1,5 @@
+// Kept in one file (about 410 lines): the env schema, the typed AppConfig and the mapping between them are read
+// side by side whenever a setting is added (docs/configuration.md); storage profiles are apart (storage-config.ts).
 import * as path from 'node:path';
 import { z } from 'zod';
 import { loadStorageConfig, StorageConfig } from './storage-config';
@@ -150,7 +152,7 @@ export interface AppConfig {
   dataDir: string;
   /** The default storage profile's root (a local path or an object-store URI; never its options). */
   storageRoot: string;
-  /** Storage profiles by name (README "Object storage"); every database uses one, `default` unless told otherwise. */
+  /** Storage profiles by name (docs/object-storage.md); every database uses one, `default` unless told otherwise. */
   storage: StorageConfig;
   /** undefined → embedded PGlite under DATA_DIR/catalog */
   databaseUrl?: string;
@@ -175,7 +177,7 @@ export interface AppConfig {
   cascadeSyncBudgetMs: number;
   /** How long a table drop waits for its folder's deletion before answering with a job id (0: never waits). */
   dropSyncBudgetMs: number;
-  /** Soft-delete (README "Dropping tables"): the server's delete profile, its retention, and the purge sweep's period (0: never). */
+  /** Soft-delete (docs/soft-delete.md): the server's delete profile, its retention, and the purge sweep's period (0: never). */
   drop: { profile: 'hard' | 'soft'; retentionSeconds: number; purgeIntervalMs: number };
   /** How long an API-key lookup is reused (0: never); bounds how late a revocation reaches other replicas. */
   authCacheTtlMs: number;
@@ -231,7 +233,7 @@ export interface AppConfig {
   allocatorRetainBytes: number;
   /** Open table handles kept for reads (per location, branch and pinned version; LRU); size 0: none kept. */
   tableHandles: { max: number; idleMs: number };
-  /** Crash safety: pending storage locations and the reclaimer (README "Crash safety"). */
+  /** Crash safety: pending storage locations and the reclaimer (docs/resilience.md). */
   reclaim: {
     /** A pending location whose writer has not renewed its heartbeat for this long is taken over. */
     afterMs: number;
@@ -249,7 +251,7 @@ export interface AppConfig {
     /** How long a retry waits for an earlier attempt still running before it is told to retry later (503). */
     waitMs: number;
   };
-  /** Jobs (README "Jobs"): kept in the catalog, run by any replica whose runner is on. */
+  /** Jobs (docs/data-plane.md): kept in the catalog, run by any replica whose runner is on. */
   jobs: {
     /** How often this replica looks for jobs to run; 0: it runs none (jobs it takes wait for another replica). */
     pollIntervalMs: number;
@@ -262,7 +264,7 @@ export interface AppConfig {
     /** Days a job is kept after it ended (then deleted by a runner); 0: kept for ever. */
     retentionDays: number;
   };
-  /** Automatic table maintenance (README "Table maintenance"): the server's default policy and its pacing. */
+  /** Automatic table maintenance (docs/maintenance.md): the server's default policy and its pacing. */
   maintenance: {
     enabled: boolean;
     /** How long after a commit its table's maintenance job waits (a burst of writes makes one job). */
@@ -275,7 +277,7 @@ export interface AppConfig {
     /** Maintenance jobs of one database running at once (a database may set its own). */
     maxConcurrentPerDatabase: number;
   };
-  /** Usage metering (README "Usage and quotas"). */
+  /** Usage metering (docs/usage-and-quotas.md). */
   usage: {
     /** Off: nothing is counted (USAGE_METERING=false). */
     metering: boolean;

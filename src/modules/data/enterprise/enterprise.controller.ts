@@ -9,7 +9,7 @@ import { Audited } from '../../audit/audited.decorator';
 import { ARROW_ERRORS, CATALOG_ERRORS, Operation } from '../../../platform/http/operation.decorator';
 import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
 import { TablesService } from '../../catalog/tables/tables.service';
-import { ArrowStream } from '../dataplane.controller';
+import { ArrowStream } from '../arrow-body';
 import { TableWritesService } from '../writes/table-writes.service';
 
 /** The extended edition's routes (docs/rest-contract.md §4.7): list tables, create a table from a streamed Arrow body. */

@@ -3,7 +3,7 @@ import * as lancedb from '@lancedb/lancedb';
 import { Errors } from '../../../platform/http/errors';
 import type { DescribeTableIndexStatsResponse, EmptyResponse, ListTableIndicesResponse } from '../../catalog/response-schemas';
 import { TenantContext } from '../../identity/tenancy/tenant-context';
-import { CreateIndexRequest } from '../dataplane.schemas';
+import { CreateIndexRequest } from './table-indices.schemas';
 import { LanceEngine } from '../../../engine/lance/lance-engine';
 import { distanceOf } from '../../../engine/lance/query-executor';
 import { DataTables } from '../data-tables.service';

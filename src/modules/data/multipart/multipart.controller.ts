@@ -6,7 +6,8 @@ import { ValidQuery } from '../../../platform/http/validation/zod-validation.pip
 import { Audited } from '../../audit/audited.decorator';
 import { ARROW_ERRORS, CATALOG_ERRORS, Operation } from '../../../platform/http/operation.decorator';
 import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
-import { BranchQuery, UploadQuery } from '../dataplane.schemas';
+import { BranchQuery } from '../dataplane.schemas';
+import { UploadQuery } from './multipart.schemas';
 import { TableWritesService } from '../writes/table-writes.service';
 
 const UploadCreated = z.object({ upload_id: z.string() }).meta({ id: 'MultipartWriteCreated' });

@@ -8,7 +8,8 @@ import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-val
 import { Audited } from '../../audit/audited.decorator';
 import { CATALOG_ERRORS, Operation, WITH_CONFLICT } from '../../../platform/http/operation.decorator';
 import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
-import { BranchQuery, CreateIndexBody, QueryBody } from '../dataplane.schemas';
+import { BranchQuery, QueryBody } from '../dataplane.schemas';
+import { CreateIndexBody } from '../indices/table-indices.schemas';
 import { TableIndicesService } from '../indices/table-indices.service';
 import { TableMetadataService } from '../schema/table-metadata.service';
 import { TableReadsService } from '../reads/table-reads.service';
