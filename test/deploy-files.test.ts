@@ -57,7 +57,7 @@ describe('deployment files', () => {
     const cmd = /^CMD \[(.+)\]$/m.exec(dockerfile)?.[1];
     assert.ok(cmd, 'CMD in exec form');
     const command = (JSON.parse(`[${cmd}]`) as string[]).join(' ');
-    assert.equal(command, 'sh scripts/start.sh dist/src/main.js', 'started through the allocator script (README "Memory")');
+    assert.equal(command, 'sh scripts/start.sh dist/src/main.js', 'started through the allocator script (docs/production.md, "Memory")');
     assert.match(dockerfile, /apt-get install[^\n]*libjemalloc2/, 'the image has jemalloc for the start script to preload');
     assert.match(dockerfile, /^COPY .*scripts\/start\.sh/m, 'the image has the start script');
     const pkg = JSON.parse(read('package.json'));
@@ -87,8 +87,8 @@ describe('deployment files', () => {
     }
   });
 
-  it('the README documents every configuration variable', () => {
-    const readme = read('README.md');
-    for (const key of KNOWN) assert.ok(readme.includes(`\`${key}\``), `README does not document ${key}`);
+  it('docs/configuration.md documents every configuration variable', () => {
+    const reference = read('docs/configuration.md');
+    for (const key of KNOWN) assert.ok(reference.includes(`\`${key}\``), `docs/configuration.md does not document ${key}`);
   });
 });
