@@ -53,7 +53,10 @@ export function importsOf(srcDir: string): Edge[] {
   return edges;
 }
 
-/** Imports against the direction of the layers, and Prisma's client used outside the catalog layer and repositories. */
+/**
+ * Imports against the direction of the layers, a feature reaching into another past its index.ts, and Prisma's
+ * client used outside the catalog layer and repositories.
+ */
 export function violations(edges: Edge[]): string[] {
   const found: string[] = [];
   for (const { from, to } of edges) {
@@ -63,6 +66,8 @@ export function violations(edges: Edge[]): string[] {
       if (!from.startsWith('platform/db/') && !from.endsWith('.repository.ts')) found.push(`${from} -> ${to}: only repositories and platform/db use Prisma`);
     } else if (RANK[b.layer] > RANK[a.layer]) {
       found.push(`${from} -> ${to}: ${a.layer} must not import ${b.layer}`);
+    } else if (a.layer === 'features' && b.layer === 'features' && a.unit !== b.unit && to !== `${b.unit}/index.ts`) {
+      found.push(`${from} -> ${to}: another feature is used through what it exports (${b.unit}/index.ts)`);
     }
   }
   return found;

@@ -2,7 +2,7 @@ import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } fr
 import { Reflector } from '@nestjs/core';
 import { mergeMap, Observable } from 'rxjs';
 import { parseObjectId, resolveDelimiter } from '../../platform/http/ids';
-import { TenantContext } from '../identity/tenancy/tenant-context';
+import { TenantContext } from '../identity';
 import { AuditContext, AuditEntry, pendingAudit } from './audit-context';
 import { AuditService } from './audit.service';
 import { AUDITED, AuditSpec } from './audit.metadata';

@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { TenancyModule } from '../identity/tenancy/tenancy.module';
+import { TenancyModule } from '../identity';
 import { AuditInterceptor } from './audit.interceptor';
 import { AuditRepository } from './audit.repository';
 import { AuditService } from './audit.service';

@@ -4,7 +4,7 @@ import { paginate } from '../../platform/http/pagination';
 import type { AuditTrailResponse } from './audit.schemas';
 import { isUuid, PageRequest } from '../../platform/http/validation/fields';
 import { UnitOfWork } from '../../platform/db/unit-of-work';
-import { DatabasesRepository } from '../identity/tenancy/databases.repository';
+import { DatabasesRepository } from '../identity';
 import { AuditContext, AuditEntry, PendingAudit } from './audit-context';
 import { AuditEventRow, AuditRepository } from './audit.repository';
 import { sanitizeText, sanitizeValue } from './audit-sanitize';

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Errors } from '../../platform/http/errors';
 import { branchOf } from '../../engine/lance/lance-engine';
-import { AuditService } from '../audit/audit.service';
-import { TableRow } from '../catalog/tables/tables.repository';
-import { TablesService } from '../catalog/tables/tables.service';
-import { TenantContext } from '../identity/tenancy/tenant-context';
+import { AuditService } from '../audit';
+import { TableRow, TablesService } from '../catalog';
+import { TenantContext } from '../identity';
 import { display } from './dataplane.types';
 
 /**

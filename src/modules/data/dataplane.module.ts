@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { LanceModule } from '../../engine/lance/lance.module';
-import { AuthModule } from '../identity/auth/auth.module';
-import { TablesModule } from '../catalog/tables/tables.module';
-import { JobsModule } from '../jobs/jobs.module';
+import { AuthModule } from '../identity';
+import { TablesModule } from '../catalog';
+import { JobsModule } from '../jobs';
 import { TableJobsService } from './jobs/table-jobs.service';
-import { ThrottlingModule } from '../throttling/throttling.module';
+import { ThrottlingModule } from '../throttling';
 import { DataTables } from './data-tables.service';
 import { TableIndicesService } from './indices/table-indices.service';
 import { TableReadsService } from './reads/table-reads.service';

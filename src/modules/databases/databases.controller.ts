@@ -1,11 +1,9 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { CreateDatabaseBody, CreateKeyBody, UpdateDatabaseBody } from './databases.schemas';
-import { AuditTrailResponse } from '../audit/audit.schemas';
-import { Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from './databases.schemas';
+import { CreateDatabaseBody, CreateKeyBody, UpdateDatabaseBody, Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from './databases.schemas';
+import { AuditTrailResponse, Audited } from '../audit';
 import { PageQuery } from '../../platform/http/validation/fields';
 import { ValidBody, ValidQuery } from '../../platform/http/validation/zod-validation.pipe';
-import { Audited } from '../audit/audited.decorator';
 import { Operation, OPERATOR_ERRORS } from '../../platform/http/operation.decorator';
 import { DatabasesService } from './databases.service';
 

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { StorageModule } from '../../engine/storage/storage.module';
-import { AuthModule } from '../identity/auth/auth.module';
+import { AuthModule } from '../identity';
 import { PendingModule } from '../../platform/cluster/pending.module';
 import { DropPolicyModule } from './drop-policy.module';
 import { DatabasesController } from './databases.controller';

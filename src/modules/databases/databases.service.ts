@@ -5,22 +5,17 @@ import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
 import { assertName } from '../../platform/http/ids';
 import { isString, paginate } from '../../platform/http/pagination';
-import type { AuditTrailResponse } from '../audit/audit.schemas';
+import type { AuditTrailResponse } from '../audit';
 import type { Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from './databases.schemas';
 import { isUuid, PageRequest } from '../../platform/http/validation/fields';
-import { Role } from '../identity/auth/api-keys.repository';
-import { ApiKeysService } from '../identity/auth/api-keys.service';
+import { Role, ApiKeysService, TenancyService, quotasOf, DatabaseChange, DatabaseRow, DatabasesRepository, QuotasInput, RateLimitInput } from '../identity';
 import { UnitOfWork } from '../../platform/db/unit-of-work';
-import { AuditContext, pendingAudit } from '../audit/audit-context';
-import { AuditService } from '../audit/audit.service';
+import { AuditContext, pendingAudit, AuditService } from '../audit';
 import { PendingLocationsRepository } from '../../platform/cluster/pending-locations.repository';
 import { PendingLocations } from '../../platform/cluster/pending-locations.service';
-import { TenancyService } from '../identity/tenancy/tenancy.service';
 import { TableStorage } from '../../engine/storage/table-storage.service';
-import { QuotaService } from '../metering/quotas.service';
-import { quotasOf } from '../identity/tenancy/tenant-context';
+import { QuotaService } from '../metering';
 import { DropPolicy } from './drop-policy.service';
-import { DatabaseChange, DatabaseRow, DatabasesRepository, QuotasInput, RateLimitInput } from '../identity/tenancy/databases.repository';
 
 
 /** The operator's view: databases (tenants) and their API keys. */

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { TenancyModule } from '../identity/tenancy/tenancy.module';
+import { TenancyModule } from '../identity';
 import { DropPolicy } from './drop-policy.service';
 
 /** The delete profile in force for a database and the protection refusals (the drop paths and the operator API). */

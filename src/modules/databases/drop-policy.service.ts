@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
 import { displayId } from '../../platform/http/ids';
-import { DatabasesRepository } from '../identity/tenancy/databases.repository';
+import { DatabasesRepository } from '../identity';
 
 /** The property that protects a table or a namespace from being dropped (README "Dropping tables"). */
 export const PROTECTED_PROPERTY = 'protected';

@@ -4,8 +4,8 @@ import { catchError, from, map, mergeMap, Observable } from 'rxjs';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { bodyDigestOf, jsonDigest, setCommitGate, watchBodyDigest } from '../../platform/http/body-digest';
 import { Errors } from '../../platform/http/errors';
-import { AuditService } from '../audit/audit.service';
-import type { TenantContext } from '../identity/tenancy/tenant-context';
+import { AuditService } from '../audit';
+import type { TenantContext } from '../identity';
 import { Claim, IdempotencyService } from './idempotency.service';
 import type { OutcomeRow, OutcomeScope } from './request-outcomes.repository';
 

@@ -2,11 +2,10 @@ import { Controller, Post } from '@nestjs/common';
 import { Errors } from '../../platform/http/errors';
 import { z } from 'zod';
 import { ValidBody } from '../../platform/http/validation/zod-validation.pipe';
-import { Audited } from '../audit/audited.decorator';
+import { Audited } from '../audit';
 import { CATALOG_ERRORS, Operation } from '../../platform/http/operation.decorator';
-import { QueryEventsBody } from './jobs.schemas';
-import { Tenant, TenantContext } from '../identity/tenancy/tenant-context';
-import { CancelJobResponse, DescribeJobResponse, JobIdBody, ListJobsBody, ListJobsResponse } from './jobs.schemas';
+import { QueryEventsBody, CancelJobResponse, DescribeJobResponse, JobIdBody, ListJobsBody, ListJobsResponse } from './jobs.schemas';
+import { Tenant, TenantContext } from '../identity';
 import { JobsService } from './jobs.service';
 
 /**

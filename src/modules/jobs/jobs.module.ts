@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../identity/auth/auth.module';
+import { AuthModule } from '../identity';
 import { PendingModule } from '../../platform/cluster/pending.module';
-import { ThrottlingModule } from '../throttling/throttling.module';
+import { ThrottlingModule } from '../throttling';
 import { JobsController } from './jobs.controller';
 import { JobsRepository } from './jobs.repository';
 import { JobRunner } from './jobs.runner';

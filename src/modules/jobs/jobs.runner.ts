@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { ApiError, Errors } from '../../platform/http/errors';
 import { displayId } from '../../platform/http/ids';
-import { AuditContext, pendingAudit } from '../audit/audit-context';
+import { AuditContext, pendingAudit } from '../audit';
 import { ReplicaIdentity } from '../../platform/cluster/replica-identity';
 import { heartbeat, LeasedWorker } from '../../platform/cluster/leased-worker';
 import { ClaimedJob, JobFailure, JobsRepository } from './jobs.repository';

@@ -5,10 +5,9 @@ import { Errors } from '../../platform/http/errors';
 import { paginate } from '../../platform/http/pagination';
 import { isUuid, PageRequest } from '../../platform/http/validation/fields';
 import { UnitOfWork } from '../../platform/db/unit-of-work';
-import { AuditContext } from '../audit/audit-context';
-import { AuditService } from '../audit/audit.service';
+import { AuditContext, AuditService } from '../audit';
 import { ReplicaIdentity } from '../../platform/cluster/replica-identity';
-import { TenantContext } from '../identity/tenancy/tenant-context';
+import { TenantContext } from '../identity';
 import { ClaimedJob, JobRow, JobsRepository } from './jobs.repository';
 import type { CancelJobResponse, DescribeJobResponse, ListJobsResponse } from './jobs.schemas';
 

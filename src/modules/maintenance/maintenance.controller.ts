@@ -2,9 +2,9 @@ import { Controller, Get, Param, Post, Put } from '@nestjs/common';
 import { z } from 'zod';
 import { ObjectId } from '../../platform/http/route-params';
 import { ValidBody } from '../../platform/http/validation/zod-validation.pipe';
-import { Audited } from '../audit/audited.decorator';
+import { Audited } from '../audit';
 import { CATALOG_ERRORS, Operation, OPERATOR_ERRORS } from '../../platform/http/operation.decorator';
-import { Tenant, TenantContext } from '../identity/tenancy/tenant-context';
+import { Tenant, TenantContext } from '../identity';
 import { MaintenanceAdmin } from './maintenance.admin';
 import { MaintenanceService } from './maintenance.service';
 import {

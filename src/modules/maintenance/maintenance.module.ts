@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
 import { LanceModule } from '../../engine/lance/lance.module';
-import { AuthModule } from '../identity/auth/auth.module';
-import { JobsModule } from '../jobs/jobs.module';
-import { TablesModule } from '../catalog/tables/tables.module';
-import { ThrottlingModule } from '../throttling/throttling.module';
+import { AuthModule } from '../identity';
+import { JobsModule } from '../jobs';
+import { TablesModule } from '../catalog';
+import { ThrottlingModule } from '../throttling';
 import { MaintenanceAdmin } from './maintenance.admin';
 import { MaintenanceAdminController, MaintenanceController } from './maintenance.controller';
 import { MaintenanceRepository } from './maintenance.repository';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig, Quotas } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
-import type { TenantContext } from '../identity/tenancy/tenant-context';
+import type { TenantContext } from '../identity';
 import { UsageMeter } from './usage-meter.service';
 import { UsageRepository } from './usage.repository';
 

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../../platform/observability/logger';
 import { MetricsService } from '../../platform/observability/metrics.service';
-import type { TenantContext } from '../identity/tenancy/tenant-context';
+import type { TenantContext } from '../identity';
 import { UsageMeter } from './usage-meter.service';
 
 type ObservedRequest = FastifyRequest & { tenant?: TenantContext; actor?: string };

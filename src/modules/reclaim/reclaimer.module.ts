@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { LanceModule } from '../../engine/lance/lance.module';
-import { TransactionsModule } from '../catalog/transactions/transactions.module';
+import { TransactionsModule } from '../catalog';
 import { PendingModule } from '../../platform/cluster/pending.module';
 import { Reclaimer } from './reclaimer.service';
 import { StorageScan } from './storage-scan.service';

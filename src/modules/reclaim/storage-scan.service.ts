@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { TableStorage } from '../../engine/storage/table-storage.service';
-import { AuditService } from '../audit/audit.service';
+import { AuditService } from '../audit';
 import { PendingLocationsRepository } from '../../platform/cluster/pending-locations.repository';
 
 export interface UnknownEntry {

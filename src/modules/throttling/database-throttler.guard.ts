@@ -19,7 +19,7 @@ import {
 } from '@nestjs/throttler/dist/throttler.constants';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { ApiError, ErrorCode } from '../../platform/http/errors';
-import { TenantContext, TenantRequest } from '../identity/tenancy/tenant-context';
+import { TenantContext, TenantRequest } from '../identity';
 import { MetricsService } from '../../platform/observability/metrics.service';
 import { RedisConnection } from '../../platform/redis/redis.provider';
 

@@ -5,8 +5,7 @@ import { TableStorage } from '../../engine/storage/table-storage.service';
 import { MetricsService } from '../../platform/observability/metrics.service';
 import { ReplicaIdentity } from '../../platform/cluster/replica-identity';
 import { LeasedWorker } from '../../platform/cluster/leased-worker';
-import { UsageMeter } from '../metering/usage-meter.service';
-import { UsageRepository } from '../metering/usage.repository';
+import { UsageMeter, UsageRepository } from '../metering';
 
 export interface RefreshRound {
   /** Tables whose statistics were re-read. */

@@ -1,9 +1,8 @@
 import { Module } from '@nestjs/common';
 import { LanceModule } from '../../engine/lance/lance.module';
 import { PendingModule } from '../../platform/cluster/pending.module';
-import { AuthModule } from '../identity/auth/auth.module';
-import { DatabasesModule } from '../databases/databases.module';
-import { TenancyModule } from '../identity/tenancy/tenancy.module';
+import { AuthModule, TenancyModule } from '../identity';
+import { DatabasesModule } from '../databases';
 import { UsageController } from './usage.controller';
 import { UsageRefresher } from './usage-refresher.service';
 import { UsageService } from './usage.service';

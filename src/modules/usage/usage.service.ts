@@ -3,9 +3,9 @@ import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
 import { paginate } from '../../platform/http/pagination';
 import type { PageRequest } from '../../platform/http/validation/fields';
-import { DatabasesService } from '../databases/databases.service';
+import { DatabasesService } from '../databases';
 import type { FleetUsageReport, TopStorageReport, UsageReport } from './usage.schemas';
-import { FleetSort, PeriodRow, UsageRepository } from '../metering/usage.repository';
+import { FleetSort, PeriodRow, UsageRepository } from '../metering';
 
 const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;

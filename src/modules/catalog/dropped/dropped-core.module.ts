@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DropPolicyModule } from '../../databases/drop-policy.module';
+import { DropPolicyModule } from '../../databases';
 import { DroppedTablesRepository } from './dropped-tables.repository';
 
 /** What the drop paths (tables, namespaces) need of soft-delete: the profile in force and the dropped_tables queries. */

@@ -3,11 +3,10 @@ import { z } from 'zod';
 import { ObjectId } from '../../../platform/http/route-params';
 import { PageQuery } from '../../../platform/http/validation/fields';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
-import { Audited } from '../../audit/audited.decorator';
+import { Audited } from '../../audit';
 import { OPERATOR_ERRORS, Operation, WITH_CONFLICT } from '../../../platform/http/operation.decorator';
-import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
-import { DatabasesService } from '../../databases/databases.service';
-import { quotasOf, rateLimitOf } from '../../identity/tenancy/tenant-context';
+import { Tenant, TenantContext, quotasOf, rateLimitOf } from '../../identity';
+import { DatabasesService } from '../../databases';
 import {
   EmptyBody,
   ListDroppedTablesBody,

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import { StorageModule } from '../../../engine/storage/storage.module';
-import { AuthModule } from '../../identity/auth/auth.module';
-import { DatabasesModule } from '../../databases/databases.module';
+import { AuthModule } from '../../identity';
+import { DatabasesModule } from '../../databases';
 import { NamespacesModule } from '../namespaces/namespaces.module';
 import { PendingModule } from '../../../platform/cluster/pending.module';
 import { TablesModule } from '../tables/tables.module';
-import { ThrottlingModule } from '../../throttling/throttling.module';
+import { ThrottlingModule } from '../../throttling';
 import { DroppedCoreModule } from './dropped-core.module';
 import { DroppedTablesAdminController, DroppedTablesController } from './dropped-tables.controller';
 import { DroppedTablesService } from './dropped-tables.service';

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { CatalogClient, UnitOfWork } from '../../../platform/db/unit-of-work';
 import { descendantsLower, descendantsUpper } from '../namespaces/namespaces.repository';
-import type { Scope } from '../../identity/tenancy/tenant-context';
+import type { Scope } from '../../identity';
 import type { TableRow } from '../tables/tables.repository';
-import { PROTECTED_PROPERTY } from '../../databases/drop-policy.service';
+import { PROTECTED_PROPERTY } from '../../databases';
 
 /** A table dropped under a soft profile, waiting for its undrop or its purge. */
 export interface DroppedRow extends TableRow {

@@ -6,18 +6,16 @@ import { paginate } from '../../../platform/http/pagination';
 import { isUuid, PageRequest } from '../../../platform/http/validation/fields';
 import { UnitOfWork } from '../../../platform/db/unit-of-work';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
-import { AuditContext } from '../../audit/audit-context';
-import { AuditService } from '../../audit/audit.service';
+import { AuditContext, AuditService } from '../../audit';
 import { NamespacesRepository } from '../namespaces/namespaces.repository';
 import { MetricsService } from '../../../platform/observability/metrics.service';
 import { PendingLocations } from '../../../platform/cluster/pending-locations.service';
 import { LeasedWorker } from '../../../platform/cluster/leased-worker';
 import { VersionAdoption } from '../versions/version-adoption.service';
-import type { TenantContext } from '../../identity/tenancy/tenant-context';
-import { QuotaService } from '../../metering/quotas.service';
-import { UsageMeter } from '../../metering/usage-meter.service';
+import type { TenantContext } from '../../identity';
+import { QuotaService, UsageMeter } from '../../metering';
 import { DroppedRow, DroppedTablesRepository, PurgeClaim } from './dropped-tables.repository';
-import { PROTECTED_PROPERTY } from '../../databases/drop-policy.service';
+import { PROTECTED_PROPERTY } from '../../databases';
 
 /** Whose dropped tables a call sees: a tenant's catalog (prefix), or (the operator) every catalog of the database. */
 export interface DroppedScope {

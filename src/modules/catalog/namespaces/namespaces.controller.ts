@@ -10,9 +10,9 @@ import {
 } from '../response-schemas';
 import { ObjectId } from '../../../platform/http/route-params';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
-import { Audited } from '../../audit/audited.decorator';
+import { Audited } from '../../audit';
 import { CATALOG_ERRORS, Operation, WITH_CONFLICT } from '../../../platform/http/operation.decorator';
-import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
+import { Tenant, TenantContext } from '../../identity';
 import { NamespacesService } from './namespaces.service';
 
 @Controller('v1/namespace/:id')

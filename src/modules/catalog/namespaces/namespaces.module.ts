@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../../identity/auth/auth.module';
-import { ThrottlingModule } from '../../throttling/throttling.module';
+import { AuthModule } from '../../identity';
+import { ThrottlingModule } from '../../throttling';
 import { TransactionsModule } from '../transactions/transactions.module';
 import { DroppedCoreModule } from '../dropped/dropped-core.module';
 import { LanceModule } from '../../../engine/lance/lance.module';

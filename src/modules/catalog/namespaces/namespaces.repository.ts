@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { PATH_SEP } from '../../../platform/http/ids';
 import { CatalogClient, UnitOfWork } from '../../../platform/db/unit-of-work';
-import { Scope } from '../../identity/tenancy/tenant-context';
+import { Scope } from '../../identity';
 
 export interface NamespaceRow {
   id: string;

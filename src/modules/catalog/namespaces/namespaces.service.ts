@@ -5,17 +5,16 @@ import { decodePath, encodePath, displayId as display } from '../../../platform/
 import { isString, paginate } from '../../../platform/http/pagination';
 import type { CreateNamespaceResponse, DescribeNamespaceResponse, DropNamespaceResponse, ListNamespacesResponse } from '../response-schemas';
 import type { PageRequest } from '../../../platform/http/validation/fields';
-import { AuditService } from '../../audit/audit.service';
-import { scopeOf, TenantContext } from '../../identity/tenancy/tenant-context';
+import { AuditService } from '../../audit';
+import { scopeOf, TenantContext } from '../../identity';
 import { TransactionsService } from '../transactions/transactions.service';
-import { NamespacesRepository } from './namespaces.repository';
+import { NamespacesRepository, DropHooks } from './namespaces.repository';
 import { UnitOfWork } from '../../../platform/db/unit-of-work';
-import { QuotaService } from '../../metering/quotas.service';
-import { DropPolicy } from '../../databases/drop-policy.service';
+import { QuotaService } from '../../metering';
+import { DropPolicy } from '../../databases';
 import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
 import { LanceEngine } from '../../../engine/lance/lance-engine';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
-import { DropHooks } from './namespaces.repository';
 
 /** How many tables of a cascade have their last version read (for the audit record and the undrop list) before it. */
 const CASCADE_VERSIONS_READ = 200;

@@ -25,9 +25,9 @@ import {
 } from '../response-schemas';
 import { Delimiter, ObjectId } from '../../../platform/http/route-params';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
-import { Audited } from '../../audit/audited.decorator';
+import { Audited } from '../../audit';
 import { CATALOG_ERRORS, Operation, WITH_CONFLICT } from '../../../platform/http/operation.decorator';
-import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
+import { Tenant, TenantContext } from '../../identity';
 import { TablesService } from './tables.service';
 
 @Controller('v1')

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
-import { VendingModule } from '../../vending/vending.module';
+import { VendingModule } from '../../vending';
 import { LanceModule } from '../../../engine/lance/lance.module';
-import { AuthModule } from '../../identity/auth/auth.module';
+import { AuthModule } from '../../identity';
 import { NamespacesModule } from '../namespaces/namespaces.module';
 import { PendingModule } from '../../../platform/cluster/pending.module';
-import { JobsModule } from '../../jobs/jobs.module';
-import { ThrottlingModule } from '../../throttling/throttling.module';
+import { JobsModule } from '../../jobs';
+import { ThrottlingModule } from '../../throttling';
 import { DroppedCoreModule } from '../dropped/dropped-core.module';
 import { ManagedVersionsController } from '../versions/managed-versions.controller';
 import { ManagedVersionsService } from '../versions/managed-versions.service';

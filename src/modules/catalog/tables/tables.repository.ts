@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { isUniqueViolation } from '../../../platform/db/prisma-errors';
-import { Scope } from '../../identity/tenancy/tenant-context';
+import { Scope } from '../../identity';
 import { CatalogClient, UnitOfWork } from '../../../platform/db/unit-of-work';
 import type { PendingValues } from '../../../platform/cluster/pending-locations.repository';
 

@@ -15,24 +15,22 @@ import type {
   RenameTableResponse,
 } from '../response-schemas';
 import type { PageRequest } from '../../../platform/http/validation/fields';
-import { AuditService } from '../../audit/audit.service';
-import { JobsService } from '../../jobs/jobs.service';
+import { AuditService } from '../../audit';
+import { JobsService } from '../../jobs';
 import { NamespacesRepository } from '../namespaces/namespaces.repository';
 import { NamespacesService } from '../namespaces/namespaces.service';
 import { PendingLocationsRepository } from '../../../platform/cluster/pending-locations.repository';
 import { PendingLocations, PendingOrigin, PendingWork } from '../../../platform/cluster/pending-locations.service';
-import { scopeOf, TenantContext } from '../../identity/tenancy/tenant-context';
-import { TenancyService } from '../../identity/tenancy/tenancy.service';
-import { CredentialVendor } from '../../vending/credential-vendor.service';
+import { scopeOf, TenantContext, TenancyService } from '../../identity';
+import { CredentialVendor } from '../../vending';
 import { ListedTable, TableListRow, TableRow, TablesRepository } from './tables.repository';
 import { VersionAdoption } from '../versions/version-adoption.service';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
 import { UnitOfWork } from '../../../platform/db/unit-of-work';
 import { branchOf, LanceEngine } from '../../../engine/lance/lance-engine';
 import type { SchemaDialect } from '../../../engine/arrow/arrow-json-schema';
-import { QuotaService } from '../../metering/quotas.service';
-import { UsageMeter } from '../../metering/usage-meter.service';
-import { DropPolicy } from '../../databases/drop-policy.service';
+import { QuotaService, UsageMeter } from '../../metering';
+import { DropPolicy } from '../../databases';
 import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
 import { TableWriteSignals } from './table-write-signals';
 

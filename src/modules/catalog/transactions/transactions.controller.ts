@@ -3,7 +3,7 @@ import { IdOnlyBody } from '../request-schemas';
 import { DescribeTransactionResponse } from '../response-schemas';
 import { ValidBody } from '../../../platform/http/validation/zod-validation.pipe';
 import { CATALOG_ERRORS, Operation } from '../../../platform/http/operation.decorator';
-import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
+import { Tenant, TenantContext } from '../../identity';
 import { TransactionsService } from './transactions.service';
 
 @Controller('v1/transaction')

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { StorageModule } from '../../../engine/storage/storage.module';
-import { AuthModule } from '../../identity/auth/auth.module';
+import { AuthModule } from '../../identity';
 import { PendingModule } from '../../../platform/cluster/pending.module';
-import { ThrottlingModule } from '../../throttling/throttling.module';
+import { ThrottlingModule } from '../../throttling';
 import { TransactionsController } from './transactions.controller';
 import { TransactionsRepository } from './transactions.repository';
 import { TransactionsService } from './transactions.service';

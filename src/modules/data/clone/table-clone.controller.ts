@@ -2,9 +2,9 @@ import { Controller, Post } from '@nestjs/common';
 import { z } from 'zod';
 import { Delimiter, ObjectId } from '../../../platform/http/route-params';
 import { ValidBody } from '../../../platform/http/validation/zod-validation.pipe';
-import { Audited } from '../../audit/audited.decorator';
+import { Audited } from '../../audit';
 import { Operation, WITH_CONFLICT } from '../../../platform/http/operation.decorator';
-import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
+import { Tenant, TenantContext } from '../../identity';
 import { CloneTableBody, CloneTableResponse } from './table-clone.schemas';
 import { TableCloneService } from './table-clone.service';
 

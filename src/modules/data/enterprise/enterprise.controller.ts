@@ -1,14 +1,12 @@
 import { Controller, Get, Param, Post } from '@nestjs/common';
 import { z } from 'zod';
 import { assertName } from '../../../platform/http/ids';
-import { ListTablesQuery } from '../../catalog/request-schemas';
-import { EnterpriseCreateTableResponse, ListTablesResponse } from '../../catalog/response-schemas';
+import { ListTablesQuery, EnterpriseCreateTableResponse, ListTablesResponse, TablesService } from '../../catalog';
 import { Delimiter } from '../../../platform/http/route-params';
 import { ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
-import { Audited } from '../../audit/audited.decorator';
+import { Audited } from '../../audit';
 import { ARROW_ERRORS, CATALOG_ERRORS, Operation } from '../../../platform/http/operation.decorator';
-import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
-import { TablesService } from '../../catalog/tables/tables.service';
+import { Tenant, TenantContext } from '../../identity';
 import { ArrowStream } from '../arrow-body';
 import { TableWritesService } from '../writes/table-writes.service';
 

@@ -1,11 +1,11 @@
 import { Controller, Param, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { DescribeTableIndexStatsResponse, EmptyResponse, ListTableIndicesResponse } from '../../catalog/response-schemas';
+import { DescribeTableIndexStatsResponse, EmptyResponse, ListTableIndicesResponse } from '../../catalog';
 import { ObjectId } from '../../../platform/http/route-params';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
-import { Audited } from '../../audit/audited.decorator';
+import { Audited } from '../../audit';
 import { CATALOG_ERRORS, Operation, WITH_CONFLICT } from '../../../platform/http/operation.decorator';
-import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
+import { Tenant, TenantContext } from '../../identity';
 import { BranchQuery, VersionBody } from '../dataplane.schemas';
 import { CreateIndexBody } from './table-indices.schemas';
 import { TableIndicesService } from './table-indices.service';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import { Errors } from '../../../platform/http/errors';
-import type { DescribeTableIndexStatsResponse, EmptyResponse, ListTableIndicesResponse } from '../../catalog/response-schemas';
-import { TenantContext } from '../../identity/tenancy/tenant-context';
+import type { DescribeTableIndexStatsResponse, EmptyResponse, ListTableIndicesResponse } from '../../catalog';
+import { TenantContext } from '../../identity';
 import { CreateIndexRequest } from './table-indices.schemas';
 import { LanceEngine } from '../../../engine/lance/lance-engine';
 import { distanceOf } from '../../../engine/lance/query-executor';

@@ -2,10 +2,9 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import { Errors } from '../../../platform/http/errors';
 import { branchOf, LanceEngine } from '../../../engine/lance/lance-engine';
-import { ClaimedJob } from '../../jobs/jobs.repository';
-import type { JobIdResponse } from '../../jobs/jobs.schemas';
-import { JobRunContext, JobsService } from '../../jobs/jobs.service';
-import { TenantContext } from '../../identity/tenancy/tenant-context';
+import { ClaimedJob, JobRunContext, JobsService } from '../../jobs';
+import type { JobIdResponse } from '../../jobs';
+import { TenantContext } from '../../identity';
 import { DataTables } from '../data-tables.service';
 import { display } from '../dataplane.types';
 

@@ -1,11 +1,11 @@
 import { Controller, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { EmptyResponse } from '../../catalog/response-schemas';
+import { EmptyResponse } from '../../catalog';
 import { ObjectId } from '../../../platform/http/route-params';
 import { ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
-import { Audited } from '../../audit/audited.decorator';
+import { Audited } from '../../audit';
 import { ARROW_ERRORS, CATALOG_ERRORS, Operation } from '../../../platform/http/operation.decorator';
-import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
+import { Tenant, TenantContext } from '../../identity';
 import { BranchQuery } from '../dataplane.schemas';
 import { UploadQuery } from './multipart.schemas';
 import { TableWritesService } from '../writes/table-writes.service';

@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import * as arrow from 'apache-arrow';
 import { LRUCache } from 'lru-cache';
-import { TablesService } from '../../catalog/tables/tables.service';
-import { TenantContext } from '../../identity/tenancy/tenant-context';
+import { TablesService } from '../../catalog';
+import { TenantContext } from '../../identity';
 import { decodeSchema, splitStream } from '../../../engine/arrow/arrow-ipc-message';
 import { IpcFileLayout } from '../../../engine/arrow/arrow-ipc-file';
 import { QueryRequest } from '../dataplane.schemas';
@@ -12,7 +12,7 @@ import { assertEngineSql } from '../../../engine/lance/engine-sql';
 import { toEngineQuery } from '../../../engine/lance/query-executor';
 import { columnsOf, planQuery } from './query-plan';
 import { DataTables } from '../data-tables.service';
-import { UsageMeter } from '../../metering/usage-meter.service';
+import { UsageMeter } from '../../metering';
 
 /** A query answer that ends within this many bytes is sent as one buffer; a longer one is streamed. */
 const SMALL_ANSWER_BYTES = 1 << 20;

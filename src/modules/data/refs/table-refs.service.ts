@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Errors } from '../../../platform/http/errors';
 import { decodePageToken, encodePageToken, isString } from '../../../platform/http/pagination';
-import type { EmptyResponse } from '../../catalog/response-schemas';
+import type { EmptyResponse } from '../../catalog';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { UnitOfWork } from '../../../platform/db/unit-of-work';
 import { branchOf, LanceEngine } from '../../../engine/lance/lance-engine';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
-import { TableVersionsRepository } from '../../catalog/versions/table-versions.repository';
-import { TenantContext } from '../../identity/tenancy/tenant-context';
+import { TableVersionsRepository } from '../../catalog';
+import { TenantContext } from '../../identity';
 import { DataTables } from '../data-tables.service';
 import { display } from '../dataplane.types';
 import type { BranchContents, GetTableTagVersionResponse, TagContents } from './table-refs.schemas';

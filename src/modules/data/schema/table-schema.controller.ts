@@ -1,12 +1,12 @@
 import { Controller, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { DescribeTableVersionResponse, ListTableVersionsResponse, VersionResponse } from '../../catalog/response-schemas';
+import { DescribeTableVersionResponse, ListTableVersionsResponse, VersionResponse } from '../../catalog';
 import { ObjectId } from '../../../platform/http/route-params';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
-import { Audited } from '../../audit/audited.decorator';
+import { Audited } from '../../audit';
 import { CATALOG_ERRORS, Operation, WITH_CONFLICT } from '../../../platform/http/operation.decorator';
-import { Tenant, TenantContext } from '../../identity/tenancy/tenant-context';
-import { JobIdResponse } from '../../jobs/jobs.schemas';
+import { Tenant, TenantContext } from '../../identity';
+import { JobIdResponse } from '../../jobs';
 import { VersionBody } from '../dataplane.schemas';
 import { TableJobsService } from '../jobs/table-jobs.service';
 import {

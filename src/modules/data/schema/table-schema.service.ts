@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Errors } from '../../../platform/http/errors';
 import { decodePageToken, encodePageToken } from '../../../platform/http/pagination';
-import type { DescribeTableVersionResponse, ListTableVersionsResponse, VersionResponse } from '../../catalog/response-schemas';
+import type { DescribeTableVersionResponse, ListTableVersionsResponse, VersionResponse } from '../../catalog';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
-import { TenantContext } from '../../identity/tenancy/tenant-context';
+import { TenantContext } from '../../identity';
 import { JsonDataType, parseJsonDataType } from '../../../engine/arrow/arrow-json-schema';
 import { LanceEngine } from '../../../engine/lance/lance-engine';
 import { assertEngineSql } from '../../../engine/lance/engine-sql';
-import { ManagedVersionsService, VersionListing } from '../../catalog/versions/managed-versions.service';
+import { ManagedVersionsService, VersionListing } from '../../catalog';
 import { DataTables } from '../data-tables.service';
 import { display } from '../dataplane.types';
 
