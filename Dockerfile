@@ -16,8 +16,8 @@ RUN node scripts/prisma-generate.js \
  && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:22-bookworm-slim
-# jemalloc for the engine's buffers (README "Memory"): scripts/start.sh preloads it; without it the start script falls
-# back to glibc settings that bound memory but slow brute-force vector queries.
+# jemalloc for the engine's buffers (docs/production.md#memory): scripts/start.sh preloads it; without it the start
+# script falls back to glibc settings that bound memory but slow brute-force vector queries.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libjemalloc2 \
  && rm -rf /var/lib/apt/lists/*

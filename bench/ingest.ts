@@ -42,10 +42,9 @@ const DIM = Number(process.env.BENCH_DIM ?? 128);
 const QUERY_ROWS = Number(process.env.BENCH_QUERY_ROWS ?? 100_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 150);
 /**
- * Queries per target before the timed ones (taking turns too). The first 25-50 after the writes above ran slower
- * through the gateway (p50 2-6 ms more than later ones in 2 of 3 runs), and with 50 timed queries they decided the
- * median: 1.05-1.22 × in-process; 150 queries gave 1.04-1.09 (3 runs), and after this warm-up and the sync below
- * 1.07-1.09 (3 runs; 1.03-1.18 without the sync before the queries) (2026-11-26).
+ * Queries per target before the timed ones (taking turns too): the first few dozen after the writes above run
+ * slower through the gateway and would otherwise sway the median (measured: bench/runs/2026-history.md, "Measuring
+ * the data plane").
  */
 const QUERY_WARMUP = Number(process.env.BENCH_QUERY_WARMUP ?? 10);
 /** The gateway's default ingest chunk (dataplane.constants.ts); the baseline commits the same way. */
@@ -198,8 +197,8 @@ async function main(): Promise<void> {
     if (process.env.BENCH_WARMUP !== '0') await new Promise((r) => setTimeout(r, SCHEMA_WORKER_IDLE_MS));
     const rssBefore = rssMiB(gw.pid!);
 
-    // Each timed phase starts on a quiet machine, what the one before wrote on disk (bench/quiet.ts): without it the
-    // ingest measured 0.57-0.97 of the native write, with the sync 0.82-0.88 (6 runs of this file alone, 2026-11-26).
+    // Each timed phase starts on a quiet machine, what the one before wrote on disk (bench/quiet.ts): without the
+    // sync the ingest ratio swung far more (measured: bench/runs/2026-history.md, "Measuring the data plane").
     await waitForQuiet();
     let sampled = rssMiB(gw.pid!);
     const sampler = setInterval(() => (sampled = Math.max(sampled, rssMiB(gw.pid!))), 50);

@@ -28,8 +28,8 @@ const WARMUP_SECONDS = 1;
 /**
  * Load on each target before a case's first measured run. A long-running server answers from optimised code; the
  * gateway's request path (framework, guards, validation, logging) takes V8 longer to optimise than the floor's few
- * functions: on 2026-11-26 its CPU per describe fell from 390 to 325-338 µs after its first 4 s of load, the floor's
- * from 142 to 133-138.
+ * functions, so its CPU per describe falls by about 15% over its first seconds of load (measured:
+ * bench/runs/2026-history.md, "Warm-up").
  */
 const CASE_WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 10);
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';

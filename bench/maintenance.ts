@@ -1,5 +1,5 @@
 /**
- * Benchmark of table maintenance (README "Table maintenance"): ingest throughput through the official client in
+ * Benchmark of table maintenance (docs/maintenance.md): ingest throughput through the official client in
  * remote mode while the gateway maintains the table being written (compaction, index optimization and cleanup jobs
  * running at the same time), against the same ingest into a table of a database whose maintenance is off. One
  * gateway (a child process on a fresh Postgres catalog), two databases: `maint_on` (MAINTENANCE_DELAY_MS short, a

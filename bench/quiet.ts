@@ -11,8 +11,8 @@ function cpuTicks(): { idle: number; total: number } {
  * Waits until the machine is quiet before a timed phase: dirty pages written out (`sync`), then the CPUs at least
  * `idleShare` idle for `seconds` seconds in a row, at most `maxSeconds` in all. What a phase leaves behind goes on
  * after it ends (the kernel flushing a 1.1 GB write, a server still finishing work), and on a 2-core machine that
- * falls on whatever is timed next. In the runs of 2026-11-26 evening the wait was the minimum (3 s) after every
- * benchmark, `bench:list` included; the sync before each of `bench:ingest`'s writes is what steadied its ratio.
+ * falls on whatever is timed next. The sync before each of `bench:ingest`'s phases is what steadied its ratio
+ * (measured: bench/runs/2026-history.md, "Measuring the data plane").
  * Returns how long it waited, in seconds, for the output. Without /proc (not Linux), only the sync.
  */
 export async function waitForQuiet(opts: { idleShare?: number; seconds?: number; maxSeconds?: number } = {}): Promise<number> {

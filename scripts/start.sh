@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs node with the gateway's allocator settings (README "Memory"): `sh scripts/start.sh dist/src/main.js`.
+# Runs node with the gateway's allocator settings (docs/production.md#memory): `sh scripts/start.sh dist/src/main.js`.
 # npm start, npm run start:prod, the Dockerfile and the benchmarks all start the gateway through this file.
 #
 # - jemalloc when the system has it (Debian/Ubuntu package libjemalloc2; the Docker image installs it): four arenas

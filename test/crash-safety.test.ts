@@ -16,11 +16,12 @@ import { freePort } from './helpers/redis';
 import { program } from './helpers/root';
 
 /**
- * Crash safety (README "Crash safety"): gateways run as OS processes on one Postgres catalog and one STORAGE_ROOT,
- * as replicas do. A process is killed with SIGKILL in the middle of a streamed create, an in-place overwrite and a
- * database deletion; another process, started on the same catalog and storage with a small RECLAIM_AFTER_SECONDS,
- * must remove what they left, leave live tables alone and let the retried requests succeed. Postgres only: a
- * second process cannot share the embedded catalog, and the tests watch the catalog from outside the gateways.
+ * Crash safety (docs/resilience.md#crash-safety): gateways run as OS processes on one Postgres catalog and one
+ * STORAGE_ROOT, as replicas do. A process is killed with SIGKILL in the middle of a streamed create, an in-place
+ * overwrite and a database deletion; another process, started on the same catalog and storage with a small
+ * RECLAIM_AFTER_SECONDS, must remove what they left, leave live tables alone and let the retried requests succeed.
+ * Postgres only: a second process cannot share the embedded catalog, and the tests watch the catalog from outside the
+ * gateways.
  */
 
 const MAIN = program(path.resolve(__dirname, '../src/main.js'));

@@ -30,7 +30,7 @@ import { SupervisedGateway } from './helpers/supervised-gateway';
  * Seeded, bounded fuzzing of the whole HTTP surface, as a hostile client would (issue 9): every route template of
  * the gateway's own OpenAPI document (so a new route is fuzzed without touching this file), with hostile path ids,
  * schema-shaped JSON bodies with mutated fields, crafted Arrow streams, several credentials; then malformed HTTP on
- * raw sockets. It asserts what docs/rest-contract.md §7 and the README promise for any input:
+ * raw sockets. It asserts what docs/rest-contract.md §7 and docs/hostile-input.md promise for any input:
  *  - no 5xx (the official clients retry those, multiplying the load), and the gateway process never dies;
  *  - no hang and no dropped connection (a per-request liveness bound, not a speed test);
  *  - every non-2xx answer with a body is the problem body (type, title, status, detail, instance, integer code);

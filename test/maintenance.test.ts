@@ -10,7 +10,7 @@ import { expectProblem } from './helpers/assertions';
 import { eventually, forEachCatalog, idPath, newTenant, operator, pgUrlFor, startGateway, Tenant, TEST_STORAGE, TestGateway } from './helpers/gateway';
 
 /**
- * Table maintenance (issue 32, README "Table maintenance"): the gateway compacts, optimizes the indices of and cleans
+ * Table maintenance (issue 32, docs/maintenance.md): the gateway compacts, optimizes the indices of and cleans
  * up its tables by itself, through jobs of the jobs system. Short thresholds through the environment; everything else
  * as a tenant sees it, through the official client in both modes.
  */

@@ -14,7 +14,7 @@ import S3rver = require('s3rver');
 import { StsStub } from './helpers/sts-stub';
 
 /**
- * Tables on an object store (README "Object storage"): a local S3-compatible server (s3rver) and Lance's own S3
+ * Tables on an object store (docs/object-storage.md): a local S3-compatible server (s3rver) and Lance's own S3
  * code path — objects appear and disappear in the bucket, nothing is written under the local data folder, storage
  * profiles place databases in other buckets, and namespace-mode clients get the options (static or STS) they need.
  */

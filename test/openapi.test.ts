@@ -140,8 +140,8 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('RestoreTable', 'response-extra', 'version', 'reports the new version the restore wrote'),
 
   // ---- our routes that are no spec operation
-  allow('*', 'extra-route', 'GET /v1/table/{id}/maintenance', 'table maintenance policy (README "Table maintenance"); no spec operation'),
-  allow('*', 'extra-route', 'POST /v1/table/{id}/maintenance/run', 'run a table\'s maintenance now (README "Table maintenance"); no spec operation'),
+  allow('*', 'extra-route', 'GET /v1/table/{id}/maintenance', 'table maintenance policy (docs/maintenance.md); no spec operation'),
+  allow('*', 'extra-route', 'POST /v1/table/{id}/maintenance/run', 'run a table\'s maintenance now (docs/maintenance.md); no spec operation'),
   allow('*', 'extra-route', 'GET /v1/table/{id}/stats', 'GetTableStats as the reference adapter serves it'),
   allow('*', 'extra-route', 'GET /v1/table/{id}/count_rows', 'count_rows is served as GET (what the official client sends) and POST (the spec)'),
   allow('*', 'extra-route', 'GET /v1/table/{id}/tags/list', 'ListTableTags as the reference adapter and the generated namespace clients send it'),
@@ -156,11 +156,11 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('*', 'extra-route', 'POST /v1/jobs/list', 'the official remote client\'s jobs route (listJobs); not in the namespace spec'),
   allow('*', 'extra-route', 'POST /v1/jobs/describe', 'the official remote client\'s jobs route (openJob, Job.wait); not in the namespace spec'),
   allow('*', 'extra-route', 'POST /v1/jobs/query_events', 'the official remote client\'s Job.events(): answered 406, events are not recorded'),
-  allow('*', 'extra-route', 'POST /v1/dropped_tables/list', 'soft-deleted tables (README "Dropping tables"); the spec has no undrop'),
-  allow('*', 'extra-route', 'POST /v1/dropped_tables/{dropped_id}/undrop', 'soft-deleted tables (README "Dropping tables"); the spec has no undrop'),
-  allow('*', 'extra-route', 'POST /v1/dropped_tables/{dropped_id}/purge', 'soft-deleted tables (README "Dropping tables"); the spec has no purge'),
-  allow('*', 'extra-route', 'POST /v1/table/{id}/protection', 'the protection flag (README "Dropping tables"); the spec has no property update of tables'),
-  allow('*', 'extra-route', 'POST /v1/namespace/{id}/protection', 'the protection flag (README "Dropping tables"); the spec has no property update of namespaces'),
+  allow('*', 'extra-route', 'POST /v1/dropped_tables/list', 'soft-deleted tables (docs/soft-delete.md); the spec has no undrop'),
+  allow('*', 'extra-route', 'POST /v1/dropped_tables/{dropped_id}/undrop', 'soft-deleted tables (docs/soft-delete.md); the spec has no undrop'),
+  allow('*', 'extra-route', 'POST /v1/dropped_tables/{dropped_id}/purge', 'soft-deleted tables (docs/soft-delete.md); the spec has no purge'),
+  allow('*', 'extra-route', 'POST /v1/table/{id}/protection', 'the protection flag (docs/soft-delete.md); the spec has no property update of tables'),
+  allow('*', 'extra-route', 'POST /v1/namespace/{id}/protection', 'the protection flag (docs/soft-delete.md); the spec has no property update of namespaces'),
   allow('*', 'extra-route', 'POST /v1/jobs/cancel', 'the official remote client\'s jobs route (cancelJob); not in the namespace spec'),
 ];
 
@@ -621,7 +621,7 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/table/{id}/stats', `/v1/table/${orders}/stats`, 200, {});
     await call('GET', '/v1/table/{id}/stats', `/v1/table/${orders}/stats`, 200);
     await call('POST', '/v1/table/{id}/count_rows', `/v1/table/${orders}/count_rows`, 200, { predicate: 'id > 3' });
-    // Table maintenance (README "Table maintenance").
+    // Table maintenance (docs/maintenance.md).
     await call('GET', '/v1/table/{id}/maintenance', `/v1/table/${orders}/maintenance`, 200, undefined, tenant.reader.headers);
     await call('POST', '/v1/table/{id}/maintenance/run', `/v1/table/${orders}/maintenance/run`, 200, { type: 'cleanup', dry_run: true });
     await call('POST', '/v1/table/{id}/maintenance/run', `/v1/table/${orders}/maintenance/run`, 200, { type: 'compact' });
@@ -738,7 +738,7 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('DELETE', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 204, undefined, op);
     await call('GET', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 404, undefined, op);
 
-    // Soft-delete, undrop and protection (README "Dropping tables"): the tenant's routes need an admin key.
+    // Soft-delete, undrop and protection (docs/soft-delete.md): the tenant's routes need an admin key.
     await call('PATCH', '/admin/v1/databases/{name}', `/admin/v1/databases/${tenant.name}`, 200, { drop_profile: 'soft', drop_retention_seconds: 3600, protected: false }, op);
     const adm = { 'x-api-key': (await operator(gw).post(`/admin/v1/databases/${tenant.name}/api-keys`, { role: 'admin' })).body.api_key, 'x-service-database': tenant.name };
     const softT = idPath('soft_t');

@@ -8,7 +8,7 @@ import { Api, forEachCatalog, idPath, operator, startGateway, TestGateway } from
 import * as stored from './helpers/stored';
 
 /**
- * Quotas per database (README "Usage and quotas"): max_tables (create, declare, register, create_table),
+ * Quotas per database (docs/usage-and-quotas.md): max_tables (create, declare, register, create_table),
  * max_namespaces, max_rows_per_write and max_storage_bytes are refused with 403 code 15 naming the quota, its limit
  * and the current usage, before anything is written; reads keep working; PATCH changes them; defaults come from
  * QUOTA_* settings.

@@ -13,7 +13,7 @@ import { PendingLocationsRepository } from '../src/platform/cluster/pending-loca
 import { DroppedTablesRepository } from '../src/modules/catalog/dropped/dropped-tables.repository';
 
 /**
- * Soft-delete, undrop and protection (README "Dropping tables"): a database's delete profile decides what a drop
+ * Soft-delete, undrop and protection (docs/soft-delete.md): a database's delete profile decides what a drop
  * does; a soft-dropped table keeps its data (rows, versions, tags, indices) until undropped or purged at the end of
  * its retention; protected tables, namespaces and databases cannot be dropped until the flag is cleared.
  */

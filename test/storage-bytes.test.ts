@@ -23,7 +23,7 @@ import {
 import * as stored from './helpers/stored';
 
 /**
- * Storage counted from real bytes (README "Usage and quotas"): a database's `storage_bytes` is every byte under its
+ * Storage counted from real bytes (docs/usage-and-quotas.md): a database's `storage_bytes` is every byte under its
  * tables' locations on the store (all versions, indices, deletion files), measured by the storage refresher, with the
  * current version's bytes beside it; what writes through the gateway add counts at once (between two measurements
  * the figure is the last measurement plus what was written since), so max_storage_bytes refuses the very next write

@@ -8,7 +8,7 @@ import { Api, CATALOG_KINDS, forEachCatalog, newTenant, operator, startGateway, 
 import * as stored from './helpers/stored';
 
 /**
- * The storage refresher (README "Usage and quotas"): storage, table and namespace figures stay current although a
+ * The storage refresher (docs/usage-and-quotas.md): storage, table and namespace figures stay current although a
  * namespace-mode client (the official @lancedb/lancedb `connectNamespace('rest', …)`) writes table data itself; tables
  * are leased through Postgres so two replicas never re-read the same table in one round, and a round re-reads at most
  * its share of USAGE_REFRESH_TABLES_PER_MINUTE. Fleet gauges carry no database label.

@@ -26,7 +26,7 @@ import {
 import { freePort, SHARED_REDIS_URL } from './helpers/redis';
 
 /**
- * Usage metering (README "Usage and quotas"): exact request, row, byte and query counts per database, flushed from
+ * Usage metering (docs/usage-and-quotas.md): exact request, row, byte and query counts per database, flushed from
  * memory to the catalog with an idempotent upsert; the usage API (JSON and CSV) and who may read it; two gateways on
  * one Postgres and Redis counting into the same figures; a gateway killed between flushes losing at most what it had
  * not flushed and nothing counted twice.

@@ -37,7 +37,7 @@ const USAGE = `usage: npm run admin -- <command>
   databases get <name>
   databases delete <name>
   databases update <name> [--drop-profile hard|soft|default] [--drop-retention-seconds n|default] [--protected true|false]
-      a database's delete profile (README "Dropping tables") and protection flag
+      a database's delete profile (docs/soft-delete.md) and protection flag
   dropped list <database>
   dropped undrop <database> <dropped-id> [--name new_name] [--namespace a/b]
   dropped purge <database> <dropped-id>
@@ -115,7 +115,7 @@ async function main(argv: string[]): Promise<unknown> {
     return rest;
   };
 
-  // The CLI reclaims nothing in the background: the running gateways do that (README "Crash safety").
+  // The CLI reclaims nothing in the background: the running gateways do that (docs/resilience.md#crash-safety).
   const loaded = loadConfig();
   // Nor does it meter or refresh usage figures (it serves no requests).
   const config = {

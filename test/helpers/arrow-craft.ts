@@ -24,7 +24,7 @@ const MESSAGE_HEADER = { Schema: 1, RecordBatch: 3 };
 const V5 = 4;
 const TYPE = { Int: 2, Struct: 13 };
 
-/** test/fixtures/arrow/schema-oom.arrow (made by scripts/arrow-crash-fixture.js; see the fixtures README). */
+/** test/fixtures/arrow/schema-oom.arrow (made by scripts/arrow-crash-fixture.js; see test/fixtures/README.md). */
 export function crashFixture(): Buffer {
   return fs.readFileSync(path.join(ROOT, 'test/fixtures/arrow/schema-oom.arrow'));
 }

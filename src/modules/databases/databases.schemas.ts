@@ -109,7 +109,7 @@ export const Database = z.object({
       source: z.object({ profile: z.enum(['database', 'server']), retention_seconds: z.enum(['database', 'server']) }),
     })
     .optional()
-    .describe("what a table drop does (README \"Dropping tables\"), and whether each setting is the database's own or the server's"),
+    .describe("what a table drop does (docs/soft-delete.md), and whether each setting is the database's own or the server's"),
   protected: z.boolean().optional().describe('deleting the database is refused while true'),
   created_at: z.string(),
 }).meta({ id: 'Database' });

@@ -4,7 +4,7 @@ import { Errors } from '../../platform/http/errors';
 import { displayId } from '../../platform/http/ids';
 import { DatabasesRepository } from '../identity';
 
-/** The property that protects a table or a namespace from being dropped (README "Dropping tables"). */
+/** The property that protects a table or a namespace from being dropped (docs/soft-delete.md). */
 export const PROTECTED_PROPERTY = 'protected';
 
 export const isProtected = (properties: unknown): boolean =>

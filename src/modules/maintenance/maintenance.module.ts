@@ -9,7 +9,7 @@ import { MaintenanceAdminController, MaintenanceController } from './maintenance
 import { MaintenanceRepository } from './maintenance.repository';
 import { MaintenanceService } from './maintenance.service';
 
-/** Table maintenance (README "Table maintenance"): automatic compaction, index optimization and version cleanup. */
+/** Table maintenance (docs/maintenance.md): automatic compaction, index optimization and version cleanup. */
 @Module({
   imports: [AuthModule, LanceModule, TablesModule, ThrottlingModule, JobsModule],
   controllers: [MaintenanceController, MaintenanceAdminController],

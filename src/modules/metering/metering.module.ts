@@ -7,7 +7,7 @@ import { UsageMeter } from './usage-meter.service';
 import { UsageRepository } from './usage.repository';
 
 /**
- * Metering and quotas (README "Usage and quotas"), global: the catalog and the data plane count and check through
+ * Metering and quotas (docs/usage-and-quotas.md), global: the catalog and the data plane count and check through
  * them; RequestObserver writes the request line and counts every answered request.
  */
 @Global()

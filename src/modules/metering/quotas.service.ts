@@ -13,7 +13,7 @@ export function quotaExceeded(database: string, quota: QuotaName, limit: number,
 }
 
 /**
- * Quotas per database (README "Usage and quotas"): the database's own, else the gateway's defaults (QUOTA_*). The
+ * Quotas per database (docs/usage-and-quotas.md): the database's own, else the gateway's defaults (QUOTA_*). The
  * quotas travel with the database a request resolved (the key lookup or the tenancy cache), so checking them costs a
  * catalog query only where a count or a size is needed — on creates and writes, never on reads.
  */

@@ -20,7 +20,7 @@ interface Batch {
 }
 
 /**
- * Usage metering in memory (README "Usage and quotas"). Requests, rows written, bytes ingested and queries are
+ * Usage metering in memory (docs/usage-and-quotas.md). Requests, rows written, bytes ingested and queries are
  * counted per database and UTC hour in this process (no catalog write per request); every USAGE_FLUSH_INTERVAL_SECONDS
  * the counts are cut into a batch with the next sequence number of this replica and added to the catalog in one
  * transaction, together with a (replica, seq) row: a batch whose commit succeeded but whose answer was lost is sent

@@ -4,7 +4,7 @@ import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
 
 /**
  * Everything a database stores, one row per stored thing (database_id, bytes, current_bytes): each table's bytes on
- * its store as last measured plus what writes through the gateway added since (README "Usage and quotas"). Every
+ * its store as last measured plus what writes through the gateway added since (docs/usage-and-quotas.md). Every
  * storage figure (quota checks, the daily snapshot, top-storage, the fleet gauge) sums this. Soft-deleted tables
  * keep their bytes on the store: they join as one more branch here (`UNION ALL SELECT database_id,
  * COALESCE(storage_bytes, 0), 0 FROM dropped_tables`).

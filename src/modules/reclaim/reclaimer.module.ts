@@ -5,7 +5,7 @@ import { PendingModule } from '../../platform/cluster/pending.module';
 import { Reclaimer } from './reclaimer.service';
 import { StorageScan } from './storage-scan.service';
 
-/** Crash safety's background side: the reclaimer, and the operator's storage scan (README "Crash safety"). */
+/** Crash safety's background side: the reclaimer, and the operator's storage scan (docs/resilience.md#crash-safety). */
 @Module({
   imports: [LanceModule, PendingModule, TransactionsModule],
   providers: [Reclaimer, StorageScan],

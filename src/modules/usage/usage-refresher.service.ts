@@ -26,7 +26,7 @@ const DAILY_PER_ROUND = 500;
 const FLUSH_RECORD_AGE_MS = 24 * 3600_000;
 
 /**
- * The storage refresher (README "Usage and quotas"). Namespace-mode clients write table data themselves, and old
+ * The storage refresher (docs/usage-and-quotas.md). Namespace-mode clients write table data themselves, and old
  * versions and indices stay on the store, so storage is measured from the store itself: every USAGE_REFRESH_INTERVAL_SECONDS a replica leases, through
  * Postgres (FOR UPDATE SKIP LOCKED, leases that expire), the tables due for a scan — never scanned, written or handed
  * out for writing since their last scan, or not scanned for USAGE_FULL_SCAN_HOURS — measures them (the bytes of every

@@ -12,7 +12,7 @@ const wantsCsv = (req: FastifyRequest) => /\btext\/csv\b/i.test(String(req.heade
 const CSV_NOTE = ' With `Accept: text/csv` the same rows come as CSV (a header line, then one line per row).';
 
 /**
- * The usage API (README "Usage and quotas"): one database's usage (the operator, or an admin credential of it), every
+ * The usage API (docs/usage-and-quotas.md): one database's usage (the operator, or an admin credential of it), every
  * database's usage on a day and the databases storing most (the operator).
  */
 @Controller('admin/v1')

@@ -64,7 +64,7 @@ const csvField = (v: unknown): string => {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
 
-/** The usage API's reports (README "Usage and quotas"). */
+/** The usage API's reports (docs/usage-and-quotas.md). */
 @Injectable()
 export class UsageService {
   constructor(

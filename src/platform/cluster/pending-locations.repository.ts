@@ -107,7 +107,7 @@ export class PendingLocationsRepository {
 
   /**
    * Whether a catalog table row uses this location (a live table: never reclaimed), or a soft-dropped table keeps
-   * its data there until its purge (README "Dropping tables"): counted as live too.
+   * its data there until its purge (docs/soft-delete.md): counted as live too.
    */
   async tableAt(location: string): Promise<boolean> {
     const rows = await this.db.$queryRaw<{ n: number }[]>`

@@ -25,19 +25,19 @@ export const RETENTION_QUIET_MS = 1000;
 const MIN_PURGE_BYTES = 4 * 1024 * 1024;
 
 /**
- * Keeps the engine's freed read buffers for the next read, and hands write memory back as before (README "Memory").
+ * Keeps the engine's freed read buffers for the next read, and hands write memory back as before
+ * (docs/production.md#memory).
  *
- * jemalloc, as scripts/start.sh configures it, returns freed pages to the system within about a second (the
- * oversize arena, for buffers of 16 MiB and more, at once). That bounds write memory, but a brute-force vector scan
- * frees and maps again its whole working set on every query: 5,000-6,000 page faults per k=10 query over 115k
- * 128-d vectors, against about 500 when freed pages are kept, and the query ran 1.3-1.5 × in-process instead of
- * 1.1-1.2 × (2026-11-26). So, while no write holds write memory (WRITE_ACTIVITY), every arena keeps its freed pages
- * (dirty decay -1) and this service hands them back itself: when more than ALLOCATOR_RETAIN_BYTES are kept, and
- * once the process has been quiet for a second (at most a few allocations of 16 KiB or more per tick, anywhere in the
- * process: under steady traffic it is never quiet, and what is kept stays up to the cap, which is checked every tick,
- * so it is a soft bound). While writes hold write memory (the write budget: insert, merge_insert, overwrite, streamed
- * creates), every arena decays as configured again, so an upload's peak is what it was; when the last write ends,
- * what it left is purged. Other engine work (index builds, compaction, update, delete) runs under retention.
+ * jemalloc, as scripts/start.sh configures it, returns freed pages to the system within about a second (the oversize
+ * arena, for buffers of 16 MiB and more, at once). That bounds write memory, but a brute-force vector scan then frees
+ * and maps again its whole working set on every query: about ten times the page faults, and a slower query (measured:
+ * docs/adr/0001-jemalloc-allocator.md). So, while no write holds write memory (WRITE_ACTIVITY), every arena keeps its
+ * freed pages (dirty decay -1) and this service hands them back itself: when more than ALLOCATOR_RETAIN_BYTES are kept,
+ * and once the process has been quiet for a second (at most a few allocations of 16 KiB or more per tick, anywhere in
+ * the process: under steady traffic it is never quiet, and what is kept stays up to the cap, which is checked every
+ * tick, so it is a soft bound). While writes hold write memory (the write budget: insert, merge_insert, overwrite,
+ * streamed creates), every arena decays as configured again, so an upload's peak is what it was; when the last write
+ * ends, what it left is purged. Other engine work (index builds, compaction, update, delete) runs under retention.
  *
  * Only with jemalloc preloaded, ALLOCATOR_RETAIN_BYTES > 0 and a WRITE_ACTIVITY provider; otherwise nothing changes.
  * Measurements and what was tried instead: docs/adr/0008-memory-tuning.md. Every change of decay and

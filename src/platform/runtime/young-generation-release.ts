@@ -11,15 +11,13 @@ export const YOUNG_GENERATION_TICK_MS = 1000;
  * allocation rate over its last 5 s, measured from one collection to the next, so the quiet ticks before it each
  * make a scavenge: with the young generation nearly empty it takes about a millisecond. The first two of them still
  * count the burst (what it allocated since its last collection, then what the first scavenge promoted), so the
- * full collection comes after six more: with it on the seventh, the new space stayed grown in 3 of 10 runs of the
- * unit test's child process, and shrank at the next scavenge.
+ * full collection comes after six more: on the seventh, the new space sometimes stayed grown until the next scavenge.
  */
 export const QUIET_TICKS = 9;
 /**
  * A tick whose event loop was busy less than this share of the time is quiet. An idle gateway's own timers (the
- * allocator's and this one's looks, the usage flush, the metrics) keep its loop 0.4-0.9% busy, with a tick of
- * 1.2-1.4% every few seconds (2026-11-26): with 1% here those ticks kept calling the release off, and in one of
- * three `bench:ingest` runs on S3 the full collection came only after the idle reading.
+ * allocator's and this one's looks, the usage flush, the metrics) keep its loop up to about 1.5% busy, so a lower
+ * threshold (1% was tried) kept calling the release off.
  */
 export const QUIET_UTILIZATION = 0.05;
 
@@ -32,12 +30,13 @@ export interface YoungGenerationProbes {
 }
 
 /**
- * Gives the memory of a burst of work back when the process goes quiet (README "Memory").
+ * Gives the memory of a burst of work back when the process goes quiet (docs/production.md#memory).
  *
  * scripts/start.sh lets V8's young generation grow to 16 MiB semi-spaces: a catalog request allocates tens of KB (a
  * page of 100 tables about 80 KB, most of it the driver's parsed rows), and with 4 MiB semi-spaces ten requests in
  * flight filled the young generation every few milliseconds and pushed their objects into the old generation, so a
- * page of tables cost about 30% more CPU (2026-11-26). Two things then stay resident after a burst:
+ * page of tables cost about 30% more CPU (measured: docs/adr/0002-v8-gc-flags.md). Two things then stay resident
+ * after a burst:
  *  - the new space, grown to 32 MiB for the two semi-spaces, which V8 gives back only at a collection that sees a
  *    low allocation rate over the last 5 s, and an idle process makes no collections;
  *  - the buffers of finished requests (an upload's chunks) that died in the old generation, which only a full

@@ -25,7 +25,7 @@ const TENANT_DROPPED_ID = { dropped_id: { description: 'The dropped table\'s id,
 const scopeOf = (t: TenantContext): DroppedScope => ({ database: t.database, catalog: t.catalog, principal: t.principal, requestId: t.requestId });
 
 /**
- * Soft-deleted tables of the caller's catalog (README "Dropping tables"), and the protection flag of tables and
+ * Soft-deleted tables of the caller's catalog (docs/soft-delete.md), and the protection flag of tables and
  * namespaces. All need an `admin` credential of the database.
  */
 @Controller('v1')

@@ -47,7 +47,7 @@ const isListKey = (v: unknown): v is [string, string] =>
 const PURGE_BATCH = 20;
 
 /**
- * Soft-deleted tables (README "Dropping tables"): list, undrop (to the same name or a new one), purge now, and the
+ * Soft-deleted tables (docs/soft-delete.md): list, undrop (to the same name or a new one), purge now, and the
  * purge sweep that every replica runs every DROP_PURGE_INTERVAL_SECONDS. A purge removes the catalog row and records
  * the folder as a pending clean-up in one statement (FOR UPDATE SKIP LOCKED: replicas take different rows), writes
  * its audit record in the same transaction, then deletes the folder; should the replica die first, the reclaimer

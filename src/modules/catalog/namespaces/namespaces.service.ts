@@ -45,7 +45,7 @@ export class NamespacesService {
   ) {}
 
   /**
-   * The hooks of a drop of `id` (README "Dropping tables"): refuse it when anything protected is in the way, and under
+   * The hooks of a drop of `id` (docs/soft-delete.md): refuse it when anything protected is in the way, and under
    * a soft delete profile move the cascade's tables to dropped_tables (their last versions read beforehand).
    */
   private async dropHooks(t: TenantContext, id: string[], cascade: boolean): Promise<DropHooks> {

@@ -138,7 +138,7 @@ export class TablesController {
     summary: 'Drop a table',
     description:
       'Removes the table. Under the database\'s hard delete profile its data is deleted; under a soft one it is kept until ' +
-      'the retention ends (undrop, README "Dropping tables"). 409 (code 19) for a protected table. A request body is ignored.',
+      'the retention ends (undrop, docs/soft-delete.md). 409 (code 19) for a protected table. A request body is ignored.',
     tag: 'Table',
     access: 'catalog',
     role: 'write',

@@ -18,7 +18,7 @@ export interface DatabaseRow {
   maxNamespaces: number | null;
   maxStorageBytes: number | bigint | string | null;
   maxRowsPerWrite: number | bigint | string | null;
-  /** Delete profile (null: the server's) and protection (README "Dropping tables"). */
+  /** Delete profile (null: the server's) and protection (docs/soft-delete.md). */
   dropProfile?: string | null;
   dropRetentionSeconds?: number | null;
   protected?: boolean;
