@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { after, before, it } from 'node:test';
-import * as lancedb from '@lancedb/lancedb';
 import { ADMIN_KEY, Api, forEachCatalog, idPath, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
 import { writeTable } from './helpers/lance';

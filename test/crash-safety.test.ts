@@ -219,7 +219,6 @@ describe('crash safety: SIGKILLed writers, the reclaimer, storage scan [postgres
 
     // ---- 2. SIGKILL while an overwrite writes its data files into the table's own folder
     const v2 = await startProcess({ RECLAIM_INTERVAL_SECONDS: '0' });
-    const acme2 = new Api(v2.url, acme.headers);
     const bigLocation = (await locationOf('acme', 'big')) as string;
     const before = new Set(dataFiles(bigLocation));
     const overwrite = openUpload(v2.url, `/v1/table/big/insert?mode=overwrite`, { ...acme.headers, 'x-request-id': 'crash-mid-overwrite' });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
-import { Api, forEachCatalog, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import { Api, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
 import { TestIssuer } from './helpers/jwks';
 import { expectProblem } from './helpers/assertions';
 

@@ -8,7 +8,6 @@ import {
   forEachCatalog,
   newTenant,
   operator,
-  Reply,
   startGateway,
   Tenant,
   TestGateway,

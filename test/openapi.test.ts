@@ -46,7 +46,6 @@ interface Allowed {
 }
 
 const allow = (op: string, kind: Kind, name: string, reason: string): Allowed => ({ op, kind, name, reason });
-const notServed = (op: string, reason: string) => allow(op, 'not-served', '', reason);
 
 /** Deliberate differences from the Lance Namespace spec (0.11.1). One line of reason each. */
 const ALLOWED_DIFFERENCES: Allowed[] = [
@@ -198,12 +197,32 @@ function typeOf(doc: Json, schema: any): string {
     s = deref(doc, s);
     if (!s || typeof s !== 'object' || depth > 10) return types.add('any');
     let found = false;
-    if (typeof s.type === 'string') (types.add(s.type), (found = true));
-    if (Array.isArray(s.type)) (s.type.forEach((t: string) => types.add(t)), (found = true));
-    for (const k of ['anyOf', 'oneOf']) if (Array.isArray(s[k])) (s[k].forEach((x: any) => visit(x, depth + 1)), (found = true));
-    if (!found && Array.isArray(s.allOf)) (s.allOf.forEach((x: any) => visit(x, depth + 1)), (found = true));
-    if (!found && s.properties) (types.add('object'), (found = true));
-    if (!found && s.const === null) (types.add('null'), (found = true));
+    if (typeof s.type === 'string') {
+      types.add(s.type);
+      found = true;
+    }
+    if (Array.isArray(s.type)) {
+      s.type.forEach((t: string) => types.add(t));
+      found = true;
+    }
+    for (const k of ['anyOf', 'oneOf']) {
+      if (Array.isArray(s[k])) {
+        s[k].forEach((x: any) => visit(x, depth + 1));
+        found = true;
+      }
+    }
+    if (!found && Array.isArray(s.allOf)) {
+      s.allOf.forEach((x: any) => visit(x, depth + 1));
+      found = true;
+    }
+    if (!found && s.properties) {
+      types.add('object');
+      found = true;
+    }
+    if (!found && s.const === null) {
+      types.add('null');
+      found = true;
+    }
     if (!found) types.add('any');
   };
   visit(schema, 0);
@@ -566,8 +585,13 @@ describe(`OpenAPI document [${kind}]`, () => {
     ): Promise<Reply> => {
       const h: Record<string, string> = { ...headers };
       let payload: string | Buffer | undefined;
-      if (Buffer.isBuffer(body)) (payload = body), (h['content-type'] = ARROW);
-      else if (body !== undefined) (payload = JSON.stringify(body)), (h['content-type'] = 'application/json');
+      if (Buffer.isBuffer(body)) {
+        payload = body;
+        h['content-type'] = ARROW;
+      } else if (body !== undefined) {
+        payload = JSON.stringify(body);
+        h['content-type'] = 'application/json';
+      }
       const r = await fetch(gw.url + url, { method, headers: h, body: payload });
       const buf = Buffer.from(await r.arrayBuffer());
       const text = buf.toString('utf8');

@@ -98,8 +98,8 @@ describe(`route access: the document against the guards [${kind}]`, () => {
       }
       assert.ok(found, `${r.method} ${r.path} (${r.op.operationId}) has @Operation on its handler`);
       const guards = [
-        ...((Reflect.getMetadata(GUARDS_METADATA, found.controller) as Function[] | undefined) ?? []),
-        ...((Reflect.getMetadata(GUARDS_METADATA, found.handler) as Function[] | undefined) ?? []),
+        ...((Reflect.getMetadata(GUARDS_METADATA, found.controller) as { name: string }[] | undefined) ?? []),
+        ...((Reflect.getMetadata(GUARDS_METADATA, found.handler) as { name: string }[] | undefined) ?? []),
       ];
       // Every guarded route carries the one route-access guard, which runs the guards of its access in order.
       assert.deepEqual(

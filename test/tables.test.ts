@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as assert from 'node:assert/strict';
-import * as lancedb from '@lancedb/lancedb';
 import * as pg from 'pg';
 import { CATALOG_DB, CatalogDb } from '../src/platform/db/catalog-db';
 import {

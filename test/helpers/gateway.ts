@@ -176,7 +176,7 @@ export class Api {
     }
     const res = await fetch(this.base + p, { method, headers: h, body: payload });
     const text = await res.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {

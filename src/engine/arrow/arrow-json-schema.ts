@@ -83,6 +83,8 @@ const NAMES: Record<SchemaDialect, { f16: string; f32: string; f64: string; utf8
 };
 
 export function jsonDataType(t: DataType, dialect: SchemaDialect): JsonDataType {
+  // Arrow's DataType subclasses each carry their own fields (precision, unit, listSize, …): read here by name.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const a = t as any;
   const n = NAMES[dialect];
   const lance = dialect === 'lance';

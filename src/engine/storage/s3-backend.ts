@@ -126,6 +126,8 @@ export class S3Backend implements ObjectBackend {
     } catch (err) {
       const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
       const status = e.$metadata?.httpStatusCode ? ` (HTTP ${e.$metadata.httpStatusCode})` : '';
+      // Only the short form is kept: the SDK's error can carry request signatures and credentials.
+      // eslint-disable-next-line preserve-caught-error
       throw new Error(`s3://${this.bucket}: ${e.name ?? 'error'}${status}: ${(e.message ?? '').slice(0, 200)}`);
     }
   }

@@ -289,7 +289,7 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
     await ctx.beforeCommit();
     const audit = await this.audit.beforeCommit();
     let stats: lancedb.OptimizeStats;
-    let attempts = 0;
+    let attempts: number;
     try {
       ({ stats, attempts } = await this.optimize(t.location, cutoff));
     } catch (err) {

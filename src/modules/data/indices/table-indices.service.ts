@@ -116,7 +116,7 @@ export class TableIndicesService {
       case 'INVERTED':
         config = lancedb.Index.fts({
           withPosition: req.with_position,
-          baseTokenizer: req.base_tokenizer as any,
+          baseTokenizer: req.base_tokenizer as NonNullable<Parameters<typeof lancedb.Index.fts>[0]>['baseTokenizer'],
           language,
           maxTokenLength: req.max_token_length,
           lowercase: req.lower_case,

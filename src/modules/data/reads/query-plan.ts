@@ -102,22 +102,26 @@ export function ftsOf(f: Record<string, unknown> | null | undefined): FtsPlan | 
   }
   const structured = (f.structured_query as { query?: unknown } | undefined)?.query ?? (typeof f.query === 'object' ? f.query : undefined);
   if (structured && typeof structured === 'object') {
-    const match = (structured as Record<string, any>).match;
+    const match = (structured as FtsJson).match;
     // A match without a column (the client's plain `search('text')`) searches every indexed column, as in-process.
     if (match && typeof match === 'object' && !match.column) {
       return { query: String(match.terms ?? match.query ?? ''), columns: columnList(f.columns) };
     }
-    return { query: ftsNode(structured as Record<string, any>) };
+    return { query: ftsNode(structured as FtsJson) };
   }
   if (typeof f.query === 'string') return { query: f.query, columns: columnList(f.columns) };
   throw Errors.invalidInput('unsupported full_text_query');
 }
 
+
+/** The remote client's FtsQuery JSON: any shape arrives; each field is checked as it is read. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type FtsJson = Record<string, any>;
 const operatorOf = (o: unknown): 'and' | 'or' => (String(o ?? 'Or').toLowerCase() === 'and' ? 'and' : 'or');
 const opt = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : (v as number));
 
 /** A structured full-text query (the remote client's FtsQuery JSON) as a plain tree; unknown shapes are 400. */
-export function ftsNode(q: Record<string, any>, depth = 0): FtsNode {
+export function ftsNode(q: FtsJson, depth = 0): FtsNode {
   if (depth > 32) throw Errors.invalidInput('full-text query nested too deeply');
   if (!q || typeof q !== 'object') throw Errors.invalidInput('full-text query must be an object');
   if (q.match) {
@@ -145,7 +149,7 @@ export function ftsNode(q: Record<string, any>, depth = 0): FtsNode {
     };
   }
   if (q.multi_match) {
-    const list: Array<Record<string, any>> = q.multi_match.match_queries ?? [];
+    const list: Array<FtsJson> = q.multi_match.match_queries ?? [];
     if (!Array.isArray(list) || list.length === 0) throw Errors.invalidInput('multi_match needs match_queries');
     return {
       kind: 'multi_match',
