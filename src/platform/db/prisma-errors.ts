@@ -44,16 +44,3 @@ export function dataExceptionMessage(err: unknown): string | undefined {
     }
   }
 }
-
-/**
- * A statement that broke the shallow-clone reference (tables.clone_source_id, NO ACTION): 'referenced' when it would
- * remove a table a shallow clone still reads from, 'source-gone' when a clone was registered against a source that
- * went meanwhile; undefined for anything else.
- */
-export function cloneSourceViolation(err: unknown): 'referenced' | 'source-gone' | undefined {
-  if (sqlState(err) !== '23503') return undefined;
-  const e = err as { message?: unknown; meta?: unknown };
-  const text = `${String(e?.message ?? '')} ${JSON.stringify(e?.meta ?? {})}`;
-  if (!text.includes('tables_clone_source_id_fkey')) return undefined;
-  return /still referenced|update or delete on table/i.test(text) ? 'referenced' : 'source-gone';
-}

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { cloneSourceViolation, dataExceptionMessage } from '../db/prisma-errors';
+import { dataExceptionMessage } from '../db/prisma-errors';
 import { ApiError, codeForStatus, ErrorCode, errorBody } from './errors';
 
 const log = new Logger('Errors');
@@ -59,18 +59,6 @@ export function renderError(err: unknown, requestId?: string): Rendered {
   // Postgres class 22 (a value its types refuse, e.g. NUL in text): the caller's bad input, never a 500.
   const dataError = dataExceptionMessage(err);
   if (dataError) return { status: 400, code: ErrorCode.InvalidInput, message: dataError, headers: {} };
-  // The catalog keeps a shallow clone's source (it reads the source's data files in place).
-  switch (cloneSourceViolation(err)) {
-    case 'referenced':
-      return {
-        status: 409,
-        code: ErrorCode.InvalidTableState,
-        message: 'a shallow clone reads this table\'s data files: drop or deregister the clone first (or make it a deep clone, is_shallow=false)',
-        headers: {},
-      };
-    case 'source-gone':
-      return { status: 404, code: ErrorCode.TableNotFound, message: 'the table to clone was dropped meanwhile', headers: {} };
-  }
   if (isDatabaseUnavailable(err)) {
     log.warn(`catalog database unavailable: ${(err as Error)?.message}`);
     return { status: 503, code: ErrorCode.ServiceUnavailable, message: 'catalog database unavailable, retry later', headers: { 'Retry-After': '1' } };

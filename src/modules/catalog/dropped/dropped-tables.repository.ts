@@ -4,6 +4,7 @@ import { descendantsLower, descendantsUpper } from '../namespaces/namespaces.rep
 import type { Scope } from '../../identity';
 import type { TableRow } from '../tables/tables.repository';
 import { PROTECTED_PROPERTY } from '../../databases';
+import { keepingCloneSources } from '../tables/clone-source';
 
 /** A table dropped under a soft profile, waiting for its undrop or its purge. */
 export interface DroppedRow extends TableRow {
@@ -67,7 +68,7 @@ export class DroppedTablesRepository {
 
   /** Moves one live table (by id) to dropped_tables; null when it is no longer there. */
   async softDrop(id: string, v: SoftDropValues, lastVersion: number | null): Promise<DroppedRow | null> {
-    const rows = await this.db.$queryRawUnsafe<DroppedRow[]>(
+    const rows = await keepingCloneSources(this.db.$queryRawUnsafe<DroppedRow[]>(
       `WITH d AS (DELETE FROM tables WHERE id = $1::uuid RETURNING *)
        INSERT INTO dropped_tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at, created_at,
                                    clone_source_id, last_version, storage_bytes, purge_after, dropped_by, request_id)
@@ -81,7 +82,7 @@ export class DroppedTablesRepository {
       v.retentionSeconds,
       v.droppedBy,
       v.requestId,
-    );
+    ));
     return rows[0] ?? null;
   }
 
@@ -127,7 +128,7 @@ export class DroppedTablesRepository {
     const versions = v.versions ?? new Map<string, number | null>();
     const locs = [...versions.keys()];
     const vers = locs.map((l) => versions.get(l) ?? null);
-    return this.db.$queryRawUnsafe<DroppedRow[]>(
+    return keepingCloneSources(this.db.$queryRawUnsafe<DroppedRow[]>(
       `WITH d AS (
          DELETE FROM tables
           WHERE database_id = $1::uuid AND catalog = $2
@@ -152,7 +153,7 @@ export class DroppedTablesRepository {
       v.requestId,
       locs,
       vers,
-    );
+    ));
   }
 
   /** A page of a database's dropped tables (one catalog, or every one when `catalog` is undefined), newest first. */
@@ -208,13 +209,13 @@ export class DroppedTablesRepository {
    * row, or 'name-taken' when a live table has that name.
    */
   async restore(row: DroppedRow, namespacePath: string, name: string): Promise<TableRow | 'name-taken'> {
-    const rows = await this.db.$queryRaw<TableRow[]>`
+    const rows = await keepingCloneSources(this.db.$queryRaw<TableRow[]>`
       INSERT INTO tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at, created_at, clone_source_id)
       VALUES (${row.id}::uuid, ${row.databaseId}::uuid, ${row.catalog}, ${namespacePath}, ${name}, ${row.location},
               ${JSON.stringify(row.properties)}::jsonb, ${row.materializedAt}, ${row.createdAt}, ${row.cloneSourceId}::uuid)
       ON CONFLICT (database_id, catalog, namespace_path, name) DO NOTHING
       RETURNING id, namespace_path AS "namespacePath", name, location, properties,
-                materialized_at AS "materializedAt", created_at AS "createdAt"`;
+                materialized_at AS "materializedAt", created_at AS "createdAt"`);
     if (!rows[0]) return 'name-taken';
     await this.db.$executeRaw`DELETE FROM dropped_tables WHERE id = ${row.id}::uuid`;
     return rows[0];

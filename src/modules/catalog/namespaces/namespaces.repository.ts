@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { PATH_SEP } from '../../../platform/http/ids';
 import { CatalogClient, UnitOfWork } from '../../../platform/db/unit-of-work';
 import { Scope } from '../../identity';
+import { keepingCloneSources } from '../tables/clone-source';
 
 export interface NamespaceRow {
   id: string;
@@ -131,11 +132,11 @@ export class NamespacesRepository {
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
          AND (path = ${path} OR (path >= ${lo} AND path < ${hi}))`;
     if (hooks.moveTables) return { kind: 'dropped', locations: [], dropped: await hooks.moveTables() };
-    const dropped = await this.db.$queryRaw<{ location: string }[]>`
+    const dropped = await keepingCloneSources(this.db.$queryRaw<{ location: string }[]>`
       DELETE FROM tables
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
          AND (namespace_path = ${path} OR (namespace_path >= ${lo} AND namespace_path < ${hi}))
-       RETURNING location`;
+       RETURNING location`);
     const locations = dropped.map((d) => d.location);
     return { kind: 'dropped', locations };
   }

@@ -4,6 +4,7 @@ import { isUniqueViolation } from '../../../platform/db/prisma-errors';
 import { Scope } from '../../identity';
 import { CatalogClient, UnitOfWork } from '../../../platform/db/unit-of-work';
 import type { PendingValues } from '../../../platform/cluster/pending-locations.repository';
+import { keepingCloneSources } from './clone-source';
 
 export interface TableRow {
   id: string;
@@ -91,32 +92,32 @@ export class TablesRepository {
   private insertRow(scope: Scope,
     t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean; cloneSourceId?: string },
   ): Promise<TableRow[]> {
-    return this.db.$queryRaw<TableRow[]>`
+    return keepingCloneSources(this.db.$queryRaw<TableRow[]>`
       INSERT INTO tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at, clone_source_id)
       VALUES (${randomUUID()}::uuid, ${scope.databaseId}::uuid, ${scope.catalog}, ${t.namespacePath}, ${t.name},
               ${t.location}, ${JSON.stringify(t.properties)}::jsonb,
               CASE WHEN ${t.materialized} THEN now() ELSE NULL END, ${t.cloneSourceId ?? null}::uuid)
       ON CONFLICT (database_id, catalog, namespace_path, name) DO NOTHING
       RETURNING id, namespace_path AS "namespacePath", name, location, properties,
-                materialized_at AS "materializedAt", created_at AS "createdAt"`;
+                materialized_at AS "materializedAt", created_at AS "createdAt"`);
   }
 
   async deleteById(id: string): Promise<TableRow | null> {
-    const rows = await this.db.$queryRaw<TableRow[]>`
+    const rows = await keepingCloneSources(this.db.$queryRaw<TableRow[]>`
       DELETE FROM tables WHERE id = ${id}::uuid
       RETURNING id, namespace_path AS "namespacePath", name, location, properties,
-                materialized_at AS "materializedAt", created_at AS "createdAt"`;
+                materialized_at AS "materializedAt", created_at AS "createdAt"`);
     return rows[0] ?? null;
   }
 
   /** Deletes by name; returns the removed row, or null when there was none. */
   async delete(scope: Scope, namespacePath: string, name: string): Promise<TableRow | null> {
-    const rows = await this.db.$queryRaw<TableRow[]>`
+    const rows = await keepingCloneSources(this.db.$queryRaw<TableRow[]>`
       DELETE FROM tables
        WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
          AND namespace_path = ${namespacePath} AND name = ${name}
       RETURNING id, namespace_path AS "namespacePath", name, location, properties,
-                materialized_at AS "materializedAt", created_at AS "createdAt"`;
+                materialized_at AS "materializedAt", created_at AS "createdAt"`);
     return rows[0] ?? null;
   }
 
@@ -172,7 +173,7 @@ export class TablesRepository {
    * the folder is gone leaves a record the reclaimer finishes. `v.location` is ignored: the record takes the row's.
    */
   async deleteRecordingCleanup(scope: Scope, namespacePath: string, name: string, v: PendingValues): Promise<TableRow | null> {
-    const rows = await this.db.$queryRaw<TableRow[]>`
+    const rows = await keepingCloneSources(this.db.$queryRaw<TableRow[]>`
       WITH d AS (
         DELETE FROM tables
          WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
@@ -184,7 +185,7 @@ export class TablesRepository {
         RETURNING id)
       SELECT d.id, d.namespace_path AS "namespacePath", d.name, d.location, d.properties,
              d.materialized_at AS "materializedAt", d.created_at AS "createdAt"
-        FROM d LEFT JOIN p ON true`;
+        FROM d LEFT JOIN p ON true`);
     return rows[0] ?? null;
   }
 
