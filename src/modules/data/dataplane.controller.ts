@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../platform/http/errors';
 import { bodyDigestOf, commitGateOf } from '../../platform/http/body-digest';
+import { carriedClaimOf, type CarriedClaim } from '../idempotency/carried-claim';
 import {
   CountTableRowsResponse,
   CreateTableResponse,
@@ -68,15 +69,18 @@ import { TableWritesService } from './writes/table-writes.service';
  */
 export function arrowBody(
   req: FastifyRequest,
-): AsyncIterable<Buffer> & { contentLength?: number; settled(maxBytes: number): Promise<void>; beforeCommit?: () => Promise<void> } {
+): AsyncIterable<Buffer> & { contentLength?: number; settled(maxBytes: number): Promise<void>; beforeCommit?: () => Promise<void>; claim?: CarriedClaim } {
   if (req.body !== undefined && req.body !== null) {
     throw Errors.unsupportedMediaType(`expected an Arrow IPC stream body (application/vnd.apache.arrow.stream)`);
   }
   const raw = req.raw;
+  // A keyed write's claim: carried by the write's first catalog statement, else made once the body starts to arrive.
+  const claim = carriedClaimOf(req);
   const declared = raw.headers['transfer-encoding'] === undefined ? Number(raw.headers['content-length']) : NaN;
   return {
     contentLength: Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
     beforeCommit: commitGateOf(req),
+    claim,
     settled: (maxBytes: number) =>
       new Promise<void>((resolve) => {
         if (raw.readableEnded || raw.destroyed) return resolve();
@@ -94,6 +98,7 @@ export function arrowBody(
     [Symbol.asyncIterator]: () => {
       const it = raw.iterator({ destroyOnReturn: false });
       const digest = bodyDigestOf(req);
+      claim?.start();
       return {
         next: digest
           ? async () => {

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
 import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
+import type { ClaimValues } from './carried-claim';
 import { OutcomeRow, OutcomeScope, RequestOutcomesRepository } from './request-outcomes.repository';
 
 /** A keyed write this replica is running: its claim on the key. */
@@ -107,6 +109,20 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       await sleep(pause);
       pause = Math.min(pause * 2, 500);
     }
+  }
+
+  /**
+   * The values of a claim for a write's own first statement to carry (src/modules/idempotency/carried-claim.ts),
+   * instead of `begin`'s statement. The statement's claim is then `adopt`ed; a key found held is `begin`'s again.
+   */
+  claimValues(scope: OutcomeScope, route: string, bodyDigest: string | null, windowMs: number): ClaimValues {
+    return { id: randomUUID(), ...scope, route, bodyDigest, owner: this.replica.id, leaseMs: this.leaseMs, windowMs };
+  }
+
+  /** A claim made by a write's own statement (claimValues): its lease is renewed from now on. */
+  adopt(id: string): Begun {
+    this.running.add(id);
+    return { claim: { id } };
   }
 
   /**

@@ -35,6 +35,7 @@ import { UsageMeter } from '../../usage/usage-meter.service';
 import { DropPolicy } from '../dropped/drop-policy.service';
 import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
 import { MaintenanceSignals } from '../../maintenance/maintenance-signals';
+import type { CarriedClaim } from '../../idempotency/carried-claim';
 
 
 const originOf = (t: TenantContext): PendingOrigin => ({ databaseId: t.database.id, databaseName: t.database.name, requestId: t.requestId });
@@ -199,12 +200,23 @@ export class TablesService implements OnModuleInit {
 
   /**
    * A table row for an in-place write (overwrite, append, merge), with its folder recorded as pending in the same
-   * statement as the lookup; the caller ends the work. 404 as `get`.
+   * statement as the lookup; the caller ends the work. 404 as `get`. A keyed write's `claim` is made in that
+   * statement too (docs/idempotency.md) and settled with its outcome; what follows from it (a held key) is the
+   * request's commit gate's to act on.
    */
-  async getForWrite(t: TenantContext, id: string[]): Promise<{ row: TableRow; work: PendingWork }> {
+  async getForWrite(t: TenantContext, id: string[], claim?: CarriedClaim): Promise<{ row: TableRow; work: PendingWork }> {
     const { ns, name } = splitTableId(id);
     const v = this.pending.values(originOf(t), '', 'write');
-    const row = await this.repo.findReservingInPlace(scopeOf(t), encodePath(ns), name, v);
+    const values = claim?.carry();
+    let row: TableRow | null;
+    try {
+      const found = await this.repo.findReservingInPlace(scopeOf(t), encodePath(ns), name, v, values);
+      if (values) claim!.settle(found.claimed ?? null);
+      row = found.row;
+    } catch (err) {
+      if (values) claim!.settle(err as Error);
+      throw err;
+    }
     if (row) return { row, work: this.pending.watch({ ...v, location: row.location }) };
     await this.namespaces.assertExists(t, ns);
     throw Errors.tableNotFound(display(id));

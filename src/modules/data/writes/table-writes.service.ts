@@ -21,6 +21,7 @@ import { Body, CreateMode, Dialect, display, MergeOptions } from '../dataplane.t
 import { COMMIT_MEMORY_FACTOR, discard, metered, Reservation, WriteBudget } from './write-budget';
 import { UsageMeter } from '../../usage/usage-meter.service';
 import { QuotaService } from '../../usage/quotas.service';
+import type { CarriedClaim } from '../../idempotency/carried-claim';
 
 /** A buffered body as loaded for its commit, with the bytes that arrived for it (metered as ingested). */
 type Loaded = BufferedIpc & { bodyBytes: number };
@@ -274,11 +275,19 @@ export class TableWritesService {
   }
 
   async insert(t: TenantContext, id: string[], mode: 'append' | 'overwrite', body: Body, branch?: string): Promise<InsertIntoTableResponse> {
-    return this.spooled(body, (load) => this.insertSpooled(t, id, mode, load, branch));
+    return this.spooled(body, (load) => this.insertSpooled(t, id, mode, load, branch, body.claim));
   }
 
-  private async insertSpooled(t: TenantContext, id: string[], mode: 'append' | 'overwrite', load: () => Promise<Loaded>, branch?: string): Promise<InsertIntoTableResponse> {
-    const { row, work } = await this.tables.getForWrite(t, id);
+  private async insertSpooled(
+    t: TenantContext,
+    id: string[],
+    mode: 'append' | 'overwrite',
+    load: () => Promise<Loaded>,
+    branch?: string,
+    claim?: CarriedClaim,
+  ): Promise<InsertIntoTableResponse> {
+    // A keyed insert's claim goes in the reservation's statement (docs/idempotency.md).
+    const { row, work } = await this.tables.getForWrite(t, id, claim);
     const data = await this.bodyFor(t, work, load);
     const out = await this.inPlace(work, async () => {
       if (!(await this.tables.hasData(row))) {
@@ -302,7 +311,7 @@ export class TableWritesService {
     assertEngineSql(opts.whenMatchedUpdateAllFilt, 'when_matched_update_all_filt');
     assertEngineSql(opts.whenNotMatchedBySourceDeleteFilt, 'when_not_matched_by_source_delete_filt');
     return this.spooled(body, async (load) => {
-      const { row, work } = await this.tables.getForWrite(t, id);
+      const { row, work } = await this.tables.getForWrite(t, id, body.claim);
       const data = await this.bodyFor(t, work, load);
       const out = await this.inPlace(work, () => this.merge(id, row, opts, data));
       this.meterWrite(t, row.id, data);
