@@ -21,15 +21,39 @@ export interface ClaimValues {
   windowMs: number;
 }
 
+/**
+ * Answers of this replica's earlier keyed writes still to store (IdempotencyService.finish), which the statement
+ * stores too: a statement of their own would be one more transaction.
+ */
+export interface CarriedAnswers {
+  ids: string[];
+  digests: (string | null)[];
+  statuses: number[];
+  contentTypes: (string | null)[];
+  answers: string[];
+}
+
+/** What a write's first statement carries: its claim, and maybe answers of earlier writes. */
+export interface Carried {
+  claim: ClaimValues;
+  answers?: CarriedAnswers;
+}
+
+/** What the statement did: the claim's id (null when the key is held by another row), and the answers it stored. */
+export interface CarriedOutcome {
+  claimed: string | null;
+  stored: string[];
+}
+
 /** What the interceptor hands a write that may carry its claim. */
 export interface CarriedClaim {
   /**
-   * The claim's values, for the write's first statement to carry; undefined when the claim is made otherwise (it was
-   * begun already). A write that takes them must `settle` the claim with the statement's outcome.
+   * What the write's first statement is to carry; undefined when the claim is made otherwise (it was begun
+   * already). A write that takes it must `settle` it with the statement's outcome.
    */
-  carry(): ClaimValues | undefined;
-  /** The statement's outcome: the claim's id, null when the key was taken (another row holds it), or its error. */
-  settle(outcome: string | null | Error): void;
+  carry(): Carried | undefined;
+  /** The statement's outcome, or its error. */
+  settle(outcome: CarriedOutcome | Error): void;
   /** The body starts to arrive: a claim nobody carried is made now, on its own (while the body arrives). */
   start(): void;
 }
@@ -53,6 +77,27 @@ export function claimSql(first: number): string {
 /** The parameters of claimSql, in order. */
 export function claimParams(v: ClaimValues): unknown[] {
   return [v.id, v.databaseId, v.principal, v.scopeKey, v.route, v.bodyDigest, v.owner, v.leaseMs, v.windowMs];
+}
+
+/**
+ * Stores carried answers, as a data-modifying CTE (parameters `$first` … `$first + 4`, see answersParams) beside the
+ * claim of claimSql(`claimFirst`), whose owner they share: returns the ids stored. The claim's own key is left out
+ * (a retry claiming the key of an answer in the same statement would touch its row twice): its answer is stored later.
+ * `o.id = ANY(…)` as in RequestOutcomesRepository.complete.
+ */
+export function answersSql(first: number, claimFirst: number): string {
+  const p = (i: number) => `$${first + i}`;
+  const c = (i: number) => `$${claimFirst + i}`;
+  return `UPDATE request_outcomes AS o
+          SET state = 'done', body_digest = x.digest, status = x.status, content_type = x.ctype, answer = x.answer
+         FROM unnest(${p(0)}::uuid[], ${p(1)}::text[], ${p(2)}::int[], ${p(3)}::text[], ${p(4)}::text[]) AS x(id, digest, status, ctype, answer)
+        WHERE o.id = ANY(${p(0)}::uuid[]) AND o.id = x.id AND o.owner = ${c(6)}
+          AND NOT (o.database_id = ${c(1)}::uuid AND o.principal = ${c(2)} AND o.scope_key = ${c(3)})
+       RETURNING o.id`;
+}
+
+export function answersParams(a: CarriedAnswers): unknown[] {
+  return [a.ids, a.digests, a.statuses, a.contentTypes, a.answers];
 }
 
 const CARRIED = Symbol('lgw.carriedClaim');

@@ -6,7 +6,7 @@ import { bodyDigestOf, jsonDigest, setCommitGate, watchBodyDigest } from '../../
 import { Errors } from '../../platform/http/errors';
 import { AuditService } from '../audit/audit.service';
 import type { TenantContext } from '../identity/tenancy/tenant-context';
-import { CarriedClaim, ClaimValues, setCarriedClaim } from './carried-claim';
+import { Carried, CarriedClaim, CarriedOutcome, setCarriedClaim } from './carried-claim';
 import { Begun, Claim, IdempotencyService } from './idempotency.service';
 import type { OutcomeRow, OutcomeScope } from './request-outcomes.repository';
 
@@ -148,7 +148,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
  */
 class DeferredClaim implements CarriedClaim {
   private outcome?: Promise<Begun>;
-  private settleCarried?: (outcome: string | null | Error) => void;
+  private settleCarried?: (outcome: CarriedOutcome | Error) => void;
 
   constructor(
     private readonly idempotency: IdempotencyService,
@@ -157,20 +157,23 @@ class DeferredClaim implements CarriedClaim {
     private readonly windowMs: number,
   ) {}
 
-  carry(): ClaimValues | undefined {
+  carry(): Carried | undefined {
     if (this.outcome) return undefined;
+    // Answers of earlier writes waiting for their statement go in this one.
+    const answers = this.idempotency.carryAnswers();
     this.outcome = new Promise<Begun>((resolve, reject) => {
       this.settleCarried = (o) => {
+        answers?.settle(o instanceof Error ? o : o.stored);
         if (o instanceof Error) reject(o);
-        else if (o === null) resolve(this.alone());
-        else resolve(this.idempotency.adopt(o));
+        else if (o.claimed === null) resolve(this.alone());
+        else resolve(this.idempotency.adopt(o.claimed));
       };
     });
     this.outcome.catch(() => undefined); // its failure is the write's (the statement's error)
-    return this.idempotency.claimValues(this.scope, this.route, null, this.windowMs);
+    return { claim: this.idempotency.claimValues(this.scope, this.route, null, this.windowMs), answers: answers?.answers };
   }
 
-  settle(outcome: string | null | Error): void {
+  settle(outcome: CarriedOutcome | Error): void {
     const settle = this.settleCarried;
     this.settleCarried = undefined;
     settle?.(outcome);

@@ -4,7 +4,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
 import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
-import type { ClaimValues } from './carried-claim';
+import type { CarriedAnswers, ClaimValues } from './carried-claim';
 import { OutcomeRow, OutcomeScope, RequestOutcomesRepository } from './request-outcomes.repository';
 
 /** A keyed write this replica is running: its claim on the key. */
@@ -133,6 +133,35 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     this.answers.set(claim.id, { id: claim.id, ...a });
     if (this.answers.size >= ANSWER_BATCH) void this.storeAnswers();
     else this.answerTimer ??= setTimeout(() => void this.storeAnswers(), ANSWER_DELAY_MS);
+  }
+
+  /**
+   * The answers waiting for their statement, taken for a keyed write's first statement to store (carried-claim.ts):
+   * under load the next write's statement stores them, and they cost no transaction of their own. `settle` says which
+   * it stored; the others (the statement failed, or one was the answer of the key it claimed) wait for their own.
+   */
+  carryAnswers(): { answers: CarriedAnswers; settle(stored: string[] | Error): void } | undefined {
+    if (!this.answers.size) return undefined;
+    clearTimeout(this.answerTimer);
+    this.answerTimer = undefined;
+    const batch = [...this.answers.values()];
+    this.answers.clear();
+    return {
+      answers: {
+        ids: batch.map((a) => a.id),
+        digests: batch.map((a) => a.bodyDigest),
+        statuses: batch.map((a) => a.status),
+        contentTypes: batch.map((a) => a.contentType),
+        answers: batch.map((a) => a.answer),
+      },
+      settle: (stored) => {
+        const done = new Set(stored instanceof Error ? [] : stored);
+        for (const a of batch) {
+          if (done.has(a.id)) this.running.delete(a.id);
+          else this.finish(a, a);
+        }
+      },
+    };
   }
 
   /** Writes the gathered answers in one statement; those it could not write are owed (retried every tick). */

@@ -207,14 +207,14 @@ export class TablesService implements OnModuleInit {
   async getForWrite(t: TenantContext, id: string[], claim?: CarriedClaim): Promise<{ row: TableRow; work: PendingWork }> {
     const { ns, name } = splitTableId(id);
     const v = this.pending.values(originOf(t), '', 'write');
-    const values = claim?.carry();
+    const carried = claim?.carry();
     let row: TableRow | null;
     try {
-      const found = await this.repo.findReservingInPlace(scopeOf(t), encodePath(ns), name, v, values);
-      if (values) claim!.settle(found.claimed ?? null);
+      const found = await this.repo.findReservingInPlace(scopeOf(t), encodePath(ns), name, v, carried);
+      if (carried) claim!.settle(found.carried ?? { claimed: null, stored: [] });
       row = found.row;
     } catch (err) {
-      if (values) claim!.settle(err as Error);
+      if (carried) claim!.settle(err as Error);
       throw err;
     }
     if (row) return { row, work: this.pending.watch({ ...v, location: row.location }) };
