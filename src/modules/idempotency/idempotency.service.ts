@@ -30,8 +30,9 @@ const TRIM_BATCH = 1_000;
 const TRIM_EVERY_MS = 60_000;
 /**
  * Answers are stored together: the first answer to store waits this long for others, and all go in one statement
- * (at most ANSWER_BATCH). A write's answer is sent without waiting for it; a retry that comes meanwhile finds the
- * claim still running and waits for it as for any running attempt.
+ * (at most ANSWER_BATCH), unless a keyed insert's first statement takes them meanwhile (carryAnswers). A write's
+ * answer is sent without waiting for it; a retry that comes meanwhile finds the claim still running and waits for it
+ * as for any running attempt.
  */
 const ANSWER_DELAY_MS = 20;
 const ANSWER_BATCH = 200;

@@ -201,8 +201,8 @@ export class TablesService implements OnModuleInit {
   /**
    * A table row for an in-place write (overwrite, append, merge), with its folder recorded as pending in the same
    * statement as the lookup; the caller ends the work. 404 as `get`. A keyed write's `claim` is made in that
-   * statement too (docs/idempotency.md) and settled with its outcome; what follows from it (a held key) is the
-   * request's commit gate's to act on.
+   * statement too (docs/idempotency.md; with the answers of earlier keyed writes it carries) and settled with its
+   * outcome; what follows from it (a held key) is the request's commit gate's to act on.
    */
   async getForWrite(t: TenantContext, id: string[], claim?: CarriedClaim): Promise<{ row: TableRow; work: PendingWork }> {
     const { ns, name } = splitTableId(id);
