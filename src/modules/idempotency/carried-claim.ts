@@ -22,27 +22,27 @@ export interface ClaimValues {
 }
 
 /**
- * Answers of this replica's earlier keyed writes still to store (IdempotencyService.finish), which the statement
- * stores too: a statement of their own would be one more transaction.
+ * The answer of one of this replica's earlier keyed writes still to store (IdempotencyService.finish), which the
+ * statement stores too: a statement of its own would be one more transaction.
  */
-export interface CarriedAnswers {
-  ids: string[];
-  digests: (string | null)[];
-  statuses: number[];
-  contentTypes: (string | null)[];
-  answers: string[];
+export interface CarriedAnswer {
+  id: string;
+  bodyDigest: string | null;
+  status: number;
+  contentType: string | null;
+  answer: string;
 }
 
-/** What a write's first statement carries: its claim, and maybe answers of earlier writes. */
+/** What a write's first statement carries: its claim, and maybe an earlier write's answer. */
 export interface Carried {
   claim: ClaimValues;
-  answers?: CarriedAnswers;
+  answer?: CarriedAnswer;
 }
 
-/** What the statement did: the claim's id (null when the key is held by another row), and the answers it stored. */
+/** What the statement did: the claim's id (null when the key is held by another row), and whether it stored the answer. */
 export interface CarriedOutcome {
   claimed: string | null;
-  stored: string[];
+  stored: boolean;
 }
 
 /** What the interceptor hands a write that may carry its claim. */
@@ -80,24 +80,24 @@ export function claimParams(v: ClaimValues): unknown[] {
 }
 
 /**
- * Stores carried answers, as a data-modifying CTE (parameters `$first` … `$first + 4`, see answersParams) beside the
- * claim of claimSql(`claimFirst`), whose owner they share: returns the ids stored. The claim's own key is left out
- * (a retry claiming the key of an answer in the same statement would touch its row twice): its answer is stored later.
- * `o.id = ANY(…)` as in RequestOutcomesRepository.complete.
+ * Stores a carried answer, as a data-modifying CTE (parameters `$first` … `$first + 4`, see answerParams) beside the
+ * claim of claimSql(`claimFirst`), whose owner it shares: returns its id when stored. One answer, found by its primary
+ * key: an equality on the key is an index lookup whatever the statistics say (a prepared statement's generic plan
+ * made while the table was small would scan it all for a list of ids). The claim's own key is left out (a retry
+ * claiming the key of the answer in the same statement would touch its row twice): that answer is stored later.
  */
-export function answersSql(first: number, claimFirst: number): string {
+export function answerSql(first: number, claimFirst: number): string {
   const p = (i: number) => `$${first + i}`;
   const c = (i: number) => `$${claimFirst + i}`;
   return `UPDATE request_outcomes AS o
-          SET state = 'done', body_digest = x.digest, status = x.status, content_type = x.ctype, answer = x.answer
-         FROM unnest(${p(0)}::uuid[], ${p(1)}::text[], ${p(2)}::int[], ${p(3)}::text[], ${p(4)}::text[]) AS x(id, digest, status, ctype, answer)
-        WHERE o.id = ANY(${p(0)}::uuid[]) AND o.id = x.id AND o.owner = ${c(6)}
+          SET state = 'done', body_digest = ${p(1)}, status = ${p(2)}::int, content_type = ${p(3)}, answer = ${p(4)}
+        WHERE o.id = ${p(0)}::uuid AND o.owner = ${c(6)}
           AND NOT (o.database_id = ${c(1)}::uuid AND o.principal = ${c(2)} AND o.scope_key = ${c(3)})
        RETURNING o.id`;
 }
 
-export function answersParams(a: CarriedAnswers): unknown[] {
-  return [a.ids, a.digests, a.statuses, a.contentTypes, a.answers];
+export function answerParams(a: CarriedAnswer): unknown[] {
+  return [a.id, a.bodyDigest, a.status, a.contentType, a.answer];
 }
 
 const CARRIED = Symbol('lgw.carriedClaim');

@@ -159,18 +159,18 @@ class DeferredClaim implements CarriedClaim {
 
   carry(): Carried | undefined {
     if (this.outcome) return undefined;
-    // Answers of earlier writes waiting for their statement go in this one.
-    const answers = this.idempotency.carryAnswers();
+    // An answer of an earlier write waiting for its statement goes in this one.
+    const answer = this.idempotency.carryAnswer();
     this.outcome = new Promise<Begun>((resolve, reject) => {
       this.settleCarried = (o) => {
-        answers?.settle(o instanceof Error ? o : o.stored);
+        answer?.settle(!(o instanceof Error) && o.stored);
         if (o instanceof Error) reject(o);
         else if (o.claimed === null) resolve(this.alone());
         else resolve(this.idempotency.adopt(o.claimed));
       };
     });
     this.outcome.catch(() => undefined); // its failure is the write's (the statement's error)
-    return { claim: this.idempotency.claimValues(this.scope, this.route, null, this.windowMs), answers: answers?.answers };
+    return { claim: this.idempotency.claimValues(this.scope, this.route, null, this.windowMs), answer: answer?.answer };
   }
 
   settle(outcome: CarriedOutcome | Error): void {

@@ -4,7 +4,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
 import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
-import type { CarriedAnswers, ClaimValues } from './carried-claim';
+import type { CarriedAnswer, ClaimValues } from './carried-claim';
 import { OutcomeRow, OutcomeScope, RequestOutcomesRepository } from './request-outcomes.repository';
 
 /** A keyed write this replica is running: its claim on the key. */
@@ -30,7 +30,7 @@ const TRIM_BATCH = 1_000;
 const TRIM_EVERY_MS = 60_000;
 /**
  * Answers are stored together: the first answer to store waits this long for others, and all go in one statement
- * (at most ANSWER_BATCH), unless a keyed insert's first statement takes them meanwhile (carryAnswers). A write's
+ * (at most ANSWER_BATCH), unless keyed inserts' first statements take them meanwhile, one each (carryAnswer). A write's
  * answer is sent without waiting for it; a retry that comes meanwhile finds the claim still running and waits for it
  * as for any running attempt.
  */
@@ -137,30 +137,25 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   }
 
   /**
-   * The answers waiting for their statement, taken for a keyed write's first statement to store (carried-claim.ts):
-   * under load the next write's statement stores them, and they cost no transaction of their own. `settle` says which
-   * it stored; the others (the statement failed, or one was the answer of the key it claimed) wait for their own.
+   * The oldest answer waiting for its statement, taken for a keyed write's first statement to store (carried-claim.ts):
+   * under load the next write's statement stores it, and it costs no transaction of its own. `settle` says whether it
+   * was stored; if not (the statement failed, or it was the answer of the key that statement claimed), it waits for
+   * its own statement again.
    */
-  carryAnswers(): { answers: CarriedAnswers; settle(stored: string[] | Error): void } | undefined {
-    if (!this.answers.size) return undefined;
-    clearTimeout(this.answerTimer);
-    this.answerTimer = undefined;
-    const batch = [...this.answers.values()];
-    this.answers.clear();
+  carryAnswer(): { answer: CarriedAnswer; settle(stored: boolean): void } | undefined {
+    const first = this.answers.values().next();
+    if (first.done) return undefined;
+    const answer = first.value;
+    this.answers.delete(answer.id);
+    if (!this.answers.size) {
+      clearTimeout(this.answerTimer);
+      this.answerTimer = undefined;
+    }
     return {
-      answers: {
-        ids: batch.map((a) => a.id),
-        digests: batch.map((a) => a.bodyDigest),
-        statuses: batch.map((a) => a.status),
-        contentTypes: batch.map((a) => a.contentType),
-        answers: batch.map((a) => a.answer),
-      },
+      answer,
       settle: (stored) => {
-        const done = new Set(stored instanceof Error ? [] : stored);
-        for (const a of batch) {
-          if (done.has(a.id)) this.running.delete(a.id);
-          else this.finish(a, a);
-        }
+        if (stored) this.running.delete(answer.id);
+        else this.finish(answer, answer);
       },
     };
   }

@@ -201,7 +201,7 @@ export class TablesService implements OnModuleInit {
   /**
    * A table row for an in-place write (overwrite, append, merge), with its folder recorded as pending in the same
    * statement as the lookup; the caller ends the work. 404 as `get`. A keyed write's `claim` is made in that
-   * statement too (docs/idempotency.md; with the answers of earlier keyed writes it carries) and settled with its
+   * statement too (docs/idempotency.md; with the answer of an earlier keyed write it carries) and settled with its
    * outcome; what follows from it (a held key) is the request's commit gate's to act on.
    */
   async getForWrite(t: TenantContext, id: string[], claim?: CarriedClaim): Promise<{ row: TableRow; work: PendingWork }> {
@@ -211,7 +211,7 @@ export class TablesService implements OnModuleInit {
     let row: TableRow | null;
     try {
       const found = await this.repo.findReservingInPlace(scopeOf(t), encodePath(ns), name, v, carried);
-      if (carried) claim!.settle(found.carried ?? { claimed: null, stored: [] });
+      if (carried) claim!.settle(found.carried ?? { claimed: null, stored: false });
       row = found.row;
     } catch (err) {
       if (carried) claim!.settle(err as Error);
