@@ -19,11 +19,6 @@ import { IpcStreamReader } from './arrow-ipc-reader';
  * messages framed as a file; here: a whole body read into memory, spilled to a file, or streamed in chunks.
  */
 
-// Re-exported for table-writes.service.ts, which imports them from here (it is being changed on another branch).
-export { decodeSchema } from './arrow-ipc-message';
-export type { IpcMessage } from './arrow-ipc-message';
-export { ipcFile } from './arrow-ipc-file';
-
 /**
  * The two buffers a chunked upload lays its chunks out in, in turn: one is being written by the engine while the
  * next chunk is laid out in the other. A fresh buffer per chunk (16 MiB by default) was promoted to V8's old

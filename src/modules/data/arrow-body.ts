@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Errors } from '../../platform/http/errors';
 import { bodyDigestOf, commitGateOf } from '../../platform/http/body-digest';
 import { recordRequestPart } from '../../platform/http/validation/request-parts';
+import { carriedClaimOf, type CarriedClaim } from '../idempotency';
 
 /**
  * The raw request body of an Arrow route: never parsed or buffered by the framework (see app.ts). If the service
@@ -11,15 +12,18 @@ import { recordRequestPart } from '../../platform/http/validation/request-parts'
  */
 export function arrowBody(
   req: FastifyRequest,
-): AsyncIterable<Buffer> & { contentLength?: number; settled(maxBytes: number): Promise<void>; beforeCommit?: () => Promise<void> } {
+): AsyncIterable<Buffer> & { contentLength?: number; settled(maxBytes: number): Promise<void>; beforeCommit?: () => Promise<void>; claim?: CarriedClaim } {
   if (req.body !== undefined && req.body !== null) {
     throw Errors.unsupportedMediaType(`expected an Arrow IPC stream body (application/vnd.apache.arrow.stream)`);
   }
   const raw = req.raw;
+  // A keyed write's claim: carried by the write's first catalog statement, else made once the body starts to arrive.
+  const claim = carriedClaimOf(req);
   const declared = raw.headers['transfer-encoding'] === undefined ? Number(raw.headers['content-length']) : NaN;
   return {
     contentLength: Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
     beforeCommit: commitGateOf(req),
+    claim,
     settled: (maxBytes: number) =>
       new Promise<void>((resolve) => {
         if (raw.readableEnded || raw.destroyed) return resolve();
@@ -37,6 +41,7 @@ export function arrowBody(
     [Symbol.asyncIterator]: () => {
       const it = raw.iterator({ destroyOnReturn: false });
       const digest = bodyDigestOf(req);
+      claim?.start();
       return {
         next: digest
           ? async () => {

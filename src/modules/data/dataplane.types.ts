@@ -1,3 +1,5 @@
+import type { CarriedClaim } from '../idempotency';
+
 /**
  * An Arrow request body as it arrives; `contentLength` is the request's Content-Length when it declared one;
  * `settled` resolves once the request has been received to its end (or its connection closed, or `maxBytes` more
@@ -8,6 +10,8 @@ export type Body = AsyncIterable<Buffer | Uint8Array | string> & {
   settled?: (maxBytes: number) => Promise<void>;
   /** To be awaited once the body has been read and before the write commits (src/platform/http/body-digest.ts). */
   beforeCommit?: () => Promise<void>;
+  /** A keyed write's claim, for its first catalog statement to carry (src/modules/idempotency/carried-claim.ts). */
+  claim?: CarriedClaim;
 };
 export type CreateMode = 'create' | 'existok' | 'overwrite';
 export type { Dialect } from '../../engine/arrow/dialect';

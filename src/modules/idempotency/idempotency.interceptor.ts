@@ -6,7 +6,8 @@ import { bodyDigestOf, jsonDigest, setCommitGate, watchBodyDigest } from '../../
 import { Errors } from '../../platform/http/errors';
 import { AuditService } from '../audit';
 import type { TenantContext } from '../identity';
-import { Claim, IdempotencyService } from './idempotency.service';
+import { Carried, CarriedClaim, CarriedOutcome, setCarriedClaim } from './carried-claim';
+import { Begun, Claim, IdempotencyService } from './idempotency.service';
 import type { OutcomeRow, OutcomeScope } from './request-outcomes.repository';
 
 /** What an Idempotency-Key may be: visible ASCII, as the IETF draft's examples and the common APIs use. */
@@ -56,27 +57,30 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /**
-   * A write with a streamed (Arrow) body: its key is claimed while the body arrives, and the write waits for the claim
-   * only at its commit (the body's `beforeCommit`, src/platform/http/body-digest.ts), so a keyed upload takes no extra round
-   * trip. By then the body has been read and hashed: a retry of a write that already happened is answered from it.
+   * A write with a streamed (Arrow) body: its key is claimed by the write's first catalog statement when the write
+   * can carry it (an insert or merge_insert claims in the statement that reserves its table, see carried-claim.ts),
+   * else on its own as soon as the body starts to arrive; the write waits for the claim only at its commit (the
+   * body's `beforeCommit`, src/platform/http/body-digest.ts), so a keyed upload takes no extra round trip, and a keyed
+   * insert no extra transaction. By then the body has been read and hashed: a retry of a write that already happened
+   * is answered from it.
    */
   private interceptStreamed(req: KeyedRequest, reply: FastifyReply, route: string, scope: OutcomeScope, windowMs: number, next: CallHandler): Observable<unknown> {
     const digest = watchBodyDigest(req);
-    const begun = this.idempotency.begin(scope, route, null, windowMs);
-    begun.catch(() => undefined); // its failure is the write's, at the gate (or none, when the write commits nothing)
+    const claim = new DeferredClaim(this.idempotency, scope, route, windowMs);
+    setCarriedClaim(req, claim);
     setCommitGate(req, async () => {
-      const b = await begun;
+      const b = await claim.begun();
       if ('done' in b) throw new AnsweredBefore(b.done);
     });
     return next.handle().pipe(
       mergeMap(async (value) => {
-        const b = await begun.catch(() => undefined);
+        const b = await claim.begun().catch(() => undefined);
         if (b && 'claim' in b) return this.finish(b.claim, reply, digest(), value);
         return value; // nothing was committed (the gate was not reached), so there is nothing to keep
       }),
       catchError(async (err: unknown) => {
         if (err instanceof AnsweredBefore) return this.replay(reply, route, digest(), err.row);
-        const b = await begun.catch(() => undefined);
+        const b = await claim.begun().catch(() => undefined);
         if (b && 'claim' in b) this.idempotency.abandon(b.claim);
         if (!b || !('done' in b)) throw err;
         // Refused before its commit (a retried create finds its table made by the earlier attempt): the earlier
@@ -133,6 +137,63 @@ export class IdempotencyInterceptor implements NestInterceptor {
     reply.status(row.status ?? 200).header('idempotent-replayed', 'true');
     if (row.contentType) reply.type(row.contentType);
     return decode(row.answer);
+  }
+}
+
+/**
+ * The claim of a write with a streamed body, made once: by the write's first catalog statement when the write
+ * carries it (`carry`, then `settle` with the statement's outcome; a key found held goes to IdempotencyService.begin,
+ * which waits for the earlier attempt or finds its answer), else on its own (`start` when the body starts to arrive,
+ * or `begun` when the write reaches its commit gate or ends without having claimed).
+ */
+class DeferredClaim implements CarriedClaim {
+  private outcome?: Promise<Begun>;
+  private settleCarried?: (outcome: CarriedOutcome | Error) => void;
+
+  constructor(
+    private readonly idempotency: IdempotencyService,
+    private readonly scope: OutcomeScope,
+    private readonly route: string,
+    private readonly windowMs: number,
+  ) {}
+
+  carry(): Carried | undefined {
+    if (this.outcome) return undefined;
+    // An answer of an earlier write waiting for its statement goes in this one.
+    const answer = this.idempotency.carryAnswer();
+    this.outcome = new Promise<Begun>((resolve, reject) => {
+      this.settleCarried = (o) => {
+        answer?.settle(!(o instanceof Error) && o.stored);
+        if (o instanceof Error) reject(o);
+        else if (o.claimed === null) resolve(this.alone());
+        else resolve(this.idempotency.adopt(o.claimed));
+      };
+    });
+    this.outcome.catch(() => undefined); // its failure is the write's (the statement's error)
+    return { claim: this.idempotency.claimValues(this.scope, this.route, null, this.windowMs), answer: answer?.answer };
+  }
+
+  settle(outcome: CarriedOutcome | Error): void {
+    const settle = this.settleCarried;
+    this.settleCarried = undefined;
+    settle?.(outcome);
+  }
+
+  start(): void {
+    void this.begun();
+  }
+
+  /** The claim, or the earlier attempt's outcome; begun on its own now if nobody began it. */
+  begun(): Promise<Begun> {
+    if (!this.outcome) {
+      this.outcome = this.alone();
+      this.outcome.catch(() => undefined); // its failure is the write's, at the gate (or none, when it commits nothing)
+    }
+    return this.outcome;
+  }
+
+  private alone(): Promise<Begun> {
+    return this.idempotency.begin(this.scope, this.route, null, this.windowMs);
   }
 }
 

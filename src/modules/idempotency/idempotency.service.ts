@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
 import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
+import type { CarriedAnswer, ClaimValues } from './carried-claim';
 import { OutcomeRow, OutcomeScope, RequestOutcomesRepository } from './request-outcomes.repository';
 
 /** A keyed write this replica is running: its claim on the key. */
@@ -28,8 +30,9 @@ const TRIM_BATCH = 1_000;
 const TRIM_EVERY_MS = 60_000;
 /**
  * Answers are stored together: the first answer to store waits this long for others, and all go in one statement
- * (at most ANSWER_BATCH). A write's answer is sent without waiting for it; a retry that comes meanwhile finds the
- * claim still running and waits for it as for any running attempt.
+ * (at most ANSWER_BATCH), unless keyed inserts' first statements take them meanwhile, one each (carryAnswer). A write's
+ * answer is sent without waiting for it; a retry that comes meanwhile finds the claim still running and waits for it
+ * as for any running attempt.
  */
 const ANSWER_DELAY_MS = 20;
 const ANSWER_BATCH = 200;
@@ -110,6 +113,20 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   }
 
   /**
+   * The values of a claim for a write's own first statement to carry (src/modules/idempotency/carried-claim.ts),
+   * instead of `begin`'s statement. The statement's claim is then `adopt`ed; a key found held is `begin`'s again.
+   */
+  claimValues(scope: OutcomeScope, route: string, bodyDigest: string | null, windowMs: number): ClaimValues {
+    return { id: randomUUID(), ...scope, route, bodyDigest, owner: this.replica.id, leaseMs: this.leaseMs, windowMs };
+  }
+
+  /** A claim made by a write's own statement (claimValues): its lease is renewed from now on. */
+  adopt(id: string): Begun {
+    this.running.add(id);
+    return { claim: { id } };
+  }
+
+  /**
    * Stores the answer of a claimed write, with those of the writes that end within ANSWER_DELAY_MS of it (in the
    * background when the catalog is unreachable); never throws.
    */
@@ -117,6 +134,30 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     this.answers.set(claim.id, { id: claim.id, ...a });
     if (this.answers.size >= ANSWER_BATCH) void this.storeAnswers();
     else this.answerTimer ??= setTimeout(() => void this.storeAnswers(), ANSWER_DELAY_MS);
+  }
+
+  /**
+   * The oldest answer waiting for its statement, taken for a keyed write's first statement to store (carried-claim.ts):
+   * under load the next write's statement stores it, and it costs no transaction of its own. `settle` says whether it
+   * was stored; if not (the statement failed, or it was the answer of the key that statement claimed), it waits for
+   * its own statement again.
+   */
+  carryAnswer(): { answer: CarriedAnswer; settle(stored: boolean): void } | undefined {
+    const first = this.answers.values().next();
+    if (first.done) return undefined;
+    const answer = first.value;
+    this.answers.delete(answer.id);
+    if (!this.answers.size) {
+      clearTimeout(this.answerTimer);
+      this.answerTimer = undefined;
+    }
+    return {
+      answer,
+      settle: (stored) => {
+        if (stored) this.running.delete(answer.id);
+        else this.finish(answer, answer);
+      },
+    };
   }
 
   /** Writes the gathered answers in one statement; those it could not write are owed (retried every tick). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
+import { claimParams, claimSql } from './carried-claim';
 
 /** Which keyed write a row is about. */
 export interface OutcomeScope {
@@ -52,15 +53,8 @@ export class RequestOutcomesRepository {
   ): Promise<{ claimed: string } | { existing: OutcomeRow }> {
     const id = randomUUID();
     const claimed = await this.uow.read<{ id: string }>(
-      `INSERT INTO request_outcomes AS o (id, database_id, principal, scope_key, route, body_digest, state, owner, lease_until, expires_at)
-       VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, 'running', $7, now() + $8::int * interval '1 millisecond', now() + $9::bigint * interval '1 millisecond')
-       ON CONFLICT (database_id, principal, scope_key) DO UPDATE
-         SET id = EXCLUDED.id, route = EXCLUDED.route, body_digest = EXCLUDED.body_digest, state = 'running',
-             owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, status = NULL, content_type = NULL, answer = NULL,
-             created_at = now(), expires_at = EXCLUDED.expires_at
-         WHERE o.expires_at < now()
-       RETURNING id::text AS id`,
-      [id, s.databaseId, s.principal, s.scopeKey, v.route, v.bodyDigest, v.owner, v.leaseMs, v.windowMs],
+      claimSql(1),
+      claimParams({ id, databaseId: s.databaseId, principal: s.principal, scopeKey: s.scopeKey, ...v }),
       'lgw_outcome_claim',
     );
     if (claimed.length) return { claimed: claimed[0].id };

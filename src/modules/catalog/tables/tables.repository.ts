@@ -5,6 +5,7 @@ import { Scope } from '../../identity';
 import { CatalogClient, UnitOfWork } from '../../../platform/db/unit-of-work';
 import type { PendingValues } from '../../../platform/cluster/pending-locations.repository';
 import { keepingCloneSources } from './clone-source';
+import { answerParams, answerSql, Carried, CarriedOutcome, claimParams, claimSql } from '../../idempotency';
 
 export interface TableRow {
   id: string;
@@ -148,24 +149,47 @@ export class TablesRepository {
 
   /**
    * The table row by name and, when it exists, a pending 'write' record of its own folder (an in-place write
-   * begins), in one statement. `v.location` is ignored: the record takes the row's.
+   * begins), in one statement. `v.location` is ignored: the record takes the row's. With `carried`, the same
+   * statement also claims a keyed write's key (src/modules/idempotency/carried-claim.ts), whether or not the table
+   * exists, and stores the answer it carries: `carried` in the result says what it did. Straight on the driver,
+   * prepared, as the hot reads are (it is the first statement of every insert).
    */
-  async findReservingInPlace(scope: Scope, namespacePath: string, name: string, v: PendingValues): Promise<TableRow | null> {
-    const rows = await this.db.$queryRaw<Array<TableRow & { pendingId: string | null }>>`
-      WITH r AS (
+  async findReservingInPlace(
+    scope: Scope,
+    namespacePath: string,
+    name: string,
+    v: PendingValues,
+    carried?: Carried,
+  ): Promise<{ row: TableRow | null; carried?: CarriedOutcome }> {
+    const claim = carried?.claim;
+    const answer = carried?.answer;
+    const rows = await this.uow.read<TableRow & { pendingId: string | null; claimed?: string | null; stored?: string | null }>(
+      `WITH r AS (
         SELECT id, namespace_path, name, location, properties, materialized_at, created_at FROM tables
-         WHERE database_id = ${scope.databaseId}::uuid AND catalog = ${scope.catalog}
-           AND namespace_path = ${namespacePath} AND name = ${name}),
+         WHERE database_id = $1::uuid AND catalog = $2 AND namespace_path = $3 AND name = $4),
       p AS (
         INSERT INTO pending_locations (id, database_id, database_name, location, kind, request_id, owner)
-        SELECT ${v.id}::uuid, ${v.databaseId}::uuid, ${v.databaseName}, r.location, 'write', ${v.requestId}, ${v.owner} FROM r
-        RETURNING id)
+        SELECT $5::uuid, $6::uuid, $7, r.location, 'write', $8, $9 FROM r
+        RETURNING id)${claim ? `,
+      c AS (${claimSql(10)})` : ''}${answer ? `,
+      a AS (${answerSql(19, 10)})` : ''}
       SELECT r.id, r.namespace_path AS "namespacePath", r.name, r.location, r.properties,
-             r.materialized_at AS "materializedAt", r.created_at AS "createdAt", p.id AS "pendingId"
-        FROM r LEFT JOIN p ON true`;
-    if (!rows[0]) return null;
-    const { pendingId: _, ...row } = rows[0];
-    return row as TableRow;
+             r.materialized_at AS "materializedAt", r.created_at AS "createdAt", p.id AS "pendingId"${claim ? ', c.id AS claimed' : ''}${
+               answer ? `, (SELECT a.id::text FROM a) AS stored` : ''
+             }
+        FROM (SELECT 1) AS one LEFT JOIN r ON true LEFT JOIN p ON true${claim ? ' LEFT JOIN c ON true' : ''}`,
+      [
+        ...[scope.databaseId, scope.catalog, namespacePath, name, v.id, v.databaseId, v.databaseName, v.requestId, v.owner],
+        ...(claim ? claimParams(claim) : []),
+        ...(answer ? answerParams(answer) : []),
+      ],
+      claim ? (answer ? 'lgw_tables_reserve_in_place_claiming_storing' : 'lgw_tables_reserve_in_place_claiming') : 'lgw_tables_reserve_in_place',
+    );
+    const { pendingId: _, claimed, stored, ...row } = rows[0];
+    return {
+      row: row.id ? (row as TableRow) : null,
+      ...(claim ? { carried: { claimed: claimed ?? null, stored: !!stored } } : {}),
+    };
   }
 
   /**

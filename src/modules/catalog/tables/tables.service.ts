@@ -33,6 +33,7 @@ import { QuotaService, UsageMeter } from '../../metering';
 import { DropPolicy } from '../../databases';
 import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
 import { TableWriteSignals } from './table-write-signals';
+import type { CarriedClaim } from '../../idempotency';
 
 
 const originOf = (t: TenantContext): PendingOrigin => ({ databaseId: t.database.id, databaseName: t.database.name, requestId: t.requestId });
@@ -197,12 +198,23 @@ export class TablesService implements OnModuleInit {
 
   /**
    * A table row for an in-place write (overwrite, append, merge), with its folder recorded as pending in the same
-   * statement as the lookup; the caller ends the work. 404 as `get`.
+   * statement as the lookup; the caller ends the work. 404 as `get`. A keyed write's `claim` is made in that
+   * statement too (docs/idempotency.md; with the answer of an earlier keyed write it carries) and settled with its
+   * outcome; what follows from it (a held key) is the request's commit gate's to act on.
    */
-  async getForWrite(t: TenantContext, id: string[]): Promise<{ row: TableRow; work: PendingWork }> {
+  async getForWrite(t: TenantContext, id: string[], claim?: CarriedClaim): Promise<{ row: TableRow; work: PendingWork }> {
     const { ns, name } = splitTableId(id);
     const v = this.pending.values(originOf(t), '', 'write');
-    const row = await this.repo.findReservingInPlace(scopeOf(t), encodePath(ns), name, v);
+    const carried = claim?.carry();
+    let row: TableRow | null;
+    try {
+      const found = await this.repo.findReservingInPlace(scopeOf(t), encodePath(ns), name, v, carried);
+      if (carried) claim!.settle(found.carried ?? { claimed: null, stored: false });
+      row = found.row;
+    } catch (err) {
+      if (carried) claim!.settle(err as Error);
+      throw err;
+    }
     if (row) return { row, work: this.pending.watch({ ...v, location: row.location }) };
     await this.namespaces.assertExists(t, ns);
     throw Errors.tableNotFound(display(id));
@@ -308,7 +320,7 @@ export class TablesService implements OnModuleInit {
     await this.storage.prepare(location);
     try {
       const row = await this.insert(t, ns, name, location, body.properties ?? {}, false);
-      // The client writes its data itself from here: its size is due for a re-read (README "Usage and quotas").
+      // The client writes its data itself from here: its size is due for a re-read (docs/usage-and-quotas.md).
       this.meter.touch(row.id);
       const storageOptions = await this.storageOptions(t, row.location, body.vend_credentials);
       return {
@@ -373,8 +385,8 @@ export class TablesService implements OnModuleInit {
     // A writer that opens the table may write it directly (namespace mode): its size is due for a re-read.
     if (t.role !== 'read') {
       this.meter.touch(row.id);
-      // A namespace-mode writer's table is due for maintenance after the writes it may make (README "Table
-      // maintenance"); a remote-mode client writes through the gateway, whose commits queue it themselves.
+      // A namespace-mode writer's table is due for maintenance after the writes it may make (docs/maintenance.md);
+      // a remote-mode client writes through the gateway, whose commits queue it themselves.
       if (opts.schemaDialect === 'namespace') this.writeSignals.touched(row.id);
     }
     const { ns, name } = splitTableId(id);
@@ -418,7 +430,7 @@ export class TablesService implements OnModuleInit {
   }
 
   /**
-   * Drops the table. Under the database's soft delete profile (README "Dropping tables") its row moves to
+   * Drops the table. Under the database's soft delete profile (docs/soft-delete.md) its row moves to
    * dropped_tables with its data in place, until undropped or purged; under the hard one the row goes and its folder
    * is recorded for clean-up in one statement, then the folder is deleted (by the reclaimer, should this process die
    * first). A protected table (property protected=true) is refused (409). Either way the name is free at once, and

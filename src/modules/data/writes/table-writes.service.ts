@@ -10,7 +10,9 @@ import type { PendingWork } from '../../../platform/cluster/pending-locations.se
 import { TableRow, RegistrationOutcomeUnknown, TablesService } from '../../catalog';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
 import { TenantContext } from '../../identity';
-import { BufferedIpc, decodeSchema, IpcMessage, ipcFile, spillWholeStream, streamInChunks } from '../../../engine/arrow/arrow-ipc';
+import { BufferedIpc, spillWholeStream, streamInChunks } from '../../../engine/arrow/arrow-ipc';
+import { ipcFile } from '../../../engine/arrow/arrow-ipc-file';
+import { decodeSchema, IpcMessage } from '../../../engine/arrow/arrow-ipc-message';
 import { engineBatches } from '../../../engine/arrow/engine-batches';
 import { branchOf, LanceEngine } from '../../../engine/lance/lance-engine';
 import { AuditService } from '../../audit';
@@ -19,6 +21,7 @@ import { DataTables } from '../data-tables.service';
 import { Body, CreateMode, Dialect, display, MergeOptions } from '../dataplane.types';
 import { COMMIT_MEMORY_FACTOR, discard, metered, Reservation, WriteBudget } from './write-budget';
 import { UsageMeter, QuotaService } from '../../metering';
+import type { CarriedClaim } from '../../idempotency';
 
 /** A buffered body as loaded for its commit, with the bytes that arrived for it (metered as ingested). */
 type Loaded = BufferedIpc & { bodyBytes: number };
@@ -272,11 +275,19 @@ export class TableWritesService {
   }
 
   async insert(t: TenantContext, id: string[], mode: 'append' | 'overwrite', body: Body, branch?: string): Promise<InsertIntoTableResponse> {
-    return this.spooled(body, (load) => this.insertSpooled(t, id, mode, load, branch));
+    return this.spooled(body, (load) => this.insertSpooled(t, id, mode, load, branch, body.claim));
   }
 
-  private async insertSpooled(t: TenantContext, id: string[], mode: 'append' | 'overwrite', load: () => Promise<Loaded>, branch?: string): Promise<InsertIntoTableResponse> {
-    const { row, work } = await this.tables.getForWrite(t, id);
+  private async insertSpooled(
+    t: TenantContext,
+    id: string[],
+    mode: 'append' | 'overwrite',
+    load: () => Promise<Loaded>,
+    branch?: string,
+    claim?: CarriedClaim,
+  ): Promise<InsertIntoTableResponse> {
+    // A keyed insert's claim goes in the reservation's statement (docs/idempotency.md).
+    const { row, work } = await this.tables.getForWrite(t, id, claim);
     const data = await this.bodyFor(t, work, load);
     const out = await this.inPlace(work, async () => {
       if (!(await this.tables.hasData(row))) {
@@ -300,7 +311,7 @@ export class TableWritesService {
     assertEngineSql(opts.whenMatchedUpdateAllFilt, 'when_matched_update_all_filt');
     assertEngineSql(opts.whenNotMatchedBySourceDeleteFilt, 'when_not_matched_by_source_delete_filt');
     return this.spooled(body, async (load) => {
-      const { row, work } = await this.tables.getForWrite(t, id);
+      const { row, work } = await this.tables.getForWrite(t, id, body.claim);
       const data = await this.bodyFor(t, work, load);
       const out = await this.inPlace(work, () => this.merge(id, row, opts, data));
       this.meterWrite(t, row.id, data);
@@ -339,7 +350,7 @@ export class TableWritesService {
         num_deleted_rows: r.numDeletedRows,
         ...(typeof r.numAttempts === 'number' ? { num_attempts: r.numAttempts } : {}),
       };
-      // Its new and rewritten rows are about its body (what the storage estimate counts, README "Usage and quotas").
+      // Its new and rewritten rows are about its body (what the storage estimate counts, docs/usage-and-quotas.md).
     }, opts.branch, { bodyBytes: data.file.length }), merged);
   }
 
