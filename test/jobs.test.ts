@@ -25,8 +25,9 @@ import { JobRunner } from '../src/modules/jobs/jobs.runner';
 import { JobsRepository } from '../src/modules/jobs/jobs.repository';
 import { expectProblem } from './helpers/assertions';
 import { freePort } from './helpers/redis';
+import { program } from './helpers/root';
 
-const MAIN = path.resolve(__dirname, '../src/main.js');
+const MAIN = program(path.resolve(__dirname, '../src/main.js'));
 
 /**
  * Jobs (issue 13): `backfill_column` answers a job id; `/v1/jobs/list|describe|cancel` per database; jobs are kept in

@@ -8,6 +8,7 @@ import { UnitOfWork } from '../src/platform/db/unit-of-work';
 import { TableStorage } from '../src/engine/storage/table-storage.service';
 import { expectProblem } from './helpers/assertions';
 import { eventually, forEachCatalog, idPath, newTenant, operator, pgUrlFor, startGateway, Tenant, TEST_STORAGE, TestGateway } from './helpers/gateway';
+import { program } from './helpers/root';
 
 /**
  * Table maintenance (issue 32, docs/maintenance.md): the gateway compacts, optimizes the indices of and cleans
@@ -397,7 +398,7 @@ forEachCatalog('table maintenance', (kind) => {
         const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: pgUrlFor(gw.pgDatabase!), DATA_DIR: gw.dataDir, NODE_NO_WARNINGS: '1', JOBS_POLL_INTERVAL_MS: '100' };
         delete env.ADMIN_API_KEY;
         delete env.BOOTSTRAP_DATABASE;
-        execFile(process.execPath, [path.resolve(__dirname, '../src/cli/admin.js'), ...args], { env, timeout: 120_000 }, (err, stdout, stderr) => {
+        execFile(process.execPath, [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args], { env, timeout: 120_000 }, (err, stdout, stderr) => {
           let json: unknown;
           try {
             json = JSON.parse(stdout);

@@ -11,6 +11,7 @@ import { Reclaimer } from '../src/modules/reclaim/reclaimer.service';
 import { StorageScan } from '../src/modules/reclaim/storage-scan.service';
 import { PendingLocationsRepository } from '../src/platform/cluster/pending-locations.repository';
 import { DroppedTablesRepository } from '../src/modules/catalog/dropped/dropped-tables.repository';
+import { program } from './helpers/root';
 
 /**
  * Soft-delete, undrop and protection (docs/soft-delete.md): a database's delete profile decides what a drop
@@ -420,7 +421,7 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
       new Promise<{ code: number; json: any; stderr: string }>((resolve) => {
         const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: gw.config.databaseUrl, DATA_DIR: gw.dataDir, STORAGE_ROOT: gw.config.storageRoot, NODE_NO_WARNINGS: '1' };
         if (TEST_STORAGE === 's3') Object.assign(env, { STORAGE_OPTIONS: JSON.stringify(gw.config.storage.profiles.get('default')!.options) });
-        execFile(process.execPath, [path.resolve(__dirname, '../src/cli/admin.js'), ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
+        execFile(process.execPath, [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
           let json: unknown;
           try {
             json = JSON.parse(stdout);

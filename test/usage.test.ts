@@ -24,6 +24,7 @@ import {
   TestGateway,
 } from './helpers/gateway';
 import { freePort, SHARED_REDIS_URL } from './helpers/redis';
+import { program } from './helpers/root';
 
 /**
  * Usage metering (docs/usage-and-quotas.md): exact request, row, byte and query counts per database, flushed from
@@ -301,7 +302,7 @@ describe('usage metering: two gateways on one Postgres and Redis [postgres]', { 
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
         const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: pair.databaseUrl, DATA_DIR: a.dataDir, NODE_NO_WARNINGS: '1' };
         delete env.ADMIN_API_KEY;
-        execFile(process.execPath, [path.resolve(__dirname, '../src/cli/admin.js'), ...args], { env, timeout: 120_000 }, (err, stdout, stderr) =>
+        execFile(process.execPath, [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args], { env, timeout: 120_000 }, (err, stdout, stderr) =>
           resolve({ code: err ? Number((err as any).code ?? -1) : 0, stdout, stderr }),
         );
       });
@@ -336,7 +337,7 @@ describe('usage metering: two gateways on one Postgres and Redis [postgres]', { 
 });
 
 describe('usage metering: a gateway killed between flushes [postgres]', { skip: !CATALOG_KINDS.includes('postgres') }, () => {
-  const MAIN = path.resolve(__dirname, '../src/main.js');
+  const MAIN = program(path.resolve(__dirname, '../src/main.js'));
   let pg: Awaited<ReturnType<typeof createPgDatabase>>;
   let dataDir: string;
   const children: ChildProcess[] = [];

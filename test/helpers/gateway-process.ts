@@ -1,11 +1,12 @@
 import { ChildProcess, fork } from 'node:child_process';
 import * as path from 'node:path';
 import { freePort } from './redis';
+import { program } from './root';
 
 /** A gateway in its own OS process (the built bench/gateway-child entry), for replica tests. */
 export async function startGatewayProcess(env: Record<string, string>): Promise<{ url: string; close(): Promise<void> }> {
   const port = await freePort();
-  const child: ChildProcess = fork(path.resolve(__dirname, '../../bench/gateway-child.js'), [], {
+  const child: ChildProcess = fork(program(path.resolve(__dirname, '../../bench/gateway-child.js')), [], {
     env: { ...process.env, LOG_LEVEL: 'error', ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

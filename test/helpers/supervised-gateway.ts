@@ -1,6 +1,7 @@
 import { ChildProcess, fork } from 'node:child_process';
 import * as path from 'node:path';
 import { freePort } from './redis';
+import { program } from './root';
 
 /**
  * A gateway in its own OS process (the built bench/gateway-child entry), watched: when a request takes the process
@@ -50,7 +51,7 @@ export class SupervisedGateway {
   async start(): Promise<void> {
     this.port = await freePort();
     this.output = [];
-    const child = fork(path.resolve(__dirname, '../../bench/gateway-child.js'), [], {
+    const child = fork(program(path.resolve(__dirname, '../../bench/gateway-child.js')), [], {
       env: { ...process.env, LOG_LEVEL: 'error', ...this.env, PORT: String(this.port) },
       execArgv: this.execArgv,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
