@@ -7,7 +7,7 @@ import type { CreateTableResponse, DeleteFromTableResponse, EnterpriseCreateTabl
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { isUuid } from '../../../platform/http/validation/fields';
 import type { PendingWork } from '../../../platform/cluster/pending-locations.service';
-import { TableRow, RegistrationOutcomeUnknown, TablesService } from '../../catalog';
+import { TableRow, RegistrationOutcomeUnknown, TablesService, TableWriteLifecycle } from '../../catalog';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
 import { TenantContext } from '../../identity';
 import { BufferedIpc, spillWholeStream, streamInChunks } from '../../../engine/arrow/arrow-ipc';
@@ -87,6 +87,7 @@ export class TableWritesService {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly tables: TablesService,
+    private readonly lifecycle: TableWriteLifecycle,
     private readonly storage: TableStorage,
     private readonly engine: LanceEngine,
     private readonly data: DataTables,
@@ -147,7 +148,7 @@ export class TableWritesService {
       }
       return this.spooled(body, async (load) => {
         const data = await this.withinQuota(t, await load());
-        const work = await this.tables.beginInPlace(t, existing);
+        const work = await this.lifecycle.beginInPlace(t, existing);
         const version = await this.inPlace(work, () =>
           this.data.commit(
             () => this.engine.create(existing.location, data.file, 'overwrite'),
@@ -162,7 +163,7 @@ export class TableWritesService {
       // Declared only: its first version is written at the declared location, in one commit.
       return this.spooled(body, async (load) => {
         const data = await this.withinQuota(t, await load());
-        const work = await this.tables.beginInPlace(t, existing);
+        const work = await this.lifecycle.beginInPlace(t, existing);
         let version: number;
         try {
           version = await this.inPlace(work, () =>
@@ -219,9 +220,9 @@ export class TableWritesService {
     await this.quotas.assertTableRoom(t);
     const checkStorage = await this.quotas.storageCheck(t);
     checkStorage(body.contentLength ?? 0);
-    const location = await this.tables.newLocation(t);
+    const location = await this.lifecycle.newLocation(t);
     // Refuse a taken name before reading the body; registering at the end settles races between creators.
-    const { existing, work } = await this.tables.reserveNew(t, id, location);
+    const { existing, work } = await this.lifecycle.reserveNew(t, id, location);
     if (existing || !work) {
       throw dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));
     }
@@ -250,7 +251,7 @@ export class TableWritesService {
       // Registering is what makes the table exist (the chunks went to a folder nothing refers to yet): the request's
       // exactly-once check comes first, then the row, with its audit record.
       await beforeCommit?.();
-      await this.tables.registerWritten(t, id, work, properties, { version, num_rows: result.rows });
+      await this.lifecycle.registerWritten(t, id, work, properties, { version, num_rows: result.rows });
       return {
         name: id[id.length - 1],
         location: this.storage.uri(location),
@@ -287,7 +288,7 @@ export class TableWritesService {
     claim?: CarriedClaim,
   ): Promise<InsertIntoTableResponse> {
     // A keyed insert's claim goes in the reservation's statement (docs/idempotency.md).
-    const { row, work } = await this.tables.getForWrite(t, id, claim);
+    const { row, work } = await this.lifecycle.getForWrite(t, id, claim);
     const data = await this.bodyFor(t, work, load);
     const out = await this.inPlace(work, async () => {
       if (!(await this.tables.hasData(row))) {
@@ -311,7 +312,7 @@ export class TableWritesService {
     assertEngineSql(opts.whenMatchedUpdateAllFilt, 'when_matched_update_all_filt');
     assertEngineSql(opts.whenNotMatchedBySourceDeleteFilt, 'when_not_matched_by_source_delete_filt');
     return this.spooled(body, async (load) => {
-      const { row, work } = await this.tables.getForWrite(t, id, body.claim);
+      const { row, work } = await this.lifecycle.getForWrite(t, id, body.claim);
       const data = await this.bodyFor(t, work, load);
       const out = await this.inPlace(work, () => this.merge(id, row, opts, data));
       this.meterWrite(t, row.id, data);
@@ -470,7 +471,7 @@ export class TableWritesService {
 
   private async markWrittenQuietly(row: TableRow): Promise<void> {
     // After a commit nothing may fail the request: the flag is an optimisation, found again from storage later.
-    await this.tables.markWritten(row).catch(() => undefined);
+    await this.lifecycle.markWritten(row).catch(() => undefined);
   }
 
   // ---------------------------------------------------------------- multipart writes
@@ -521,7 +522,7 @@ export class TableWritesService {
         `upload ${uploadId} was not created for ${branchOf(branch) ? `branch '${branchOf(branch)}'` : 'the main branch'}: complete it with the branch it was created for`,
       );
     }
-    const { row, work } = await this.tables.getForWrite(t, id);
+    const { row, work } = await this.lifecycle.getForWrite(t, id);
     const folder = uploadFolder(row.location, uploadId);
     const reservation = await this.budget.reserve(0).catch((err) => {
       work.done();
