@@ -1,6 +1,7 @@
 // What the catalog feature offers the other features (test/unit/import-graph.test.ts: they import nothing else of it).
 export * from './request-schemas';
 export * from './response-schemas';
+export * from './tables/table-write-lifecycle.service';
 export * from './tables/table-write-signals';
 export * from './tables/tables.module';
 export * from './tables/tables.repository';

@@ -10,6 +10,8 @@ import { TableIndicesService } from './indices/table-indices.service';
 import { TableReadsService } from './reads/table-reads.service';
 import { TableSchemaService } from './schema/table-schema.service';
 import { TableWritesService } from './writes/table-writes.service';
+import { MultipartWrites } from './writes/multipart-writes.service';
+import { WriteBodies } from './writes/write-bodies';
 import { TableWritesController } from './writes/table-writes.controller';
 import { TableReadsController } from './reads/table-reads.controller';
 import { TableIndicesController } from './indices/table-indices.controller';
@@ -41,6 +43,6 @@ import { WriteBudget } from './writes/write-budget';
     TableCloneController,
     MultipartController,
   ],
-  providers: [WriteBudget, { provide: WRITE_ACTIVITY, useExisting: WriteBudget }, TableCloneService, DataTables, TableWritesService, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
+  providers: [WriteBudget, { provide: WRITE_ACTIVITY, useExisting: WriteBudget }, TableCloneService, DataTables, TableWritesService, WriteBodies, MultipartWrites, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
 })
 export class DataplaneModule {}

@@ -14,12 +14,13 @@ import { TablesController } from './tables.controller';
 import { VersionAdoption } from '../versions/version-adoption.service';
 import { TablesRepository } from './tables.repository';
 import { TablesService } from './tables.service';
+import { TableWriteLifecycle } from './table-write-lifecycle.service';
 
 /** The table catalog: declare, register, describe, list, rename, drop; catalog-managed versions. */
 @Module({
   imports: [AuthModule, LanceModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule, JobsModule, DroppedCoreModule],
   controllers: [TablesController, ManagedVersionsController],
-  providers: [TablesRepository, TablesService, TableVersionsRepository, ManagedVersionsService, VersionAdoption],
-  exports: [TablesService, ManagedVersionsService, TableVersionsRepository, VersionAdoption],
+  providers: [TablesRepository, TablesService, TableWriteLifecycle, TableVersionsRepository, ManagedVersionsService, VersionAdoption],
+  exports: [TablesService, TableWriteLifecycle, ManagedVersionsService, TableVersionsRepository, VersionAdoption],
 })
 export class TablesModule {}

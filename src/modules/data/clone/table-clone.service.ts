@@ -4,7 +4,7 @@ import { ApiError, Errors } from '../../../platform/http/errors';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { LanceEngine } from '../../../engine/lance/lance-engine';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
-import { TableRow, RegistrationOutcomeUnknown, TablesService } from '../../catalog';
+import { TableRow, RegistrationOutcomeUnknown, TablesService, TableWriteLifecycle } from '../../catalog';
 import { TenantContext } from '../../identity';
 import { decodeSchema, IpcMessage } from '../../../engine/arrow/arrow-ipc-message';
 import { ipcFile } from '../../../engine/arrow/arrow-ipc-file';
@@ -44,6 +44,7 @@ export class TableCloneService {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly tables: TablesService,
+    private readonly lifecycle: TableWriteLifecycle,
     private readonly storage: TableStorage,
     private readonly engine: LanceEngine,
     private readonly budget: WriteBudget,
@@ -67,8 +68,8 @@ export class TableCloneService {
       await this.engine.read(source.location, (table) => table.version(), { version: req.source_version });
     }
 
-    const location = await this.tables.newLocation(t);
-    const { existing, work } = await this.tables.reserveNew(t, id, location);
+    const location = await this.lifecycle.newLocation(t);
+    const { existing, work } = await this.lifecycle.reserveNew(t, id, location);
     if (existing || !work) throw Errors.tableAlreadyExists(display(id));
     if (req.is_shallow && this.storage.profileOf(source.location).scheme !== 'file') {
       // The engine binding opens the source of a shallow clone without the store's options (endpoint, region,
@@ -84,7 +85,7 @@ export class TableCloneService {
         ? { version: await this.engine.shallowClone(source.location, location, { version: req.source_version, tag: req.source_tag }), rows: undefined }
         : await this.deepCopy(source, location, req);
       work.assertHeld();
-      await this.tables.registerWritten(t, id, work, {}, {
+      await this.lifecycle.registerWritten(t, id, work, {}, {
         version: copied.version,
         source_table: [...(source.namespacePath ? [source.namespacePath] : []), source.name].join('/'),
         source_version: req.source_version ?? null,

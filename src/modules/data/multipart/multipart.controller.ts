@@ -8,7 +8,7 @@ import { ARROW_ERRORS, CATALOG_ERRORS, Operation } from '../../../platform/http/
 import { Tenant, TenantContext } from '../../identity';
 import { BranchQuery } from '../dataplane.schemas';
 import { UploadQuery } from './multipart.schemas';
-import { TableWritesService } from '../writes/table-writes.service';
+import { MultipartWrites } from '../writes/multipart-writes.service';
 
 const UploadCreated = z.object({ upload_id: z.string() }).meta({ id: 'MultipartWriteCreated' });
 const UploadCompleted = z.object({ version: z.number().int(), num_inserted_rows: z.number().int() }).meta({ id: 'MultipartWriteCompleted' });
@@ -20,7 +20,7 @@ const UploadCompleted = z.object({ version: z.number().int(), num_inserted_rows:
  */
 @Controller('v1')
 export class MultipartController {
-  constructor(private readonly writes: TableWritesService) {}
+  constructor(private readonly writes: MultipartWrites) {}
 
   @Post('table/:id/multipart_write/create')
   @Operation({

@@ -13,6 +13,7 @@ import { ArrowStream } from '../arrow-body';
 import { timeoutMs } from '../request-timeout';
 import { CreateTableQuery, DeleteBody, InsertQuery, MergeInsertQuery, UpdateBody } from './table-writes.schemas';
 import { TableWritesService } from './table-writes.service';
+import { MultipartWrites } from './multipart-writes.service';
 
 /**
  * Row writes (create, insert, merge_insert, update, delete), in the official remote client's dialect and the Lance
@@ -20,7 +21,10 @@ import { TableWritesService } from './table-writes.service';
  */
 @Controller('v1')
 export class TableWritesController {
-  constructor(private readonly writes: TableWritesService) {}
+  constructor(
+    private readonly writes: TableWritesService,
+    private readonly multipart: MultipartWrites,
+  ) {}
 
   @Post('table/:id/create')
   @Operation({
@@ -70,7 +74,7 @@ export class TableWritesController {
     if (q.upload_id !== undefined || q.upload_part_id !== undefined) {
       if (q.upload_id === undefined || q.upload_part_id === undefined) throw Errors.invalidInput('a multipart part needs both upload_id and upload_part_id');
       if (q.mode === 'overwrite') throw Errors.invalidInput('a multipart write appends: mode=overwrite cannot be combined with upload_id');
-      return this.writes.stagePart(t, id, q.upload_id, q.upload_part_id, rows);
+      return this.multipart.stagePart(t, id, q.upload_id, q.upload_part_id, rows);
     }
     return this.writes.insert(t, id, q.mode, rows, q.branch);
   }

@@ -1,72 +1,21 @@
-import { createHash, randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
-import { Schema } from 'apache-arrow';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ApiError, ErrorCode, Errors } from '../../../platform/http/errors';
 import type { CreateTableResponse, DeleteFromTableResponse, EnterpriseCreateTableResponse, InsertIntoTableResponse, MergeInsertIntoTableResponse, UpdateTableResponse } from '../../catalog';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
-import { isUuid } from '../../../platform/http/validation/fields';
 import type { PendingWork } from '../../../platform/cluster/pending-locations.service';
-import { TableRow, RegistrationOutcomeUnknown, TablesService } from '../../catalog';
+import { TableRow, RegistrationOutcomeUnknown, TablesService, TableWriteLifecycle } from '../../catalog';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
 import { TenantContext } from '../../identity';
-import { BufferedIpc, spillWholeStream, streamInChunks } from '../../../engine/arrow/arrow-ipc';
-import { ipcFile } from '../../../engine/arrow/arrow-ipc-file';
-import { decodeSchema, IpcMessage } from '../../../engine/arrow/arrow-ipc-message';
-import { engineBatches } from '../../../engine/arrow/engine-batches';
-import { branchOf, LanceEngine } from '../../../engine/lance/lance-engine';
+import { BufferedIpc, streamInChunks } from '../../../engine/arrow/arrow-ipc';
+import { LanceEngine } from '../../../engine/lance/lance-engine';
 import { AuditService } from '../../audit';
 import { assertEngineSql } from '../../../engine/lance/engine-sql';
 import { DataTables } from '../data-tables.service';
 import { Body, CreateMode, Dialect, display, MergeOptions } from '../dataplane.types';
-import { COMMIT_MEMORY_FACTOR, discard, metered, Reservation, WriteBudget } from './write-budget';
+import { metered } from './write-budget';
+import { counting, inPlace, Loaded, markWrittenQuietly, WriteBodies } from './write-bodies';
 import { UsageMeter, QuotaService } from '../../metering';
 import type { CarriedClaim } from '../../idempotency';
-
-/** A buffered body as loaded for its commit, with the bytes that arrived for it (metered as ingested). */
-type Loaded = BufferedIpc & { bodyBytes: number };
-
-/** The body, counting the bytes that arrive (its length, `settled` and `beforeCommit` kept). */
-function counting(body: Body): { body: Body; bytes: () => number } {
-  let n = 0;
-  const wrapped = Object.assign(metered(body, (k) => (n += k)), { contentLength: body.contentLength, settled: body.settled, beforeCommit: body.beforeCommit });
-  return { body: wrapped, bytes: () => n };
-}
-
-/** Part ids the client mints (a UUID v4 each); anything else is never turned into a storage path. */
-const SAFE_PART = /^[A-Za-z0-9_-]{1,64}$/;
-
-function assertUploadId(uploadId: string): void {
-  if (!isUuid(uploadId)) throw Errors.invalidInput('upload_id must be an id answered by multipart_write/create');
-}
-
-/** The four bytes of an upload id that say which branch the upload was created for ('' is main). */
-const branchTag = (branch: string | undefined) =>
-  createHash('sha256')
-    .update(`lance-gateway upload branch\0${branchOf(branch) ?? ''}`)
-    .digest()
-    .subarray(0, 4);
-
-/**
- * A new upload id (a UUID v4 in form, 90 random bits) whose last four bytes name the branch it is for: an upload
- * belongs to the branch it was created for, and nothing else has to be recorded for `complete` to know it.
- */
-function newUploadId(branch: string | undefined): string {
-  const b = randomBytes(16);
-  branchTag(branch).copy(b, 12);
-  b[6] = (b[6] & 0x0f) | 0x40;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
-
-const uploadIsFor = (uploadId: string, branch: string | undefined) => Buffer.from(uploadId.replace(/-/g, ''), 'hex').subarray(12).equals(branchTag(branch));
-
-/** A schema's fields, for comparing the schemas of staged parts. */
-const schemaKey = (s: Schema) => s.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`).join(',');
-
-/** Where the parts of an upload are staged: `<table>/_uploads/<upload_id>/`, on the table's own storage. */
-const uploadFolder = (location: string, uploadId: string) => `${location}/_uploads/${uploadId}`;
 
 /**
  * Writes: create (buffered or streamed), insert, merge_insert, update and delete. Every accepted write commits
@@ -87,11 +36,12 @@ export class TableWritesService {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly tables: TablesService,
+    private readonly lifecycle: TableWriteLifecycle,
     private readonly storage: TableStorage,
     private readonly engine: LanceEngine,
     private readonly data: DataTables,
     private readonly audit: AuditService,
-    private readonly budget: WriteBudget,
+    private readonly bodies: WriteBodies,
     private readonly meter: UsageMeter,
     private readonly quotas: QuotaService,
   ) {
@@ -145,10 +95,10 @@ export class TableWritesService {
         this.audit.nothingChanged();
         return { location, properties: { ...existing.properties } };
       }
-      return this.spooled(body, async (load) => {
+      return this.bodies.spooled(body, async (load) => {
         const data = await this.withinQuota(t, await load());
-        const work = await this.tables.beginInPlace(t, existing);
-        const version = await this.inPlace(work, () =>
+        const work = await this.lifecycle.beginInPlace(t, existing);
+        const version = await inPlace(work, () =>
           this.data.commit(
             () => this.engine.create(existing.location, data.file, 'overwrite'),
             (v) => ({ version: v, mode: 'overwrite', num_rows: data.rows }),
@@ -160,12 +110,12 @@ export class TableWritesService {
     }
     if (existing) {
       // Declared only: its first version is written at the declared location, in one commit.
-      return this.spooled(body, async (load) => {
+      return this.bodies.spooled(body, async (load) => {
         const data = await this.withinQuota(t, await load());
-        const work = await this.tables.beginInPlace(t, existing);
+        const work = await this.lifecycle.beginInPlace(t, existing);
         let version: number;
         try {
-          version = await this.inPlace(work, () =>
+          version = await inPlace(work, () =>
             this.data.commit(() => this.engine.create(existing.location, data.file, 'create'), (v) => ({ version: v, num_rows: data.rows })),
           );
         } catch (err) {
@@ -174,7 +124,7 @@ export class TableWritesService {
           }
           throw err;
         }
-        await this.markWrittenQuietly(existing);
+        await markWrittenQuietly(this.lifecycle, existing);
         this.meterWrite(t, existing.id, data);
         return { location: this.storage.uri(existing.location), version, properties: { ...existing.properties } };
       });
@@ -192,14 +142,14 @@ export class TableWritesService {
     // About two chunks are held at once (the one being read, the one being written): reserved up front by
     // Content-Length, else as the bytes arrive, up to that.
     const cap = 2 * this.limits.ingestChunkBytes;
-    const reservation = await this.admit(body, Math.min(body.contentLength ?? 0, cap));
+    const reservation = await this.bodies.admit(body, Math.min(body.contentLength ?? 0, cap));
     const source = body.contentLength === undefined ? metered(body, (n) => reservation.grow(Math.min(n, cap - reservation.bytes))) : body;
     try {
       const created = await this.createStreamedAdmitted(t, id, source, dialect, properties, bytes, raw.beforeCommit);
       this.meter.ingested(t.database.id, created.num_rows, bytes());
       return created;
     } catch (err) {
-      await this.settleRefused(body, err);
+      await this.bodies.settleRefused(body, err);
       throw err;
     } finally {
       reservation.release();
@@ -219,9 +169,9 @@ export class TableWritesService {
     await this.quotas.assertTableRoom(t);
     const checkStorage = await this.quotas.storageCheck(t);
     checkStorage(body.contentLength ?? 0);
-    const location = await this.tables.newLocation(t);
+    const location = await this.lifecycle.newLocation(t);
     // Refuse a taken name before reading the body; registering at the end settles races between creators.
-    const { existing, work } = await this.tables.reserveNew(t, id, location);
+    const { existing, work } = await this.lifecycle.reserveNew(t, id, location);
     if (existing || !work) {
       throw dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));
     }
@@ -250,7 +200,7 @@ export class TableWritesService {
       // Registering is what makes the table exist (the chunks went to a folder nothing refers to yet): the request's
       // exactly-once check comes first, then the row, with its audit record.
       await beforeCommit?.();
-      await this.tables.registerWritten(t, id, work, properties, { version, num_rows: result.rows });
+      await this.lifecycle.registerWritten(t, id, work, properties, { version, num_rows: result.rows });
       return {
         name: id[id.length - 1],
         location: this.storage.uri(location),
@@ -275,7 +225,7 @@ export class TableWritesService {
   }
 
   async insert(t: TenantContext, id: string[], mode: 'append' | 'overwrite', body: Body, branch?: string): Promise<InsertIntoTableResponse> {
-    return this.spooled(body, (load) => this.insertSpooled(t, id, mode, load, branch, body.claim));
+    return this.bodies.spooled(body, (load) => this.insertSpooled(t, id, mode, load, branch, body.claim));
   }
 
   private async insertSpooled(
@@ -287,13 +237,13 @@ export class TableWritesService {
     claim?: CarriedClaim,
   ): Promise<InsertIntoTableResponse> {
     // A keyed insert's claim goes in the reservation's statement (docs/idempotency.md).
-    const { row, work } = await this.tables.getForWrite(t, id, claim);
+    const { row, work } = await this.lifecycle.getForWrite(t, id, claim);
     const data = await this.bodyFor(t, work, load);
-    const out = await this.inPlace(work, async () => {
+    const out = await inPlace(work, async () => {
       if (!(await this.tables.hasData(row))) {
         this.data.assertNoBranch(id, branch);
         const version = await this.data.commit(() => this.engine.create(row.location, data.file, 'create'), (v) => ({ version: v, num_rows: data.rows }));
-        await this.markWrittenQuietly(row);
+        await markWrittenQuietly(this.lifecycle, row);
         return { version, num_inserted_rows: data.rows };
       }
       if (data.batches === 0 && mode === 'append') {
@@ -310,10 +260,10 @@ export class TableWritesService {
   async mergeInsert(t: TenantContext, id: string[], opts: MergeOptions, body: Body): Promise<MergeInsertIntoTableResponse> {
     assertEngineSql(opts.whenMatchedUpdateAllFilt, 'when_matched_update_all_filt');
     assertEngineSql(opts.whenNotMatchedBySourceDeleteFilt, 'when_not_matched_by_source_delete_filt');
-    return this.spooled(body, async (load) => {
-      const { row, work } = await this.tables.getForWrite(t, id, body.claim);
+    return this.bodies.spooled(body, async (load) => {
+      const { row, work } = await this.lifecycle.getForWrite(t, id, body.claim);
       const data = await this.bodyFor(t, work, load);
-      const out = await this.inPlace(work, () => this.merge(id, row, opts, data));
+      const out = await inPlace(work, () => this.merge(id, row, opts, data));
       this.meterWrite(t, row.id, data);
       return out;
     });
@@ -323,7 +273,7 @@ export class TableWritesService {
     if (!(await this.tables.hasData(row))) {
       this.data.assertNoBranch(id, opts.branch);
       const version = await this.data.commit(() => this.engine.create(row.location, data.file, 'create'), (v) => ({ version: v, on: opts.on, num_rows: data.rows }));
-      await this.markWrittenQuietly(row);
+      await markWrittenQuietly(this.lifecycle, row);
       return { version, num_inserted_rows: data.rows, num_updated_rows: 0, num_deleted_rows: 0 };
     }
     const merged = (r: { version: number; num_inserted_rows: number; num_updated_rows: number; num_deleted_rows: number }) => ({
@@ -378,231 +328,6 @@ export class TableWritesService {
   private meterWrite(t: TenantContext, tableId: string, data: Loaded): void {
     this.meter.ingested(t.database.id, data.rows, data.bodyBytes);
     this.meter.touch(tableId);
-  }
-
-  /**
-   * A write whose body is committed at once: refused before anything is read when its Content-Length is over
-   * ARROW_BUFFERED_LIMIT_BYTES (413). Its body is spilled to a temporary file while it arrives, each message body
-   * reserved from the write budget while it is held; `load` then reserves what the commit costs (the file size ×
-   * COMMIT_MEMORY_FACTOR), reads the file into memory for the commit, and keeps the reservation until `fn` ends.
-   * Every wait for the budget happens while the write holds none of it (so writes never wait on each other in a
-   * circle); past WRITE_BUDGET_WAIT_MS it is a 503 with nothing written. The file and the reservations go when `fn`
-   * ends, however it ends.
-   */
-  private async spooled<T>(raw: Body, fn: (load: () => Promise<Loaded>) => Promise<T>): Promise<T> {
-    const { body, bytes } = counting(raw);
-    const limit = this.limits.bufferedBodyBytes;
-    if (body.contentLength !== undefined && body.contentLength > limit) {
-      throw Errors.payloadTooLarge(`request body of ${body.contentLength} bytes exceeds the limit of ${limit} bytes`);
-    }
-    let message: Reservation | undefined;
-    let whole: Reservation | undefined;
-    let file: string | undefined;
-    try {
-      file = await this.budget.spillPath();
-      const path = file;
-      return await fn(async () => {
-        const spilled = await spillWholeStream(body, limit, path, {
-          hold: async (n) => {
-            message = await this.budget.reserve(n);
-          },
-          free: () => {
-            message?.release();
-            message = undefined;
-          },
-        });
-        await body.beforeCommit?.(); // the body is in: the request's exactly-once check before anything commits
-        whole = await this.budget.reserve(spilled.bytes * COMMIT_MEMORY_FACTOR);
-        const buf = await fs.promises.readFile(path);
-        await fs.promises.rm(path, { force: true });
-        return { schema: spilled.schema, file: buf, rows: spilled.rows, batches: spilled.batches, bodyBytes: bytes() };
-      });
-    } catch (err) {
-      await this.settleRefused(body, err);
-      throw err;
-    } finally {
-      if (file) await fs.promises.rm(file, { force: true }).catch(() => undefined);
-      message?.release();
-      whole?.release();
-    }
-  }
-
-  /**
-   * A write refused for the budget part-way through its body (the rest is being discarded): answers once the body
-   * has arrived (up to ARROW_BUFFERED_LIMIT_BYTES more of it), so that the client, still sending, reads the 503
-   * (which its retry needs) instead of a connection cut by the HTTP edge.
-   */
-  private async settleRefused(body: Body, err: unknown): Promise<void> {
-    if (err instanceof ApiError && err.status === 503) await body.settled?.(this.limits.bufferedBodyBytes);
-  }
-
-  /**
-   * Reserves `bytes` of the write budget (waiting for them up to WRITE_BUDGET_WAIT_MS); a refused body is read and
-   * discarded first, so that the client reads the 503.
-   */
-  private async admit(body: Body, bytes: number): Promise<Reservation> {
-    try {
-      return await this.budget.reserve(bytes);
-    } catch (err) {
-      await discard(body, this.limits.bufferedBodyBytes);
-      throw err;
-    }
-  }
-
-  /**
-   * Runs an in-place write recorded as pending. Success, or a refusal of the request (4xx other than a commit
-   * conflict), ends the record; any other failure may have left data files in the table's folder before the
-   * commit, so the record is left for the reclaimer, which removes the files no version references.
-   */
-  private async inPlace<T>(work: PendingWork, write: () => Promise<T>): Promise<T> {
-    let result: T;
-    try {
-      work.assertHeld(); // the body may have been slow to arrive
-      result = await write();
-    } catch (err) {
-      if (err instanceof ApiError && err.status < 500 && err.status !== 409) work.done();
-      else work.abandon();
-      throw err;
-    }
-    work.done();
-    return result;
-  }
-
-  private async markWrittenQuietly(row: TableRow): Promise<void> {
-    // After a commit nothing may fail the request: the flag is an optimisation, found again from storage later.
-    await this.tables.markWritten(row).catch(() => undefined);
-  }
-
-  // ---------------------------------------------------------------- multipart writes
-
-  /**
-   * MultipartWrite create: a new upload id for the table (of `branch`, which must exist, and which the id names).
-   * Nothing is recorded: an upload is the parts staged under its id, on the table's own storage, so that every
-   * replica sees them.
-   */
-  async createUpload(t: TenantContext, id: string[], branch?: string): Promise<{ upload_id: string }> {
-    const row = await this.tables.get(t, id);
-    if (branchOf(branch)) {
-      if (!(await this.tables.hasData(row))) this.data.assertNoBranch(id, branch);
-      await this.engine.read(row.location, (table) => table.version(), { branch });
-    }
-    return { upload_id: newUploadId(branch) };
-  }
-
-  /**
-   * A part of a multipart write (an insert with `upload_id` and `upload_part_id`): staged as a Lance dataset of its
-   * own at `<table>/_uploads/<upload_id>/<part>.lance`, nothing committed to the table. Its body is spooled and
-   * counted against the write budget like any insert; the same part sent again (a client retry) replaces it.
-   */
-  async stagePart(t: TenantContext, id: string[], uploadId: string, partId: string, body: Body): Promise<InsertIntoTableResponse> {
-    assertUploadId(uploadId);
-    if (!SAFE_PART.test(partId)) throw Errors.invalidInput('upload_part_id must be 1 to 64 letters, digits, `-` or `_`');
-    return this.spooled(body, async (load) => {
-      const row = await this.tables.get(t, id);
-      const data = await load();
-      await this.engine.create(`${uploadFolder(row.location, uploadId)}/${partId}.lance`, data.file, 'overwrite');
-      // The table is unchanged until complete, whose audit record names the upload, its parts and rows.
-      this.audit.nothingChanged();
-      return { version: 0, num_inserted_rows: 0 };
-    });
-  }
-
-  /**
-   * MultipartWrite complete: every staged part of the upload committed to the table (of `branch`) in one commit,
-   * then the staged parts removed. The parts are read back through the engine and held at once for the commit (the
-   * engine's write takes one in-memory IPC file), reserved from the write budget as they are read (503 when they do
-   * not fit) and bounded by ARROW_BUFFERED_LIMIT_BYTES (413). An upload with no parts (or completed already, as a
-   * retried complete finds it) commits nothing and answers the table's version.
-   */
-  async completeUpload(t: TenantContext, id: string[], uploadId: string, branch?: string): Promise<{ version: number; num_inserted_rows: number }> {
-    assertUploadId(uploadId);
-    if (!uploadIsFor(uploadId, branch)) {
-      throw Errors.invalidInput(
-        `upload ${uploadId} was not created for ${branchOf(branch) ? `branch '${branchOf(branch)}'` : 'the main branch'}: complete it with the branch it was created for`,
-      );
-    }
-    const { row, work } = await this.tables.getForWrite(t, id);
-    const folder = uploadFolder(row.location, uploadId);
-    const reservation = await this.budget.reserve(0).catch((err) => {
-      work.done();
-      throw err;
-    });
-    try {
-      const parts = (await this.storage.list(folder)).filter((e) => e.isDir && e.name.endsWith('.lance')).map((e) => e.name).sort();
-      if (parts.length === 0) {
-        work.done();
-        this.audit.nothingChanged();
-        const version = (await this.tables.hasData(row)) ? await this.engine.latestVersion(row.location, branch) : 0;
-        return { version, num_inserted_rows: 0 };
-      }
-      const staged = await this.readParts(folder, parts, reservation).catch((err) => {
-        work.done();
-        throw err;
-      });
-      const version = await this.inPlace(work, async () => {
-        if (!(await this.tables.hasData(row))) {
-          this.data.assertNoBranch(id, branch);
-          const v = await this.data.commit(() => this.engine.create(row.location, staged.file, 'create'), (x) => ({ version: x, upload_id: uploadId, parts: parts.length, num_rows: staged.rows }));
-          await this.markWrittenQuietly(row);
-          return v;
-        }
-        return this.data.commit(
-          () => this.engine.append(row.location, staged.file, 'append', branch),
-          (x) => ({ version: x, upload_id: uploadId, parts: parts.length, num_rows: staged.rows }),
-        );
-      });
-      // After the commit nothing may fail the request: staged parts left behind go with the table.
-      await this.storage.remove(folder).catch(() => undefined);
-      return { version, num_inserted_rows: staged.rows };
-    } finally {
-      reservation.release();
-    }
-  }
-
-  /** MultipartWrite abort: the upload's staged parts removed; nothing was committed. Unknown or finished: nothing to do. */
-  async abortUpload(t: TenantContext, id: string[], uploadId: string): Promise<Record<string, never>> {
-    assertUploadId(uploadId);
-    const row = await this.tables.get(t, id);
-    await this.storage.remove(uploadFolder(row.location, uploadId));
-    return {};
-  }
-
-  /** The staged parts as one IPC file (their schemas must agree), reserving what is held as it grows. */
-  private async readParts(folder: string, parts: string[], reservation: Reservation): Promise<{ file: Buffer; rows: number }> {
-    let schemaMsg: IpcMessage | undefined;
-    let schema: Schema | undefined;
-    const batches: IpcMessage[] = [];
-    let bytes = 0;
-    let rows = 0;
-    for (const part of parts) {
-      await this.engine.readTable(`${folder}/${part}`, async (table) => {
-        for await (const messages of engineBatches(table)) {
-          for (const m of messages) {
-            if (m.kind === 'schema') {
-              if (!schemaMsg) {
-                schemaMsg = m;
-                schema = decodeSchema(m);
-              } else if (!m.framedMeta.equals(schemaMsg.framedMeta) && schemaKey(decodeSchema(m)) !== schemaKey(schema as Schema)) {
-                throw Errors.schemaValidation(`the parts of this upload do not have the same schema (part ${part.replace(/\.lance$/, '')})`);
-              }
-            } else if (m.kind === 'dictionary') {
-              throw Errors.invalidInput('multipart writes of dictionary-encoded columns are not supported');
-            } else {
-              const n = m.framedMeta.length + m.bodyLength;
-              bytes += n;
-              if (bytes > this.limits.bufferedBodyBytes) {
-                throw Errors.payloadTooLarge(`the parts of this upload exceed the limit of ${this.limits.bufferedBodyBytes} bytes for one commit`);
-              }
-              reservation.grow(n * COMMIT_MEMORY_FACTOR);
-              batches.push(m);
-              rows += m.rows;
-            }
-          }
-        }
-      });
-    }
-    if (!schemaMsg || !schema) throw Errors.invalidInput('the staged parts of this upload have no schema');
-    return { file: ipcFile(schema, schemaMsg, [], batches), rows };
   }
 
   // ---------------------------------------------------------------- mutations
