@@ -11,7 +11,11 @@ const START = path.resolve(__dirname, '..', '..', 'scripts', 'start.sh');
  * its first message ('ready'). `BENCH_GW_ENV="NAME=VALUE …"` adds variables and `BENCH_GW_EXEC_ARGV` node flags to
  * gateway children (`gateway: true`).
  */
-export function startChild(script: string, env: Record<string, string>, opts: { gateway?: boolean; execArgv?: string[] } = {}): Promise<ChildProcess> {
+export function startChild(
+  script: string,
+  env: Record<string, string>,
+  opts: { gateway?: boolean; execArgv?: string[] } = {},
+): Promise<ChildProcess> {
   const extraEnv = opts.gateway ? parseEnv(process.env.BENCH_GW_ENV) : {};
   const extraArgv = opts.gateway ? (process.env.BENCH_GW_EXEC_ARGV ?? '').split(/\s+/).filter(Boolean) : [];
   const child = spawn('sh', [START, ...(opts.execArgv ?? []), ...extraArgv, script], {
@@ -32,7 +36,12 @@ export function allocatorName(): string {
 }
 
 function parseEnv(text: string | undefined): Record<string, string> {
-  return Object.fromEntries((text ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    (text ?? '')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat (clock ticks of 10 ms); NaN without /proc. */

@@ -19,7 +19,6 @@ import { ADMIN_URL, sql, urlFor } from './pg';
 const SECONDS = Number(process.env.FAULT_SECONDS ?? 20);
 const WORKERS = Number(process.env.FAULT_WORKERS ?? 8);
 
-
 async function main(): Promise<void> {
   const dbName = `lgw_fault_${randomBytes(4).toString('hex')}`;
   await sql(ADMIN_URL, `CREATE DATABASE "${dbName}"`);
@@ -48,7 +47,11 @@ async function main(): Promise<void> {
     const base = `http://127.0.0.1:${port}`;
     const op = { 'x-api-key': adminKey, 'content-type': 'application/json' };
     await fetch(`${base}/admin/v1/databases`, { method: 'POST', headers: op, body: '{"name":"fault"}' });
-    const key = ((await (await fetch(`${base}/admin/v1/databases/fault/api-keys`, { method: 'POST', headers: op, body: '{"role":"write"}' })).json()) as { api_key: string }).api_key;
+    const key = (
+      (await (
+        await fetch(`${base}/admin/v1/databases/fault/api-keys`, { method: 'POST', headers: op, body: '{"role":"write"}' })
+      ).json()) as { api_key: string }
+    ).api_key;
     const headers = { 'x-api-key': key, 'x-service-database': 'fault', 'content-type': 'application/json' };
 
     const byStatus = new Map<string, number>();
@@ -66,7 +69,12 @@ async function main(): Promise<void> {
         let status: string;
         try {
           const res = write
-            ? await fetch(`${base}/v1/namespace/${name}/create`, { method: 'POST', headers, body: '{}', signal: AbortSignal.timeout(15_000) })
+            ? await fetch(`${base}/v1/namespace/${name}/create`, {
+                method: 'POST',
+                headers,
+                body: '{}',
+                signal: AbortSignal.timeout(15_000),
+              })
             : await fetch(`${base}/v1/namespace/%24/list?limit=5`, { headers, signal: AbortSignal.timeout(15_000) });
           status = String(res.status);
           await res.arrayBuffer();
@@ -87,7 +95,9 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 1500));
         await redis.stop();
         faults++;
-        await sql(ADMIN_URL, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [dbName]);
+        await sql(ADMIN_URL, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [
+          dbName,
+        ]);
         faults++;
         await new Promise((r) => setTimeout(r, 1000));
         await redis.start();
@@ -96,18 +106,20 @@ async function main(): Promise<void> {
 
     await Promise.all([...Array.from({ length: WORKERS }, (_, w) => worker(w)), chaos()]);
 
-    const present = new Set(
-      (await sql<{ name: string }>(url, `SELECT name FROM namespaces WHERE parent_path = ''`)).map((r) => r.name),
-    );
+    const present = new Set((await sql<{ name: string }>(url, `SELECT name FROM namespaces WHERE parent_path = ''`)).map((r) => r.name));
     const lost = [...acknowledged].filter((n) => !present.has(n));
     const phantom = [...attempted].filter((n) => !acknowledged.has(n) && present.has(n));
     const errors500 = [...byStatus.entries()].filter(([s]) => s.startsWith('5') && s !== '503').reduce((a, [, n]) => a + n, 0);
 
-    console.log(`\nfault drill: ${SECONDS} s, ${WORKERS} workers, ${faults} faults injected (Redis killed/restarted, Postgres backends terminated)`);
+    console.log(
+      `\nfault drill: ${SECONDS} s, ${WORKERS} workers, ${faults} faults injected (Redis killed/restarted, Postgres backends terminated)`,
+    );
     console.log(`requests sent: ${sent}`);
     for (const [s, n] of [...byStatus.entries()].sort()) console.log(`  ${s.padEnd(28)} ${n}`);
     console.log(`500-class answers (other than 503): ${errors500}`);
-    console.log(`writes acknowledged: ${acknowledged.size}; lost (acknowledged, missing): ${lost.length}; phantom (unacknowledged, present): ${phantom.length}`);
+    console.log(
+      `writes acknowledged: ${acknowledged.size}; lost (acknowledged, missing): ${lost.length}; phantom (unacknowledged, present): ${phantom.length}`,
+    );
     if (errors500 > 0 || lost.length > 0) process.exitCode = 1;
   } finally {
     gateway?.kill('SIGTERM');

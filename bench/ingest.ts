@@ -54,7 +54,6 @@ const POOL = 8;
 const MB = 1e6;
 const STORAGE = process.env.BENCH_STORAGE === 's3' ? 's3' : 'local';
 
-
 function rssMiB(pid: number): number {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   return kb / 1024;
@@ -95,7 +94,6 @@ function encode(batches: arrow.RecordBatch[]): { head: Buffer; bodies: Buffer[] 
   return { head: schemaPart, bodies };
 }
 
-
 function peakRssMiB(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -103,14 +101,24 @@ function peakRssMiB(pid: number): number {
 }
 
 /** Streams `head` + `count` batch messages (cycling through the pool) as a chunked upload, with back-pressure. */
-function upload(url: string, headers: Record<string, string>, head: Buffer, bodies: Buffer[], count: number): Promise<{ status: number; body: string }> {
+function upload(
+  url: string,
+  headers: Record<string, string>,
+  head: Buffer,
+  bodies: Buffer[],
+  count: number,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/vnd.apache.arrow.stream' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-type': 'application/vnd.apache.arrow.stream' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('error', reject);
     let i = 0;
     const pump = () => {
@@ -142,7 +150,13 @@ async function main(): Promise<void> {
   let localUri = path.join(dir, 'local');
   let localOptions: Record<string, string> | undefined;
   if (STORAGE === 's3') {
-    const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: path.join(dir, 's3'), configureBuckets: [{ name: 'bench' }] });
+    const server = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory: path.join(dir, 's3'),
+      configureBuckets: [{ name: 'bench' }],
+    });
     const { port: s3Port } = await server.run();
     s3 = server;
     localOptions = {
@@ -155,7 +169,7 @@ async function main(): Promise<void> {
     };
     storageEnv = { STORAGE_ROOT: 's3://bench/gateway', STORAGE_OPTIONS: JSON.stringify(localOptions) };
     localUri = 's3://bench/local';
-    console.log('storage: s3 (s3rver on this machine; both sides write through Lance\'s S3 code path)');
+    console.log("storage: s3 (s3rver on this machine; both sides write through Lance's S3 code path)");
   }
   try {
     // ---- data: a pool of distinct batches, cycled to the target size
@@ -170,14 +184,18 @@ async function main(): Promise<void> {
     // ---- gateway (child process, embedded catalog)
     const gwDir = path.join(dir, 'gateway');
     // BENCH_GATEWAY_CHILD: another build's gateway-child.js (to compare commits with the same client and baseline).
-    const gw = await startChild(process.env.BENCH_GATEWAY_CHILD ?? path.join(__dirname, 'gateway-child.js'), {
-      PORT: String(port),
-      DATA_DIR: gwDir,
-      BOOTSTRAP_DATABASE: 'bench',
-      LOG_LEVEL: 'error',
-      ...(usePg ? { DATABASE_URL: pgUrl } : {}),
-      ...storageEnv,
-    }, { gateway: true, execArgv: process.execArgv });
+    const gw = await startChild(
+      process.env.BENCH_GATEWAY_CHILD ?? path.join(__dirname, 'gateway-child.js'),
+      {
+        PORT: String(port),
+        DATA_DIR: gwDir,
+        BOOTSTRAP_DATABASE: 'bench',
+        LOG_LEVEL: 'error',
+        ...(usePg ? { DATABASE_URL: pgUrl } : {}),
+        ...storageEnv,
+      },
+      { gateway: true, execArgv: process.execArgv },
+    );
     children.push(gw);
     const { api_key } = JSON.parse(fs.readFileSync(path.join(gwDir, 'initial-api-key.json'), 'utf8'));
     const headers = { 'x-api-key': api_key, 'x-service-database': 'bench' };
@@ -189,7 +207,11 @@ async function main(): Promise<void> {
     if (process.env.BENCH_WARMUP !== '0') {
       const w = await upload(`${base}/v1/tables/warmup`, headers, head, bodies, 1);
       if (w.status !== 201) throw new Error(`warm-up upload failed: ${w.status} ${w.body}`);
-      const d = await fetch(`${base}/v1/table/warmup/drop`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' });
+      const d = await fetch(`${base}/v1/table/warmup/drop`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: '{}',
+      });
       if (!d.ok) throw new Error(`warm-up drop failed: ${d.status}`);
     }
     await new Promise((r) => setTimeout(r, 3000));
@@ -212,7 +234,9 @@ async function main(): Promise<void> {
     const clientCpu = cpuSeconds(process.pid) - cpu0.me;
     console.log(`  gateway:    ${gwSeconds.toFixed(1)} s, ${(total / MB / gwSeconds).toFixed(0)} MB/s (answer ${res.body})`);
     // On a machine with few cores the gateway's ingest competes with its client for them; the floor has neither.
-    console.log(`    CPU: gateway ${gwCpu.toFixed(1)} s, client (this process) ${clientCpu.toFixed(1)} s, of ${os.cpus().length} cores × ${gwSeconds.toFixed(1)} s`);
+    console.log(
+      `    CPU: gateway ${gwCpu.toFixed(1)} s, client (this process) ${clientCpu.toFixed(1)} s, of ${os.cpus().length} cores × ${gwSeconds.toFixed(1)} s`,
+    );
 
     // ---- in-process baseline: the same batches, the same chunking (one version per ~chunk)
     const local = await lancedb.connect(localUri, localOptions ? { storageOptions: localOptions } : {});
@@ -232,10 +256,26 @@ async function main(): Promise<void> {
 
     // ---- the engine's own write of the same Arrow bytes (the floor): IPC files of the same chunks, handed to the
     // native handle as the gateway does (createTable, then one add per chunk); encoding happens before the clock.
-    const native = (local as unknown as { inner: { createTable(n: string, b: Buffer, m: string, ns: string[], o: undefined): Promise<{ add(b: Buffer, m: string): Promise<unknown>; close(): void }> } }).inner;
+    const native = (
+      local as unknown as {
+        inner: {
+          createTable(
+            n: string,
+            b: Buffer,
+            m: string,
+            ns: string[],
+            o: undefined,
+          ): Promise<{ add(b: Buffer, m: string): Promise<unknown>; close(): void }>;
+        };
+      }
+    ).inner;
     const files: Buffer[] = [];
     for (let i = 0; i < count; i += perChunk) {
-      files.push(Buffer.from(arrow.tableToIPC(new arrow.Table(Array.from({ length: Math.min(perChunk, count - i) }, (_, j) => pool[(i + j) % POOL])), 'file')));
+      files.push(
+        Buffer.from(
+          arrow.tableToIPC(new arrow.Table(Array.from({ length: Math.min(perChunk, count - i) }, (_, j) => pool[(i + j) % POOL])), 'file'),
+        ),
+      );
     }
     await waitForQuiet();
     const cpu2 = cpuSeconds(process.pid);
@@ -246,7 +286,9 @@ async function main(): Promise<void> {
     const nativeSeconds = (performance.now() - t2) / 1000;
     const nativeCpu = cpuSeconds(process.pid) - cpu2;
     files.length = 0;
-    console.log(`  engine native write: ${nativeSeconds.toFixed(1)} s, ${(total / MB / nativeSeconds).toFixed(0)} MB/s (CPU ${nativeCpu.toFixed(1)} s)`);
+    console.log(
+      `  engine native write: ${nativeSeconds.toFixed(1)} s, ${(total / MB / nativeSeconds).toFixed(0)} MB/s (CPU ${nativeCpu.toFixed(1)} s)`,
+    );
     console.log(`  throughput ratio gateway / engine native write (the floor): ${(nativeSeconds / gwSeconds).toFixed(2)}`);
     const check = await lancedb.connect(`db://bench`, { apiKey: api_key, hostOverride: base });
     const remoteRows = await (await check.openTable('ingest')).countRows();
@@ -287,7 +329,13 @@ async function main(): Promise<void> {
     if (qres.status !== 201) throw new Error(`upload failed: ${qres.status} ${qres.body}`);
     const localQ = await local.createTable('queries', new arrow.Table(Array.from({ length: qCount }, (_, j) => pool[j % POOL])));
     const remoteQ = await check.openTable('queries');
-    const probes = Array.from({ length: QUERIES }, (_, i) => Array.from(makeBatch(0, 1, 1000 + i).getChild('vector')!.get(0) as Float32Array));
+    const probes = Array.from({ length: QUERIES }, (_, i) =>
+      Array.from(
+        makeBatch(0, 1, 1000 + i)
+          .getChild('vector')!
+          .get(0) as Float32Array,
+      ),
+    );
     // The same query in this process on the files the gateway wrote (tells the data layout from the serving path).
     const gwLocation = STORAGE === 'local' ? (JSON.parse(qres.body) as { location?: string }).location : undefined;
     const gwConn = gwLocation ? await lancedb.connect(path.dirname(gwLocation)) : undefined;
@@ -297,7 +345,12 @@ async function main(): Promise<void> {
     const targets = [remoteQ, localQ, ...(gwTable ? [gwTable] : [])];
     await waitForQuiet();
     const times: number[][] = targets.map(() => []);
-    for (let i = 0; i < Math.max(1, QUERY_WARMUP); i++) for (const tbl of targets) await tbl.vectorSearch(probes[i % probes.length]).limit(10).toArray();
+    for (let i = 0; i < Math.max(1, QUERY_WARMUP); i++)
+      for (const tbl of targets)
+        await tbl
+          .vectorSearch(probes[i % probes.length])
+          .limit(10)
+          .toArray();
     for (let i = 0; i < probes.length; i++) {
       for (let j = 0; j < targets.length; j++) {
         const t = (i + j) % targets.length;
@@ -323,7 +376,10 @@ async function main(): Promise<void> {
       target: '≤ 1.15',
       ok: pct(viaGw, 0.5) / pct(inProc, 0.5) <= 1.15,
     });
-    if (onGwFiles) console.log(`  in-process on the gateway's files: p50 ${pct(onGwFiles, 0.5).toFixed(1)} ms, p95 ${pct(onGwFiles, 0.95).toFixed(1)} ms (${layout})`);
+    if (onGwFiles)
+      console.log(
+        `  in-process on the gateway's files: p50 ${pct(onGwFiles, 0.5).toFixed(1)} ms, p95 ${pct(onGwFiles, 0.95).toFixed(1)} ms (${layout})`,
+      );
     check.close();
     local.close();
   } finally {

@@ -28,8 +28,14 @@ const body = (): Buffer =>
   Buffer.from(
     arrow.tableToIPC(
       new arrow.Table({
-        id: arrow.vectorFromArray(Array.from({ length: ROWS }, (_, i) => i), new arrow.Float64()),
-        label: arrow.vectorFromArray(Array.from({ length: ROWS }, (_, i) => `row-${i}`), new arrow.Utf8()),
+        id: arrow.vectorFromArray(
+          Array.from({ length: ROWS }, (_, i) => i),
+          new arrow.Float64(),
+        ),
+        label: arrow.vectorFromArray(
+          Array.from({ length: ROWS }, (_, i) => `row-${i}`),
+          new arrow.Utf8(),
+        ),
       }),
       'stream',
     ),
@@ -46,7 +52,15 @@ async function main(): Promise<void> {
   const gwDir = path.join(dir, 'gateway');
   const gw = await startChild(
     path.join(__dirname, 'gateway-child.js'),
-    { PORT: String(port), DATA_DIR: gwDir, BOOTSTRAP_DATABASE: 'bench', LOG_LEVEL: 'error', RATE_LIMIT_LIMIT: '1000000', DATABASE_URL: urlFor(pgName), MAINTENANCE_ENABLED: 'false' },
+    {
+      PORT: String(port),
+      DATA_DIR: gwDir,
+      BOOTSTRAP_DATABASE: 'bench',
+      LOG_LEVEL: 'error',
+      RATE_LIMIT_LIMIT: '1000000',
+      DATABASE_URL: urlFor(pgName),
+      MAINTENANCE_ENABLED: 'false',
+    },
     { gateway: true },
   );
   try {
@@ -69,7 +83,7 @@ async function main(): Promise<void> {
     const catalog = async () => {
       const pids = await sql<{ pid: number }>(ADMIN_URL, 'SELECT pid FROM pg_stat_activity WHERE datname = $1', [pgName]);
       const [db] = await sql<{ c: string }>(ADMIN_URL, 'SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = $1', [pgName]);
-      if (process.env.BENCH_DEBUG) console.log(`  backends ${pids.map((p) => `${p.pid}:${cpuSeconds(p.pid)}`).join(" ")}`);
+      if (process.env.BENCH_DEBUG) console.log(`  backends ${pids.map((p) => `${p.pid}:${cpuSeconds(p.pid)}`).join(' ')}`);
       return { cpu: pids.reduce((a, p) => a + (cpuSeconds(p.pid) || 0), 0), commits: Number(db.c) };
     };
     const phase = async (keyed: boolean): Promise<number> => {
@@ -111,19 +125,31 @@ async function main(): Promise<void> {
     const [p, k] = [median(plain), median(keyed)];
     const ratio = k / p;
     const paired = plain.map((x, i) => keyed[i] / x);
-    const rows = await (await fetch(`${base}/v1/table/keyed_${tables - 1}/count_rows`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' })).json();
+    const rows = await (
+      await fetch(`${base}/v1/table/keyed_${tables - 1}/count_rows`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: '{}',
+      })
+    ).json();
     const expected = ROWS * (1 + INSERTS);
-    console.log(`keyed writes: ${ROUNDS} rounds × ${INSERTS} inserts of ${ROWS} rows, ${CONNECTIONS} at a time, with and without x-request-id`);
+    console.log(
+      `keyed writes: ${ROUNDS} rounds × ${INSERTS} inserts of ${ROWS} rows, ${CONNECTIONS} at a time, with and without x-request-id`,
+    );
     console.log(`  unkeyed: ${plain.map((x) => x.toFixed(0)).join(' / ')} inserts/s (median ${p.toFixed(0)})`);
     console.log(`  keyed:   ${keyed.map((x) => x.toFixed(0)).join(' / ')} inserts/s (median ${k.toFixed(0)})`);
     const perInsert = (x: number) => ((x / (ROUNDS * INSERTS)) * 1000).toFixed(2);
-    console.log(`  gateway CPU per insert (the engine's threads included): unkeyed ${perInsert(cpu.plain)} ms, keyed ${perInsert(cpu.keyed)} ms`);
+    console.log(
+      `  gateway CPU per insert (the engine's threads included): unkeyed ${perInsert(cpu.plain)} ms, keyed ${perInsert(cpu.keyed)} ms`,
+    );
     console.log(`  catalog (Postgres backends) CPU per insert: unkeyed ${perInsert(pgCpu.plain)} ms, keyed ${perInsert(pgCpu.keyed)} ms`);
     const perInsertN = (x: number) => (x / (ROUNDS * INSERTS)).toFixed(2);
     console.log(`  catalog transactions per insert: unkeyed ${perInsertN(commits.plain)}, keyed ${perInsertN(commits.keyed)}`);
     const cpuRatio = (cpu.plain + pgCpu.plain) / (cpu.keyed + pgCpu.keyed);
     console.log(`  CPU ratio (gateway + catalog), unkeyed / keyed: ${cpuRatio.toFixed(2)}`);
-    console.log(`  ratio keyed / unkeyed: ${ratio.toFixed(2)} (target ≥ 0.95); per round ${paired.map((x) => x.toFixed(2)).join(' / ')}; rows ${rows} (expected ${expected})`);
+    console.log(
+      `  ratio keyed / unkeyed: ${ratio.toFixed(2)} (target ≥ 0.95); per round ${paired.map((x) => x.toFixed(2)).join(' / ')}; rows ${rows} (expected ${expected})`,
+    );
     record({
       what: `inserts of ${ROWS} rows with x-request-id (outcome kept)`,
       gateway: `${k.toFixed(0)} inserts/s`,

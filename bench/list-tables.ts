@@ -43,9 +43,6 @@ const CONNECTIONS = 10;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const COMPARE_METERING = process.env.BENCH_METERING_COMPARE !== '0';
 
-
-
-
 async function waitReady(url: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     try {
@@ -67,16 +64,36 @@ interface Result {
   cpuUs: number;
 }
 
-async function load(server: ChildProcess, url: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'GET', body?: string): Promise<Result> {
+async function load(
+  server: ChildProcess,
+  url: string,
+  headers: Record<string, string>,
+  method: 'GET' | 'POST' = 'GET',
+  body?: string,
+): Promise<Result> {
   const opts = { url, headers, method, body, connections: CONNECTIONS };
   await autocannon({ ...opts, duration: WARMUP_SECONDS }); // JIT, pools and caches warm, as in a long-running server
   const cpu0 = cpuSeconds(server.pid) * 1000;
   const r = await autocannon({ ...opts, duration: SECONDS });
   const cpu = cpuSeconds(server.pid) * 1000 - cpu0; // ms
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, cpuUs: (cpu * 1000) / r.requests.total };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+    cpuUs: (cpu * 1000) / r.requests.total,
+  };
 }
 
-type Target = [key: string, target: string, server: ChildProcess, url: string, headers: Record<string, string>, method?: 'GET' | 'POST', body?: string];
+type Target = [
+  key: string,
+  target: string,
+  server: ChildProcess,
+  url: string,
+  headers: Record<string, string>,
+  method?: 'GET' | 'POST',
+  body?: string,
+];
 type Row = Result & { label: string; target: string };
 
 /**
@@ -134,37 +151,49 @@ async function main(): Promise<void> {
     const floorPort = gatewayPort + 1000;
     const adminKey = randomBytes(24).toString('hex');
     children.push(
-      await startChild(path.join(__dirname, 'gateway-child.js'), {
-        DATABASE_URL: url,
-        PORT: String(gatewayPort),
-        DATA_DIR: dataDir,
-        ADMIN_API_KEY: adminKey,
-        // The request line of every request is written (to /dev/null: the child's stdout is ignored).
-        LOG_LEVEL: 'log',
-        REDIS_URL,
-        // Measure the request path, not the default per-database limit (1000 req/s): the counter still runs.
-        RATE_LIMIT_LIMIT: '100000000',
-      }, { gateway: true, execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [] }),
+      await startChild(
+        path.join(__dirname, 'gateway-child.js'),
+        {
+          DATABASE_URL: url,
+          PORT: String(gatewayPort),
+          DATA_DIR: dataDir,
+          ADMIN_API_KEY: adminKey,
+          // The request line of every request is written (to /dev/null: the child's stdout is ignored).
+          LOG_LEVEL: 'log',
+          REDIS_URL,
+          // Measure the request path, not the default per-database limit (1000 req/s): the counter still runs.
+          RATE_LIMIT_LIMIT: '100000000',
+        },
+        { gateway: true, execArgv: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [] },
+      ),
     );
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`);
     children.push(
-      await startChild(path.join(__dirname, 'floor-server.js'), { DATABASE_URL: url, PORT: String(floorPort), STORAGE_ROOT: path.join(dataDir, 'tables') }),
+      await startChild(path.join(__dirname, 'floor-server.js'), {
+        DATABASE_URL: url,
+        PORT: String(floorPort),
+        STORAGE_ROOT: path.join(dataDir, 'tables'),
+      }),
     );
     // The same gateway with usage metering off (issue 14: metering may cost the catalog path at most 5%), on the
     // same catalog, measured right after the metered one. BENCH_METERING_COMPARE=0 skips it.
     const unmeteredPort = gatewayPort + 2000;
     if (COMPARE_METERING) {
       children.push(
-        await startChild(path.join(__dirname, 'gateway-child.js'), {
-          DATABASE_URL: url,
-          PORT: String(unmeteredPort),
-          DATA_DIR: dataDir,
-          ADMIN_API_KEY: adminKey,
-          LOG_LEVEL: 'log',
-          REDIS_URL,
-          RATE_LIMIT_LIMIT: '100000000',
-          USAGE_METERING: 'false',
-        }, { gateway: true }),
+        await startChild(
+          path.join(__dirname, 'gateway-child.js'),
+          {
+            DATABASE_URL: url,
+            PORT: String(unmeteredPort),
+            DATA_DIR: dataDir,
+            ADMIN_API_KEY: adminKey,
+            LOG_LEVEL: 'log',
+            REDIS_URL,
+            RATE_LIMIT_LIMIT: '100000000',
+            USAGE_METERING: 'false',
+          },
+          { gateway: true },
+        ),
       );
       await waitReady(`http://127.0.0.1:${unmeteredPort}/readyz`);
     }
@@ -173,9 +202,15 @@ async function main(): Promise<void> {
     const op = { 'x-api-key': adminKey, 'content-type': 'application/json' };
     await fetch(`http://127.0.0.1:${gatewayPort}/admin/v1/databases`, { method: 'POST', headers: op, body: '{"name":"bench"}' });
     const issue = async (role: string) =>
-      ((await (
-        await fetch(`http://127.0.0.1:${gatewayPort}/admin/v1/databases/bench/api-keys`, { method: 'POST', headers: op, body: JSON.stringify({ role }) })
-      ).json()) as { api_key: string }).api_key;
+      (
+        (await (
+          await fetch(`http://127.0.0.1:${gatewayPort}/admin/v1/databases/bench/api-keys`, {
+            method: 'POST',
+            headers: op,
+            body: JSON.stringify({ role }),
+          })
+        ).json()) as { api_key: string }
+      ).api_key;
     const headers = { 'x-api-key': await issue('read'), 'x-service-database': 'bench' };
     const writer = { 'x-api-key': await issue('write'), 'x-service-database': 'bench', 'content-type': 'application/json' };
     const [{ id: databaseId }] = await sql(url, `SELECT id FROM databases WHERE name = 'bench'`);
@@ -192,18 +227,27 @@ async function main(): Promise<void> {
       return res;
     };
     await must(fetch(`${gw}/v1/namespace/bench/create`, { method: 'POST', headers: writer, body: '{}' }));
-    await must(fetch(`${gw}/v1/table/bench$declared/declare`, { method: 'POST', headers: writer, body: '{"properties":{"owner":"bench"}}' }));
+    await must(
+      fetch(`${gw}/v1/table/bench$declared/declare`, { method: 'POST', headers: writer, body: '{"properties":{"owner":"bench"}}' }),
+    );
     const describeBody = '{}';
     const dh = { ...headers, 'content-type': 'application/json' };
     {
-      const g = await (await must(fetch(`${gw}/v1/table/bench$declared/describe`, { method: 'POST', headers: dh, body: describeBody }))).json();
-      const f = await (await must(fetch(`${fl}/describe?db=${databaseId}&id=bench$declared`, { method: 'POST', headers: dh, body: describeBody }))).json();
-      if (JSON.stringify(g) !== JSON.stringify(f)) throw new Error(`gateway and floor disagree on describe: ${JSON.stringify(g)} vs ${JSON.stringify(f)}`);
+      const g = await (
+        await must(fetch(`${gw}/v1/table/bench$declared/describe`, { method: 'POST', headers: dh, body: describeBody }))
+      ).json();
+      const f = await (
+        await must(fetch(`${fl}/describe?db=${databaseId}&id=bench$declared`, { method: 'POST', headers: dh, body: describeBody }))
+      ).json();
+      if (JSON.stringify(g) !== JSON.stringify(f))
+        throw new Error(`gateway and floor disagree on describe: ${JSON.stringify(g)} vs ${JSON.stringify(f)}`);
     }
     if (CASES.has('describe')) {
       await measureRounds(rows, 'describe', [
         ['gateway describe', 'gateway', children[0], `${gw}/v1/table/bench$declared/describe`, dh, 'POST', describeBody],
-        ...(COMPARE_METERING ? [['unmetered describe', 'no-meter', children[2], `${off}/v1/table/bench$declared/describe`, dh, 'POST', describeBody] as Target] : []),
+        ...(COMPARE_METERING
+          ? [['unmetered describe', 'no-meter', children[2], `${off}/v1/table/bench$declared/describe`, dh, 'POST', describeBody] as Target]
+          : []),
         ['floor describe', 'floor', children[1], `${fl}/describe?db=${databaseId}&id=bench$declared`, dh, 'POST', describeBody],
       ]);
     }
@@ -216,7 +260,9 @@ async function main(): Promise<void> {
       process.stderr.write(`filled ${n} tables in ${Date.now() - t0} ms\n`);
       const token = await middleKey(url, databaseId, n);
       // Sanity: both answer the same page.
-      const g = (await (await fetch(`http://127.0.0.1:${gatewayPort}/v1/table?limit=${PAGE}&page_token=${token}`, { headers })).json()) as any;
+      const g = (await (
+        await fetch(`http://127.0.0.1:${gatewayPort}/v1/table?limit=${PAGE}&page_token=${token}`, { headers })
+      ).json()) as any;
       const f = (await (await fetch(`http://127.0.0.1:${floorPort}/page?db=${databaseId}&limit=${PAGE}&after=${token}`)).json()) as any;
       if (JSON.stringify(g.tables) !== JSON.stringify(f.tables) || g.tables.length !== PAGE) {
         throw new Error('gateway and floor disagree on the page');
@@ -224,7 +270,9 @@ async function main(): Promise<void> {
       // The filled tables are all known to have data, so the gateway's page needs no look at storage.
       await measureRounds(rows, `list ${n}`, [
         [`gateway ${n}`, 'gateway', children[0], `${gw}/v1/table?limit=${PAGE}&page_token=${token}`, headers],
-        ...(COMPARE_METERING ? [[`unmetered ${n}`, 'no-meter', children[2], `${off}/v1/table?limit=${PAGE}&page_token=${token}`, headers] as Target] : []),
+        ...(COMPARE_METERING
+          ? [[`unmetered ${n}`, 'no-meter', children[2], `${off}/v1/table?limit=${PAGE}&page_token=${token}`, headers] as Target]
+          : []),
         [`floor ${n}`, 'floor', children[1], `${fl}/page?db=${databaseId}&limit=${PAGE}&after=${token}`, {}],
       ]);
     }
@@ -246,7 +294,9 @@ async function main(): Promise<void> {
     for (const label of [...new Set(Object.values(rows).map((r) => r.label))]) {
       const g = Object.values(rows).find((r) => r.label === label && r.target === 'gateway')!;
       const f = Object.values(rows).find((r) => r.label === label && r.target === 'floor')!;
-      console.log(`  ${label.padEnd(15)} ${ratio(g.rps, f.rps)}   (p50 ${ratio(f.p50 || 0.5, g.p50 || 0.5)}; cpu ${ratio(f.cpuUs, g.cpuUs)})`);
+      console.log(
+        `  ${label.padEnd(15)} ${ratio(g.rps, f.rps)}   (p50 ${ratio(f.p50 || 0.5, g.p50 || 0.5)}; cpu ${ratio(f.cpuUs, g.cpuUs)})`,
+      );
       record({
         what: `catalog: ${label} (${CONNECTIONS} connections)`,
         gateway: `${fmt(g.rps)} req/s, p50 ${g.p50} ms, p99 ${g.p99} ms, ${g.cpuUs.toFixed(0)} µs CPU/req`,

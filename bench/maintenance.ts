@@ -37,7 +37,14 @@ function batch(from: number, rows: number): arrow.Table {
   for (let i = 0; i < rows; i++) ids[i] = BigInt(from + i);
   for (let i = 0; i < values.length; i++) values[i] = rnd();
   const vecType = new arrow.FixedSizeList(DIM, new arrow.Field('item', new arrow.Float32(), true));
-  const vec = arrow.makeVector(arrow.makeData({ type: vecType, length: rows, nullCount: 0, child: arrow.makeData({ type: new arrow.Float32(), length: values.length, data: values }) }));
+  const vec = arrow.makeVector(
+    arrow.makeData({
+      type: vecType,
+      length: rows,
+      nullCount: 0,
+      child: arrow.makeData({ type: new arrow.Float32(), length: values.length, data: values }),
+    }),
+  );
   return new arrow.Table({ id: arrow.makeVector(ids), vector: vec });
 }
 
@@ -68,21 +75,32 @@ async function main(): Promise<void> {
     );
     const base = `http://127.0.0.1:${port}`;
     const op = async (method: string, p: string, body?: unknown) => {
-      const r = await fetch(base + p, { method, headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const r = await fetch(base + p, {
+        method,
+        headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const text = await r.text();
       if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text}`);
       return JSON.parse(text);
     };
     const keys: Record<string, string> = {};
-    for (const [name, policy] of [['maint_on', { cleanup_retention_seconds: 0 }], ['maint_off', { enabled: false }]] as const) {
+    for (const [name, policy] of [
+      ['maint_on', { cleanup_retention_seconds: 0 }],
+      ['maint_off', { enabled: false }],
+    ] as const) {
       await op('POST', '/admin/v1/databases', { name });
       keys[name] = (await op('POST', `/admin/v1/databases/${name}/api-keys`, { role: 'write' })).api_key;
       await op('PUT', `/admin/v1/databases/${name}/maintenance`, policy);
     }
-    const conns = Object.fromEntries(Object.entries(keys).map(([name, key]) => [name, lancedb.connect(`db://${name}`, { apiKey: key, hostOverride: base })]));
+    const conns = Object.fromEntries(
+      Object.entries(keys).map(([name, key]) => [name, lancedb.connect(`db://${name}`, { apiKey: key, hostOverride: base })]),
+    );
     const seed = batch(0, 20_000);
     const adds = Array.from({ length: 16 }, (_, i) => batch(1_000_000 + i * ADD_ROWS, ADD_ROWS));
-    console.log(`maintenance bench: ${ROUNDS} rounds × (off, on), ${PHASE_MS / 1000} s each, ${WRITERS} writers appending ${ADD_ROWS} rows (${DIM}-d vectors)`);
+    console.log(
+      `maintenance bench: ${ROUNDS} rounds × (off, on), ${PHASE_MS / 1000} s each, ${WRITERS} writers appending ${ADD_ROWS} rows (${DIM}-d vectors)`,
+    );
 
     const results: Record<string, number[]> = { maint_on: [], maint_off: [] };
     const jobCounts: number[] = [];
@@ -111,7 +129,11 @@ async function main(): Promise<void> {
         if (count !== 20_000 + rows) throw new Error(`${name}.${tableName}: ${count} rows, expected ${20_000 + rows}`);
         let jobs = 0;
         if (name === 'maint_on') {
-          const list = await fetch(`${base}/v1/jobs/list`, { method: 'POST', headers: { 'x-api-key': keys[name], 'x-service-database': name, 'content-type': 'application/json' }, body: '{}' });
+          const list = await fetch(`${base}/v1/jobs/list`, {
+            method: 'POST',
+            headers: { 'x-api-key': keys[name], 'x-service-database': name, 'content-type': 'application/json' },
+            body: '{}',
+          });
           const body = (await list.json()) as { jobs: Array<{ table_id: string[]; state: string }> };
           jobs = body.jobs.filter((j) => j.table_id.join('$') === tableName).length;
           jobCounts.push(jobs);
@@ -126,7 +148,9 @@ async function main(): Promise<void> {
     const on = median(results.maint_on);
     const off = median(results.maint_off);
     const ratio = on / off;
-    console.log(`ingest with maintenance / without (medians): ${on.toFixed(0)} / ${off.toFixed(0)} rows/s = ${ratio.toFixed(2)} (target ≥ 0.8)`);
+    console.log(
+      `ingest with maintenance / without (medians): ${on.toFixed(0)} / ${off.toFixed(0)} rows/s = ${ratio.toFixed(2)} (target ≥ 0.8)`,
+    );
     record({
       what: 'ingest while maintenance runs',
       gateway: `${on.toFixed(0)} rows/s (${jobCounts.join('/')} maintenance jobs per phase)`,

@@ -71,13 +71,13 @@ function makeTable(rows: number): arrow.Table {
   return new arrow.Table(batches);
 }
 
-
 /** Requests answered 503 on the insert route, from the gateway's Prometheus metrics. */
 async function refusedInserts(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
   let n = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith('lgw_http_requests_total') && line.includes('status="503"') && line.includes('insert')) n += Number(line.split(' ').pop());
+    if (line.startsWith('lgw_http_requests_total') && line.includes('status="503"') && line.includes('insert'))
+      n += Number(line.split(' ').pop());
   }
   return n;
 }
@@ -100,21 +100,27 @@ async function main(): Promise<void> {
     );
 
     const gwDir = path.join(dir, 'gateway');
-    const gw = await startChild(path.join(__dirname, 'gateway-child.js'), {
-      PORT: String(port),
-      DATA_DIR: gwDir,
-      BOOTSTRAP_DATABASE: 'bench',
-      LOG_LEVEL: 'error',
-      // Many requests in a short time from one database: the per-database rate limit is not what is measured.
-      RATE_LIMIT_LIMIT: '1000000',
-      ...(usePg ? { DATABASE_URL: pgUrl } : {}),
-    }, { gateway: true });
+    const gw = await startChild(
+      path.join(__dirname, 'gateway-child.js'),
+      {
+        PORT: String(port),
+        DATA_DIR: gwDir,
+        BOOTSTRAP_DATABASE: 'bench',
+        LOG_LEVEL: 'error',
+        // Many requests in a short time from one database: the per-database rate limit is not what is measured.
+        RATE_LIMIT_LIMIT: '1000000',
+        ...(usePg ? { DATABASE_URL: pgUrl } : {}),
+      },
+      { gateway: true },
+    );
     children.push(gw);
     const { api_key } = JSON.parse(fs.readFileSync(path.join(gwDir, 'initial-api-key.json'), 'utf8'));
     const base = `http://127.0.0.1:${port}`;
     const budget = process.env.WRITE_MEMORY_BUDGET_BYTES ? `${process.env.WRITE_MEMORY_BUDGET_BYTES} bytes` : 'default';
     const clients = await Promise.all(
-      Array.from({ length: WRITERS }, () => lancedb.connect('db://bench', { apiKey: api_key, hostOverride: base, clientConfig: { retryConfig: RETRY } })),
+      Array.from({ length: WRITERS }, () =>
+        lancedb.connect('db://bench', { apiKey: api_key, hostOverride: base, clientConfig: { retryConfig: RETRY } }),
+      ),
     );
     const tables = await Promise.all(clients.map((c, i) => c.createEmptyTable(`w${i}`, schema())));
     const idle = status(gw.pid!, 'VmRSS');
@@ -136,7 +142,9 @@ async function main(): Promise<void> {
 
     const alloc = allocatorName();
     console.log(`  budget: ${budget}; allocator: ${alloc}; ${refused} inserts answered 503 and retried by the clients`);
-    console.log(`  ${((WRITERS * bytes) / MB).toFixed(0)} MB in ${seconds.toFixed(1)} s: ${((WRITERS * bytes) / MB / seconds).toFixed(0)} MB/s`);
+    console.log(
+      `  ${((WRITERS * bytes) / MB).toFixed(0)} MB in ${seconds.toFixed(1)} s: ${((WRITERS * bytes) / MB / seconds).toFixed(0)} MB/s`,
+    );
     console.log(
       `  gateway RSS: ${idle.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB (VmHWM; highest sampled ${sampled.toFixed(0)} MiB), ` +
         `${afterRss.toFixed(0)} MiB 2 s after; bound ${RSS_BOUND_MIB} MiB`,

@@ -63,7 +63,10 @@ function firstCrash(candidates) {
       maxBuffer: 64 << 20,
     });
     if (r.stdout.includes('done\n')) return -1;
-    const tries = r.stdout.trim().split('\n').filter((l) => l.startsWith('try '));
+    const tries = r.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('try '));
     return tries.length ? Number(tries[tries.length - 1].slice(4)) : 0;
   } finally {
     fs.rmSync(list, { force: true });
@@ -76,7 +79,11 @@ function check(file) {
     const b = require('node:fs').readFileSync(process.argv[1]);
     require('apache-arrow/ipc/metadata/message').Message.decode(b.subarray(8, 8 + b.readInt32LE(4))).header();
     console.log('decoded');`;
-  const r = spawnSync(process.execPath, [`--max-old-space-size=${HEAP_MB}`, '-e', code, file], { cwd: root, encoding: 'utf8', timeout: TIME_LIMIT_MS });
+  const r = spawnSync(process.execPath, [`--max-old-space-size=${HEAP_MB}`, '-e', code, file], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: TIME_LIMIT_MS,
+  });
   const oom = /heap out of memory/i.test(r.stderr);
   console.log(`${file}: ${b.length} bytes; child exit ${r.status} signal ${r.signal}${oom ? ' (JavaScript heap out of memory)' : ''}`);
   return r.status !== 0 || r.signal !== null;

@@ -41,7 +41,9 @@ export class AppModule {
         LanceRestModule,
         ReclaimerModule,
         DroppedTablesAdminModule,
-        ...(config.basePath ? [RouterModule.register([{ path: config.basePath, module: LanceRestModule, children: LANCE_REST_MODULES }])] : []),
+        ...(config.basePath
+          ? [RouterModule.register([{ path: config.basePath, module: LanceRestModule, children: LANCE_REST_MODULES }])]
+          : []),
       ],
     };
   }

@@ -38,9 +38,7 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
-  log.log(
-    `listening on http://${config.host}:${config.port}${config.basePath} — catalog: ${catalog}; tables: ${config.storageRoot}`,
-  );
+  log.log(`listening on http://${config.host}:${config.port}${config.basePath} — catalog: ${catalog}; tables: ${config.storageRoot}`);
 }
 
 main().catch((err: unknown) => {

@@ -34,7 +34,12 @@ const REFUSE = 'refuse-audit-';
     op = operator(gw);
     t = await newTenant(gw);
     db = await lancedb.connect(`db://${t.name}`, { apiKey: t.writeKey, hostOverride: gw.url });
-    (await db.createTable('items', Array.from({ length: 20 }, (_, i) => ({ id: i, text: `t${i}` })))).close();
+    (
+      await db.createTable(
+        'items',
+        Array.from({ length: 20 }, (_, i) => ({ id: i, text: `t${i}` })),
+      )
+    ).close();
     pg = new Client({ connectionString: pgUrlFor(gw.pgDatabase!) });
     await pg.connect();
     await pg.query(`
@@ -69,18 +74,42 @@ const REFUSE = 'refuse-audit-';
     const stream = Buffer.from(arrow.tableToIPC(arrow.tableFromArrays({ id: Float64Array.from([100, 101]), text: ['a', 'b'] }), 'stream'));
     const insert = await fetch(`${gw.url}/v1/table/items/insert`, {
       method: 'POST',
-      headers: { 'x-api-key': t.writeKey, 'x-service-database': t.name, 'content-type': 'application/vnd.apache.arrow.stream', 'x-request-id': `${REFUSE}insert` },
+      headers: {
+        'x-api-key': t.writeKey,
+        'x-service-database': t.name,
+        'content-type': 'application/vnd.apache.arrow.stream',
+        'x-request-id': `${REFUSE}insert`,
+      },
       body: stream,
     });
     expectProblem({ status: insert.status, headers: insert.headers, text: '', body: await insert.json() }, 500, 18);
-    expectProblem(await t.api.post('/v1/table/items/update', { updates: [['text', "'x'"]] }, { 'x-request-id': `${REFUSE}update` }), 500, 18);
-    expectProblem(await t.api.post('/v1/table/items/add_columns', { new_columns: [{ name: 'z', expression: 'id * 2' }] }, { 'x-request-id': `${REFUSE}add` }), 500, 18);
-    expectProblem(await t.api.post('/v1/table/items/create_index', { column: 'id', index_type: 'BTREE' }, { 'x-request-id': `${REFUSE}index` }), 500, 18);
+    expectProblem(
+      await t.api.post('/v1/table/items/update', { updates: [['text', "'x'"]] }, { 'x-request-id': `${REFUSE}update` }),
+      500,
+      18,
+    );
+    expectProblem(
+      await t.api.post(
+        '/v1/table/items/add_columns',
+        { new_columns: [{ name: 'z', expression: 'id * 2' }] },
+        { 'x-request-id': `${REFUSE}add` },
+      ),
+      500,
+      18,
+    );
+    expectProblem(
+      await t.api.post('/v1/table/items/create_index', { column: 'id', index_type: 'BTREE' }, { 'x-request-id': `${REFUSE}index` }),
+      500,
+      18,
+    );
     assert.deepEqual(await count(), before);
     assert.equal((await t.api.post('/v1/table/items/count_rows', { predicate: "text = 'x'" })).body, 0);
     assert.deepEqual((await t.api.post('/v1/table/items/index/list', {})).body.indexes, []);
     const d = await t.api.post('/v1/table/items/describe', {});
-    assert.deepEqual(d.body.schema.fields.map((f: any) => f.name), ['id', 'text']);
+    assert.deepEqual(
+      d.body.schema.fields.map((f: any) => f.name),
+      ['id', 'text'],
+    );
   });
 
   it('catalog changes whose record cannot be written are rolled back', async () => {
@@ -88,7 +117,11 @@ const REFUSE = 'refuse-audit-';
     expectProblem(await t.api.post(`/v1/namespace/${idPath('ns1')}/describe`, {}), 404, 1);
     expectProblem(await t.api.post(`/v1/table/${idPath('decl')}/declare`, {}, { 'x-request-id': `${REFUSE}declare` }), 500, 18);
     expectProblem(await t.api.post(`/v1/table/${idPath('decl')}/describe`, {}), 404, 4);
-    expectProblem(await t.api.post(`/v1/table/${idPath('items')}/rename`, { new_table_name: 'renamed' }, { 'x-request-id': `${REFUSE}rename` }), 500, 18);
+    expectProblem(
+      await t.api.post(`/v1/table/${idPath('items')}/rename`, { new_table_name: 'renamed' }, { 'x-request-id': `${REFUSE}rename` }),
+      500,
+      18,
+    );
     assert.equal((await t.api.post(`/v1/table/${idPath('items')}/describe`, {})).status, 200);
     expectProblem(await t.api.post(`/v1/table/${idPath('items')}/drop`, {}, { 'x-request-id': `${REFUSE}drop` }), 500, 18);
     assert.equal((await count()).rows, 10, 'the table and its data are still there');

@@ -28,9 +28,14 @@ forEachCatalog('audit trail', (kind) => {
   const expected: Expected[] = [];
   const failedRequestIds: string[] = [];
 
-
   /** A successful write through the REST contract with the write key, tagged with a request id we choose. */
-  async function ok(label: string, p: string, body: unknown, exp: Omit<Expected, 'requestId' | 'actor'> & { actor?: string }, api: Api = t.api) {
+  async function ok(
+    label: string,
+    p: string,
+    body: unknown,
+    exp: Omit<Expected, 'requestId' | 'actor'> & { actor?: string },
+    api: Api = t.api,
+  ) {
     const requestId = rid(label);
     const r = await api.post(p, body, { 'x-request-id': requestId });
     assert.equal(r.status, 200, `${label}: ${r.text}`);
@@ -65,24 +70,45 @@ forEachCatalog('audit trail', (kind) => {
     await ok('ns-create-gone', `/v1/namespace/${idPath('gone')}/create`, {}, { action: 'namespace.create', target: 'gone' });
     await ok('ns-drop', `/v1/namespace/${idPath('gone')}/drop`, {}, { action: 'namespace.drop', target: 'gone' });
     await ok('declare', `/v1/table/${idPath('ns', 't')}/declare`, {}, { action: 'table.declare', target: 'ns$t' });
-    await ok('rename', `/v1/table/${idPath('ns', 't')}/rename`, { new_table_name: 't2' }, {
-      action: 'table.rename',
-      target: 'ns$t',
-      details: { new_table_name: 't2' },
-    });
-    const declared = await ok('declare-data', `/v1/table/${idPath('ns', 'data')}/declare`, {}, { action: 'table.declare', target: 'ns$data' });
+    await ok(
+      'rename',
+      `/v1/table/${idPath('ns', 't')}/rename`,
+      { new_table_name: 't2' },
+      {
+        action: 'table.rename',
+        target: 'ns$t',
+        details: { new_table_name: 't2' },
+      },
+    );
+    const declared = await ok(
+      'declare-data',
+      `/v1/table/${idPath('ns', 'data')}/declare`,
+      {},
+      { action: 'table.declare', target: 'ns$data' },
+    );
     await writeTable(declared.body.location, [{ id: 1 }, { id: 2 }]);
     await ok('deregister', `/v1/table/${idPath('ns', 'data')}/deregister`, {}, { action: 'table.deregister', target: 'ns$data' });
     const rel = path.relative(path.join(gw.config.storageRoot, t.name), declared.body.location);
-    await ok('register', `/v1/table/${idPath('ns', 'reg')}/register`, { location: rel }, {
-      action: 'table.register',
-      target: 'ns$reg',
-      details: { location: rel },
-    });
+    await ok(
+      'register',
+      `/v1/table/${idPath('ns', 'reg')}/register`,
+      { location: rel },
+      {
+        action: 'table.register',
+        target: 'ns$reg',
+        details: { location: rel },
+      },
+    );
     await ok('drop', `/v1/table/${idPath('ns', 't2')}/drop`, {}, { action: 'table.drop', target: 'ns$t2' });
     const team1 = t.api.with({ 'x-service-database-prefix': 'team1' });
     await ok('prefixed-ns', `/v1/namespace/${idPath('pns')}/create`, {}, { action: 'namespace.create', target: 'team1:pns' }, team1);
-    await ok('prefixed-declare', `/v1/table/${idPath('pns', 'pt')}/declare`, {}, { action: 'table.declare', target: 'team1:pns$pt' }, team1);
+    await ok(
+      'prefixed-declare',
+      `/v1/table/${idPath('pns', 'pt')}/declare`,
+      {},
+      { action: 'table.declare', target: 'team1:pns$pt' },
+      team1,
+    );
     // A custom delimiter does not change how the target is written.
     await ok('delimiter', `/v1/table/${encodeURIComponent('ns.dt')}/declare?delimiter=.`, {}, { action: 'table.declare', target: 'ns$dt' });
 
@@ -91,7 +117,13 @@ forEachCatalog('audit trail', (kind) => {
     const issued = await op.post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'read' }, { 'x-request-id': issueId });
     assert.equal(issued.status, 201);
     issuedSecret = issued.body.api_key;
-    expected.push({ action: 'api_key.issue', target: t.name, actor: 'operator', requestId: issueId, details: { key_id: issued.body.id, role: 'read' } });
+    expected.push({
+      action: 'api_key.issue',
+      target: t.name,
+      actor: 'operator',
+      requestId: issueId,
+      details: { key_id: issued.body.id, role: 'read' },
+    });
     const revokeId = rid('op-revoke');
     assert.equal((await op.delete(`/admin/v1/databases/${t.name}/api-keys/${issued.body.id}`, { 'x-request-id': revokeId })).status, 204);
     expected.push({ action: 'api_key.revoke', target: issued.body.id, actor: 'operator', requestId: revokeId });
@@ -105,10 +137,14 @@ forEachCatalog('audit trail', (kind) => {
     await fail('f-rename-missing', 404, (h) => t.api.post(`/v1/table/${idPath('ns', 'missing')}/rename`, { new_table_name: 'x' }, h));
     await fail('f-restrict', 409, (h) => t.api.post(`/v1/namespace/${idPath('ns')}/drop`, {}, h));
     await fail('f-register-traversal', 400, (h) => t.api.post(`/v1/table/${idPath('ns', 'evil')}/register`, { location: '../x.lance' }, h));
-    await fail('f-no-key', 401, (h) => new Api(gw.url, { 'x-service-database': t.name }).post(`/v1/namespace/${idPath('anon')}/create`, {}, h));
+    await fail('f-no-key', 401, (h) =>
+      new Api(gw.url, { 'x-service-database': t.name }).post(`/v1/namespace/${idPath('anon')}/create`, {}, h),
+    );
     await fail('f-revoke-missing', 404, (h) => op.delete(`/admin/v1/databases/${t.name}/api-keys/${issued.body.id}`, h));
     await fail('f-issue-bad-role', 400, (h) => op.post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'root' }, h));
-    await fail('f-issue-past', 400, (h) => op.post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'read', expires_at: '2001-01-01T00:00:00Z' }, h));
+    await fail('f-issue-past', 400, (h) =>
+      op.post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'read', expires_at: '2001-01-01T00:00:00Z' }, h),
+    );
 
     // Some activity in another database, which must not show up in t's trail.
     assert.equal((await other.api.post(`/v1/namespace/${idPath('elsewhere')}/create`, {}, { 'x-request-id': rid('other') })).status, 200);
@@ -169,7 +205,9 @@ forEachCatalog('audit trail', (kind) => {
       let token: string | undefined;
       let pages = 0;
       do {
-        const r = await op.get(`/admin/v1/databases/${t.name}/audit?limit=${limit}${token ? `&page_token=${encodeURIComponent(token)}` : ''}`);
+        const r = await op.get(
+          `/admin/v1/databases/${t.name}/audit?limit=${limit}${token ? `&page_token=${encodeURIComponent(token)}` : ''}`,
+        );
         assert.equal(r.status, 200, r.text);
         assert.ok(r.body.events.length <= limit);
         seen.push(...r.body.events.map((e: any) => e.id));
@@ -190,7 +228,10 @@ forEachCatalog('audit trail', (kind) => {
   it('a forged page token of the right shape is 400, not a server error', async () => {
     const tok = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64url');
     const statuses: number[] = [];
-    for (const forged of [['not-a-date', '00000000-0000-0000-0000-000000000000'], [new Date().toISOString(), 'not-a-uuid']]) {
+    for (const forged of [
+      ['not-a-date', '00000000-0000-0000-0000-000000000000'],
+      [new Date().toISOString(), 'not-a-uuid'],
+    ]) {
       statuses.push((await op.get(`/admin/v1/databases/${t.name}/audit?page_token=${tok(forged)}`)).status);
     }
     assert.deepEqual(statuses, [400, 400]);

@@ -7,7 +7,6 @@ import { Client } from 'pg';
 import { Api, ADMIN_KEY, forEachCatalog, newTenant, operator, pgUrlFor, startGateway, TestGateway } from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
 
-
 forEachCatalog('authentication and tenancy', (kind) => {
   let gw: TestGateway;
   before(async () => {

@@ -43,7 +43,10 @@ describe('Azure object backend (Azurite)', () => {
   before(async () => {
     azurite = await startAzurite();
     process.env.AZURITE_BLOB_STORAGE_URL = azurite.url;
-    const svc = new BlobServiceClient(`${azurite.url}/${AZURE_EMULATOR_ACCOUNT}`, new StorageSharedKeyCredential(AZURE_EMULATOR_ACCOUNT, AZURE_EMULATOR_KEY));
+    const svc = new BlobServiceClient(
+      `${azurite.url}/${AZURE_EMULATOR_ACCOUNT}`,
+      new StorageSharedKeyCredential(AZURE_EMULATOR_ACCOUNT, AZURE_EMULATOR_KEY),
+    );
     container = svc.getContainerClient('lance');
     await container.create();
   });
@@ -84,7 +87,10 @@ describe('Azure object backend (Azurite)', () => {
       inStore.map((n) => n.slice('root/pfx/'.length)).sort(),
       'every blob the engine wrote, keyed relative to the root',
     );
-    assert.ok(listed.some((o) => /^db1\/t1\.lance\/_versions\/.+\.manifest$/.test(o.key)), 'the manifests');
+    assert.ok(
+      listed.some((o) => /^db1\/t1\.lance\/_versions\/.+\.manifest$/.test(o.key)),
+      'the manifests',
+    );
     assert.ok(listed.filter((o) => /^db1\/t1\.lance\/data\/.+\.lance$/.test(o.key)).length >= 2, 'a data file per write');
     assert.ok(listed.every((o) => o.size > 0 && o.modifiedMs > 0));
     assert.equal(await backend.exists('db1/t1.lance'), true);
@@ -119,7 +125,9 @@ describe('Azure object backend (Azurite)', () => {
   });
 
   test('removeFolder deletes everything under the folder and nothing beside it', async () => {
-    await Promise.all(Array.from({ length: 40 }, (_, i) => put(`root/pfx/db2/t.lance/data/${String(i).padStart(2, '0')}.lance`, `row ${i}`)));
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => put(`root/pfx/db2/t.lance/data/${String(i).padStart(2, '0')}.lance`, `row ${i}`)),
+    );
     await put('root/pfx/db20/keep', 'k');
     await put('root/pfx/db2', 'object named like the folder');
     const backend = new AzureBackend(profile('lance', emulator));
@@ -149,7 +157,10 @@ describe('a gateway with STORAGE_ROOT=az://… (Azurite)', () => {
 
   before(async () => {
     azurite = await startAzurite();
-    const svc = new BlobServiceClient(`${azurite.url}/${AZURE_EMULATOR_ACCOUNT}`, new StorageSharedKeyCredential(AZURE_EMULATOR_ACCOUNT, AZURE_EMULATOR_KEY));
+    const svc = new BlobServiceClient(
+      `${azurite.url}/${AZURE_EMULATOR_ACCOUNT}`,
+      new StorageSharedKeyCredential(AZURE_EMULATOR_ACCOUNT, AZURE_EMULATOR_KEY),
+    );
     container = svc.getContainerClient('tables');
     await container.create();
   });
@@ -171,7 +182,10 @@ describe('a gateway with STORAGE_ROOT=az://… (Azurite)', () => {
       assert.equal(ready.status, 200, await ready.text());
       const t = await newTenant(gw);
       const remote = await lancedb.connect(`db://${t.name}`, { apiKey: t.writeKey, hostOverride: gw.url });
-      const table = await remote.createTable('az_rows', [{ id: 1, v: [1, 2] }, { id: 2, v: [3, 4] }]);
+      const table = await remote.createTable('az_rows', [
+        { id: 1, v: [1, 2] },
+        { id: 2, v: [3, 4] },
+      ]);
       await table.add([{ id: 3, v: [5, 6] }]);
       assert.equal(await table.countRows(), 3);
       const blobs = async () => {

@@ -57,7 +57,9 @@ forEachCatalog('bad input is a 400, never a 5xx', (kind) => {
       expectProblem(await t.api.post('/v1/namespace/n/create', { properties: { p: 'a\ud800b' } }), 400, 13, {
         msg: 'properties.p contains an unpaired UTF-16 surrogate',
       });
-      expectProblem(await t.api.post('/v1/namespace/n/create', { properties: { 'k\udc00': 'v' } }), 400, 13, { msg: 'a key of properties' });
+      expectProblem(await t.api.post('/v1/namespace/n/create', { properties: { 'k\udc00': 'v' } }), 400, 13, {
+        msg: 'a key of properties',
+      });
       expectProblem(await t.api.post('/v1/namespace/n/describe', {}), 404, 1);
       assert.ok(!(await auditEvents()).some((e) => e.target === 'n'));
       await healthy();
@@ -76,14 +78,20 @@ forEachCatalog('bad input is a 400, never a 5xx', (kind) => {
         msg: 'description contains a NUL character',
       });
       assert.equal((await op.get(`/admin/v1/databases/${t.name}/api-keys`)).body.api_keys.length, keys);
-      expectProblem(await op.post('/admin/v1/databases', { name: 'x', properties: { plan: '\ud83d' } }), 400, 13, { msg: 'properties.plan' });
+      expectProblem(await op.post('/admin/v1/databases', { name: 'x', properties: { plan: '\ud83d' } }), 400, 13, {
+        msg: 'properties.plan',
+      });
       await healthy();
     });
 
     it('in a page token (decoded ["a\\u0000","b"]): 400', async () => {
-      expectProblem(await t.api.get('/v1/table?page_token=WyJhXHUwMDAwIiwiYiJd'), 400, 13, { msg: 'page_token[0] contains a NUL character' });
+      expectProblem(await t.api.get('/v1/table?page_token=WyJhXHUwMDAwIiwiYiJd'), 400, 13, {
+        msg: 'page_token[0] contains a NUL character',
+      });
       const token = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64url');
-      expectProblem(await op.get(`/admin/v1/databases?page_token=${token('a\u0000')}`), 400, 13, { msg: 'page_token contains a NUL character' });
+      expectProblem(await op.get(`/admin/v1/databases?page_token=${token('a\u0000')}`), 400, 13, {
+        msg: 'page_token contains a NUL character',
+      });
       // JSON.stringify writes a lone surrogate as the escape \ud800, which the token decoder turns back into one.
       expectProblem(await t.api.get(`/v1/table?page_token=${token(['\ud800', 'b'])}`), 400, 13, { msg: 'unpaired UTF-16 surrogate' });
       await healthy();
@@ -93,18 +101,28 @@ forEachCatalog('bad input is a 400, never a 5xx', (kind) => {
       expectProblem(await op.get('/admin/v1/databases/%00'), 400, 13, { msg: 'path parameter name contains a NUL character' });
       expectProblem(await t.api.post('/v1/namespace/a%00b/create', {}), 400, 13, { msg: 'path parameter id contains a NUL character' });
       expectProblem(await t.api.get('/v1/table/items%00/stats'), 400, 13, { msg: 'path parameter id' });
-      expectProblem(await t.api.get('/v1/namespace/%24/list?delimiter=%00'), 400, 13, { msg: 'query parameter delimiter contains a NUL character' });
+      expectProblem(await t.api.get('/v1/namespace/%24/list?delimiter=%00'), 400, 13, {
+        msg: 'query parameter delimiter contains a NUL character',
+      });
       expectProblem(await t.api.get('/v1/table/items/count_rows?predicate=%00'), 400, 13, { msg: 'query parameter predicate' });
       // Raw bytes on the socket, as a hostile client sends them.
-      const raw = await rawRequest(gw.url, 'GET', '/admin/v1/databases/%00', { 'x-api-key': (op.headers as Record<string, string>)['x-api-key'] });
+      const raw = await rawRequest(gw.url, 'GET', '/admin/v1/databases/%00', {
+        'x-api-key': (op.headers as Record<string, string>)['x-api-key'],
+      });
       expectProblem(raw, 400, 13);
-      expectProblem(await t.api.post(`/v1/namespace/${idPath('ok')}/create`, { id: ['o\u0000k'] }), 400, 13, { msg: 'id[0] contains a NUL character' });
+      expectProblem(await t.api.post(`/v1/namespace/${idPath('ok')}/create`, { id: ['o\u0000k'] }), 400, 13, {
+        msg: 'id[0] contains a NUL character',
+      });
       await healthy();
     });
 
     it('a delete predicate containing \\u0000: 400, nothing deleted, nothing recorded', async () => {
       const before = await state();
-      const r = await t.api.post('/v1/table/items/delete', { predicate: "text = 'a\u0000b' OR id >= 0" }, { 'x-request-id': `nul-delete-${kind}` });
+      const r = await t.api.post(
+        '/v1/table/items/delete',
+        { predicate: "text = 'a\u0000b' OR id >= 0" },
+        { 'x-request-id': `nul-delete-${kind}` },
+      );
       expectProblem(r, 400, 13, { msg: 'predicate contains a NUL character' });
       assert.deepEqual(await state(), before);
       assert.ok(!(await auditEvents()).some((e) => e.request_id === `nul-delete-${kind}`));
@@ -139,15 +157,25 @@ forEachCatalog('bad input is a 400, never a 5xx', (kind) => {
       expectProblem(await t.api.post('/v1/table/items/query', { columns: { a: '$1' }, k: 1 }), 400, 13, { msg: 'columns.a' });
       expectProblem(await t.api.post('/v1/table/items/explain_plan', { query: { filter: 'id > :x' } }), 400, 13, { msg: 'placeholder' });
       expectProblem(await t.api.get('/v1/table/items/count_rows?predicate=%24'), 400, 13);
-      expectProblem(await t.api.post('/v1/table/items/update', { updates: [['text', '$$x$$']] }), 400, 13, { msg: 'updates[0] expression' });
+      expectProblem(await t.api.post('/v1/table/items/update', { updates: [['text', '$$x$$']] }), 400, 13, {
+        msg: 'updates[0] expression',
+      });
       expectProblem(await t.api.post('/v1/table/items/add_columns', { new_columns: [{ name: 'z', expression: '?' }] }), 400, 13, {
         msg: 'new_columns[0].expression',
       });
       await healthy();
     });
 
-    it('other bad SQL is the engine\'s own 400 (no 5xx), and good SQL still works', async () => {
-      for (const filter of ['id >', 'nope = 1', "id = 'abc'", 'sum(id) > 1', 'frobnicate(id)', 'id IN (SELECT 1)', "regexp_like(text, '(')"]) {
+    it("other bad SQL is the engine's own 400 (no 5xx), and good SQL still works", async () => {
+      for (const filter of [
+        'id >',
+        'nope = 1',
+        "id = 'abc'",
+        'sum(id) > 1',
+        'frobnicate(id)',
+        'id IN (SELECT 1)',
+        "regexp_like(text, '(')",
+      ]) {
         expectProblem(await t.api.post('/v1/table/items/count_rows', { predicate: filter }), 400, 13, { what: filter });
       }
       const ok = await t.api.post('/v1/table/items/count_rows', { predicate: "text = '$' OR id < 3" });
@@ -161,15 +189,24 @@ forEachCatalog('bad input is a 400, never a 5xx', (kind) => {
     it('IVF_PQ with num_partitions 1000000 on 50 rows: 400, no index', async () => {
       const r = await t.api.post('/v1/table/items/create_index', { column: 'vector', index_type: 'IVF_PQ', num_partitions: 1_000_000 });
       expectProblem(r, 400, 13, { msg: 'num_partitions (1000000) must not exceed the number of rows (50)' });
-      for (const [param, v] of [['num_partitions', 0], ['max_iterations', 0], ['num_partitions', 2 ** 32]] as const) {
+      for (const [param, v] of [
+        ['num_partitions', 0],
+        ['max_iterations', 0],
+        ['num_partitions', 2 ** 32],
+      ] as const) {
         expectProblem(await t.api.post('/v1/table/items/create_index', { column: 'vector', index_type: 'IVF_PQ', [param]: v }), 400, 13, {
           msg: param,
         });
       }
       // The engine's own "Unprocessable" is a 400 too (PQ needs 256 rows to train).
-      expectProblem(await t.api.post('/v1/table/items/create_index', { column: 'vector', index_type: 'IVF_PQ', num_partitions: 2 }), 400, 13, {
-        msg: 'Not enough rows',
-      });
+      expectProblem(
+        await t.api.post('/v1/table/items/create_index', { column: 'vector', index_type: 'IVF_PQ', num_partitions: 2 }),
+        400,
+        13,
+        {
+          msg: 'Not enough rows',
+        },
+      );
       assert.deepEqual((await t.api.post('/v1/table/items/index/list', {})).body.indexes, []);
       await healthy();
     });
@@ -178,13 +215,21 @@ forEachCatalog('bad input is a 400, never a 5xx', (kind) => {
       expectProblem(await t.api.post('/v1/table/items/create_index', { column: 'text', index_type: 'FTS', language: 'Klingon' }), 400, 13, {
         msg: "unsupported language 'Klingon'",
       });
-      expectProblem(await t.api.post('/v1/table/items/create_index', { column: 'text', index_type: 'FTS', base_tokenizer: 'jieba/../../etc' }), 400, 13, {
-        msg: 'base_tokenizer',
-      });
+      expectProblem(
+        await t.api.post('/v1/table/items/create_index', { column: 'text', index_type: 'FTS', base_tokenizer: 'jieba/../../etc' }),
+        400,
+        13,
+        {
+          msg: 'base_tokenizer',
+        },
+      );
       await healthy();
       const fts = await t.api.post('/v1/table/items/create_index', { column: 'text', index_type: 'FTS', language: 'english' });
       assert.equal(fts.status, 200, fts.text);
-      assert.deepEqual((await t.api.post('/v1/table/items/index/list', {})).body.indexes.map((i: any) => i.index_type), ['FTS']);
+      assert.deepEqual(
+        (await t.api.post('/v1/table/items/index/list', {})).body.indexes.map((i: any) => i.index_type),
+        ['FTS'],
+      );
     });
   });
 

@@ -73,7 +73,7 @@ describe('catalog reads and prepared statements [postgres]', () => {
     assert.deepEqual(await preparedOn(db), []);
   });
 
-  it('stops a query running past DB_QUERY_TIMEOUT_MS, the catalog\'s reads and Prisma\'s alike, and the pool goes on', async () => {
+  it("stops a query running past DB_QUERY_TIMEOUT_MS, the catalog's reads and Prisma's alike, and the pool goes on", async () => {
     const db = await open({ DB_QUERY_TIMEOUT_MS: '300' });
     // Shorter than the timeout: answered.
     assert.deepEqual(await db.read('SELECT pg_sleep(0.1)::text AS slept', []), [{ slept: '' }]);

@@ -84,7 +84,10 @@ describe('operator CLI (Postgres catalog)', () => {
     assert.equal(got.id, created.id);
     assert.equal(got.properties.plan, 'gold');
     const listed = ok(await cli('databases', 'list'));
-    assert.deepEqual(listed.databases.map((d: any) => d.name), ['acme']);
+    assert.deepEqual(
+      listed.databases.map((d: any) => d.name),
+      ['acme'],
+    );
   });
 
   it('a gateway on the same catalog accepts the issued key', async () => {
@@ -97,7 +100,10 @@ describe('operator CLI (Postgres catalog)', () => {
   it('keys list never prints the secret', async () => {
     const r = await cli('keys', 'list', 'acme');
     const listed = ok(r);
-    assert.deepEqual(listed.api_keys.map((k: any) => k.id), [writeKeyId]);
+    assert.deepEqual(
+      listed.api_keys.map((k: any) => k.id),
+      [writeKeyId],
+    );
     assert.equal(listed.api_keys[0].role, 'write');
     assert.equal(listed.api_keys[0].revoked_at, null);
     assert.ok(!r.stdout.includes(writeKey) && !r.stdout.includes('lgw_'), 'no secret in the listing');
@@ -135,12 +141,15 @@ describe('operator CLI (Postgres catalog)', () => {
   it('audit lists the actions, with actor cli:<user> for the CLI and key:<id> for the gateway', async () => {
     const events = ok(await cli('audit', 'acme')).events as any[];
     const actions = events.map((e) => [e.action, e.actor]);
-    assert.deepEqual(actions.filter(([, actor]) => actor === `cli:${user}`).map(([a]) => a), [
-      'api_key.revoke',
-      'api_key.issue', // the 2999 read key
-      'api_key.issue', // the write key
-      'database.create',
-    ]);
+    assert.deepEqual(
+      actions.filter(([, actor]) => actor === `cli:${user}`).map(([a]) => a),
+      [
+        'api_key.revoke',
+        'api_key.issue', // the 2999 read key
+        'api_key.issue', // the write key
+        'database.create',
+      ],
+    );
     const revoke = events.find((e) => e.action === 'api_key.revoke');
     assert.equal(revoke.target, writeKeyId);
     const byKey = events.find((e) => e.action === 'namespace.create');
@@ -149,7 +158,10 @@ describe('operator CLI (Postgres catalog)', () => {
     assert.equal(events.at(-1).action, 'database.create');
     const limited = ok(await cli('audit', 'acme', '--limit', '2'));
     assert.equal(limited.events.length, 2);
-    assert.deepEqual(limited.events.map((e: any) => e.id), events.slice(0, 2).map((e) => e.id));
+    assert.deepEqual(
+      limited.events.map((e: any) => e.id),
+      events.slice(0, 2).map((e) => e.id),
+    );
   });
 
   it('databases create --storage-profile places a database in a profile; get shows profile and root, never options', async () => {
@@ -187,7 +199,17 @@ describe('operator CLI (Postgres catalog)', () => {
   });
 
   it('a bad command exits 2 with the usage on stderr', async () => {
-    for (const args of [[], ['frobnicate'], ['databases'], ['databases', 'explode'], ['keys', 'issue', 'acme'], ['keys', 'issue', 'acme', '--role', 'root'], ['keys', 'revoke', 'acme'], ['audit'], ['databases', 'create', 'x', '--property', 'noequals']]) {
+    for (const args of [
+      [],
+      ['frobnicate'],
+      ['databases'],
+      ['databases', 'explode'],
+      ['keys', 'issue', 'acme'],
+      ['keys', 'issue', 'acme', '--role', 'root'],
+      ['keys', 'revoke', 'acme'],
+      ['audit'],
+      ['databases', 'create', 'x', '--property', 'noequals'],
+    ]) {
       const r = await cli(...args);
       assert.equal(r.code, 2, `${args.join(' ')}: exit ${r.code} ${r.stderr}`);
       assert.match(r.stderr, /usage: /, args.join(' '));

@@ -13,7 +13,8 @@ forEachCatalog('clone', (kind) => {
   let tenant: Tenant;
   let remote: lancedb.Connection;
 
-  const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: from + i, label: `row-${from + i}`, v: [from + i, 0.5] }));
+  const rows = (from: number, n: number) =>
+    Array.from({ length: n }, (_, i) => ({ id: from + i, label: `row-${from + i}`, v: [from + i, 0.5] }));
   const path = (op: string, ...id: string[]) => `/v1/table/${idPath(...id)}/${op}`;
   const ids = async (t: lancedb.Table) => (await t.query().select(['id']).toArray()).map((r) => Number(r.id)).sort((a, b) => a - b);
   const locationOf = async (api: Api, ...id: string[]) => {
@@ -46,7 +47,9 @@ forEachCatalog('clone', (kind) => {
     const loc = await locationOf(tenant.api, 'src_shallow');
     if (TEST_STORAGE === 's3') {
       // The engine binding cannot open a shallow clone's source with the store's options: 406 code 0, nothing made.
-      expectProblem(await tenant.api.post(path('clone', 'c_latest'), { source_location: loc, is_shallow: true }), 406, 0, { msg: /is_shallow=false/ });
+      expectProblem(await tenant.api.post(path('clone', 'c_latest'), { source_location: loc, is_shallow: true }), 406, 0, {
+        msg: /is_shallow=false/,
+      });
       await assert.rejects(remote.cloneTable('c_latest', loc), /406/);
       assert.ok(!(await remote.tableNames()).includes('c_latest'));
       return;
@@ -71,7 +74,7 @@ forEachCatalog('clone', (kind) => {
     assert.equal(await (await remote.openTable('c_v1')).countRows(), 3);
   });
 
-  it('official client, deep: the rows are copied into the clone\'s own folder, so it outlives its source', async () => {
+  it("official client, deep: the rows are copied into the clone's own folder, so it outlives its source", async () => {
     await source('src_deep');
     const loc = await locationOf(tenant.api, 'src_deep');
     const deep = await remote.cloneTable('d_tag', loc, { sourceTag: 'release', isShallow: false });
@@ -98,23 +101,33 @@ forEachCatalog('clone', (kind) => {
     await (await src.refreshColumnAsync('dbl')).wait();
     await src.updateFieldMetadata([{ path: 'dbl', metadata: { 'lancedb:description': 'twice the id' } }]);
     const dbl = async (t: lancedb.Table) =>
-      (await t.query().select(['id', 'dbl']).toArray()).map((r) => [Number(r.id), r.dbl === null ? null : Number(r.dbl)]).sort((a, b) => a[0]! - b[0]!);
+      (await t.query().select(['id', 'dbl']).toArray())
+        .map((r) => [Number(r.id), r.dbl === null ? null : Number(r.dbl)])
+        .sort((a, b) => a[0]! - b[0]!);
 
     const deep = await remote.cloneTable('d_computed', 'src_computed', { isShallow: false });
-    assert.deepEqual(await dbl(deep), [[0, 0], [1, 2], [2, 4], [3, 6]]);
+    assert.deepEqual(await dbl(deep), [
+      [0, 0],
+      [1, 2],
+      [2, 4],
+      [3, 6],
+    ]);
     assert.deepEqual(await dbl(deep), await dbl(src));
     const field = (await deep.schema()).fields.find((f) => f.name === 'dbl');
     assert.equal(field?.metadata.get('computed_column'), 'true', 'still a computed column');
     assert.equal(field?.metadata.get('computed_column.expression'), 'id * 2');
     assert.equal(field?.metadata.get('lancedb:description'), 'twice the id');
-    assert.deepEqual((await deep.query().where('id = 2').toArray()).map((r) => r.label), ['row-2']);
+    assert.deepEqual(
+      (await deep.query().where('id = 2').toArray()).map((r) => r.label),
+      ['row-2'],
+    );
     // Rows added to the clone are filled by the clone's own backfill.
     await deep.add(rows(10, 1));
     await (await deep.refreshColumnAsync('dbl')).wait();
     assert.deepEqual((await dbl(deep)).at(-1), [10, 20]);
   });
 
-  it('a shallow clone\'s source cannot leave the catalog while the clone reads it (409 code 19, nothing removed); it can once the clone is gone', async () => {
+  it("a shallow clone's source cannot leave the catalog while the clone reads it (409 code 19, nothing removed); it can once the clone is gone", async () => {
     if (TEST_STORAGE === 's3') return; // shallow clones are local-storage only (406 above)
     const api = tenant.api;
     assert.equal((await api.post(`/v1/namespace/${idPath('srcns')}/create`, {})).status, 200);
@@ -128,7 +141,7 @@ forEachCatalog('clone', (kind) => {
     expectProblem(await api.post(`/v1/namespace/${idPath('srcns')}/drop`, { behavior: 'Cascade' }), 409, 19, { msg: refused });
     assert.equal((await api.post(`/v1/namespace/${idPath('srcns')}/describe`, {})).status, 200);
     assert.equal(await (await remote.openTable('kept', ['srcns'])).countRows(), 4);
-    assert.equal(await clone.countRows(), 4, 'the clone still reads the source\'s files');
+    assert.equal(await clone.countRows(), 4, "the clone still reads the source's files");
     // A cascade that takes source and clone together is fine; so is dropping a source whose clone was dropped first.
     assert.equal((await api.post(`/v1/namespace/${idPath('both')}/create`, {})).status, 200);
     await remote.createTable({ name: 's', data: rows(0, 2) }, ['both']);
@@ -139,13 +152,16 @@ forEachCatalog('clone', (kind) => {
     assert.equal((await api.post(path('drop', 'srcns', 'kept'), {})).status, 200);
   });
 
-  it('raw HTTP: exactly 200 with the clone\'s location and version; the source may be named by identifier or relative location', async () => {
+  it("raw HTTP: exactly 200 with the clone's location and version; the source may be named by identifier or relative location", async () => {
     const api = tenant.api;
     assert.equal((await api.post(`/v1/namespace/${idPath('team')}/create`, {})).status, 200);
     const t = await remote.createTable({ name: 'orders', data: rows(0, 4) }, ['team']);
     assert.equal(await t.countRows(), 4);
 
-    const byId = await api.post(path('clone', 'team', 'orders_copy'), { source_location: 'team$orders', is_shallow: TEST_STORAGE === 'local' });
+    const byId = await api.post(path('clone', 'team', 'orders_copy'), {
+      source_location: 'team$orders',
+      is_shallow: TEST_STORAGE === 'local',
+    });
     assert.equal(byId.status, 200, byId.text);
     assert.equal(byId.body.version, 1);
     assert.equal(typeof byId.body.location, 'string');
@@ -163,7 +179,7 @@ forEachCatalog('clone', (kind) => {
     assert.equal(counted.body, 4);
   });
 
-  it('only a table of the caller\'s own database and prefix can be a source; errors carry the spec codes and leave nothing behind', async () => {
+  it("only a table of the caller's own database and prefix can be a source; errors carry the spec codes and leave nothing behind", async () => {
     const api = tenant.api;
     await remote.createTable('mine', rows(0, 2));
     const other = await newTenant(gw);
@@ -178,7 +194,9 @@ forEachCatalog('clone', (kind) => {
 
     const clone = (target: string, body: Record<string, unknown>, as: Api = api) => as.post(path('clone', target), body);
     // Another database's table, by location or by name: outside this database, or no such table here.
-    expectProblem(await clone('x1', { source_location: theirLocation, is_shallow: true }), 400, 13, { msg: 'source_location must be a table of this database' });
+    expectProblem(await clone('x1', { source_location: theirLocation, is_shallow: true }), 400, 13, {
+      msg: 'source_location must be a table of this database',
+    });
     expectProblem(await clone('x2', { source_location: 'secret', is_shallow: true }), 404, 4);
     // Another prefix's table (same database) and the other way round.
     expectProblem(await clone('x3', { source_location: hiddenLocation, is_shallow: true }), 400, 13);

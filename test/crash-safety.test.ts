@@ -11,7 +11,17 @@ import { Client } from 'pg';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { Reclaimer } from '../src/modules/reclaim/reclaimer.service';
 import { StorageScan } from '../src/modules/reclaim/storage-scan.service';
-import { ADMIN_KEY, Api, CATALOG_KINDS, createPgDatabase, eventually, forEachCatalog, newTenant, startGateway, TestGateway } from './helpers/gateway';
+import {
+  ADMIN_KEY,
+  Api,
+  CATALOG_KINDS,
+  createPgDatabase,
+  eventually,
+  forEachCatalog,
+  newTenant,
+  startGateway,
+  TestGateway,
+} from './helpers/gateway';
 import { freePort } from './helpers/redis';
 import { program } from './helpers/root';
 
@@ -32,7 +42,6 @@ const AGE_S = 3;
 /** A generous bound for "within the configured age": several reclaim rounds on a loaded two-core machine. */
 const RECLAIM_POLLS = 600;
 
-
 interface GatewayProcess {
   url: string;
   port: number;
@@ -44,7 +53,10 @@ interface GatewayProcess {
 function idsBatch(from: number, n: number): arrow.Table {
   return new arrow.Table({
     id: arrow.vectorFromArray(Int32Array.from({ length: n }, (_, i) => from + i)),
-    name: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => `name-${from + i}`), new arrow.Utf8()),
+    name: arrow.vectorFromArray(
+      Array.from({ length: n }, (_, i) => `name-${from + i}`),
+      new arrow.Utf8(),
+    ),
   });
 }
 
@@ -71,12 +83,15 @@ function openUpload(url: string, p: string, headers: Record<string, string>) {
   const u = new URL(url);
   let req!: http.ClientRequest;
   const response = new Promise<{ status: number; text: string } | { error: Error }>((resolve) => {
-    req = http.request({ host: u.hostname, port: Number(u.port), method: 'POST', path: p, headers: { 'content-type': ARROW, ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', (error) => resolve({ error }));
-    });
+    req = http.request(
+      { host: u.hostname, port: Number(u.port), method: 'POST', path: p, headers: { 'content-type': ARROW, ...headers } },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', (error) => resolve({ error }));
+      },
+    );
     req.on('error', (error) => resolve({ error }));
   });
   return { req, response };
@@ -142,7 +157,17 @@ describe('crash safety: SIGKILLed writers, the reclaimer, storage scan [postgres
   async function post(api: Api, p: string, body: Buffer, headers: Record<string, string> = {}) {
     const res = await fetch(api.base + p, { method: 'POST', headers: { ...api.headers, 'content-type': ARROW, ...headers }, body });
     const text = await res.text();
-    return { status: res.status, text, json: (() => { try { return JSON.parse(text); } catch { return undefined; } })() };
+    return {
+      status: res.status,
+      text,
+      json: (() => {
+        try {
+          return JSON.parse(text);
+        } catch {
+          return undefined;
+        }
+      })(),
+    };
   }
 
   const countRows = async (api: Api, table: string) => {
@@ -152,10 +177,12 @@ describe('crash safety: SIGKILLed writers, the reclaimer, storage scan [postgres
   };
 
   const locationOf = async (database: string, table: string) =>
-    (await sql<{ location: string }>(
-      `SELECT t.location FROM tables t JOIN databases d ON d.id = t.database_id WHERE d.name = $1 AND t.name = $2`,
-      [database, table],
-    ))[0]?.location;
+    (
+      await sql<{ location: string }>(
+        `SELECT t.location FROM tables t JOIN databases d ON d.id = t.database_id WHERE d.name = $1 AND t.name = $2`,
+        [database, table],
+      )
+    )[0]?.location;
 
   const dataFiles = (location: string) => {
     const dir = path.join(storageRoot, location, 'data');
@@ -163,7 +190,13 @@ describe('crash safety: SIGKILLed writers, the reclaimer, storage scan [postgres
   };
 
   function cli(...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: pg.url, DATA_DIR: dataDir, STORAGE_ROOT: storageRoot, NODE_NO_WARNINGS: '1' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: pg.url,
+      DATA_DIR: dataDir,
+      STORAGE_ROOT: storageRoot,
+      NODE_NO_WARNINGS: '1',
+    };
     delete env.ADMIN_API_KEY;
     return new Promise((resolve) => {
       execFile(process.execPath, [CLI, ...args], { env, timeout: 120_000 }, (err, stdout, stderr) => {
@@ -205,12 +238,16 @@ describe('crash safety: SIGKILLed writers, the reclaimer, storage scan [postgres
     const body = ipcStream(200, 1000);
     const upload = openUpload(v1.url, '/v1/tables/half', { ...acme.headers, 'x-request-id': 'crash-mid-stream' });
     upload.req.write(body.subarray(0, body.length >> 1));
-    const pendingWrite = await eventually(async () => {
-      const [row] = await sql<{ location: string }>(`SELECT location FROM pending_locations WHERE request_id = 'crash-mid-stream'`);
-      if (!row) return undefined;
-      const versions = path.join(storageRoot, row.location, '_versions');
-      return fs.existsSync(versions) && fs.readdirSync(versions).some((f) => f.endsWith('.manifest')) ? row.location : undefined;
-    }, 600, 20);
+    const pendingWrite = await eventually(
+      async () => {
+        const [row] = await sql<{ location: string }>(`SELECT location FROM pending_locations WHERE request_id = 'crash-mid-stream'`);
+        if (!row) return undefined;
+        const versions = path.join(storageRoot, row.location, '_versions');
+        return fs.existsSync(versions) && fs.readdirSync(versions).some((f) => f.endsWith('.manifest')) ? row.location : undefined;
+      },
+      600,
+      20,
+    );
     await v1.kill('SIGKILL');
     assert.ok('error' in (await upload.response), 'the upload was cut off');
     const orphan = path.join(storageRoot, pendingWrite);
@@ -223,10 +260,14 @@ describe('crash safety: SIGKILLed writers, the reclaimer, storage scan [postgres
     const before = new Set(dataFiles(bigLocation));
     const overwrite = openUpload(v2.url, `/v1/table/big/insert?mode=overwrite`, { ...acme.headers, 'x-request-id': 'crash-mid-overwrite' });
     overwrite.req.end(vectorStream(5000, 200_000));
-    await eventually(async () => {
-      const dir = path.join(storageRoot, bigLocation, 'data');
-      return dataFiles(bigLocation).some((f) => !before.has(f) && fs.statSync(path.join(dir, f)).size > 1_000_000);
-    }, 3000, 5);
+    await eventually(
+      async () => {
+        const dir = path.join(storageRoot, bigLocation, 'data');
+        return dataFiles(bigLocation).some((f) => !before.has(f) && fs.statSync(path.join(dir, f)).size > 1_000_000);
+      },
+      3000,
+      5,
+    );
     await v2.kill('SIGKILL');
     assert.ok('error' in (await overwrite.response), 'the overwrite was cut off');
     const garbage = dataFiles(bigLocation).filter((f) => !before.has(f));
@@ -241,7 +282,9 @@ describe('crash safety: SIGKILLed writers, the reclaimer, storage scan [postgres
       fs.mkdirSync(path.join(junk, `d${d}`), { recursive: true });
       for (let f = 0; f < 300; f++) fs.writeFileSync(path.join(junk, `d${d}`, `f${f}`), 'x');
     }
-    const deletion = op(v3).delete('/admin/v1/databases/doomed').catch((e: Error) => e);
+    const deletion = op(v3)
+      .delete('/admin/v1/databases/doomed')
+      .catch((e: Error) => e);
     await eventually(async () => (await sql(`SELECT 1 FROM databases WHERE name = 'doomed'`)).length === 0, 3000, 2);
     await v3.kill('SIGKILL');
     await deletion;
@@ -359,18 +402,27 @@ describe('crash safety: SIGKILLed writers, the reclaimer, storage scan [postgres
       [dbId],
     );
     fs.mkdirSync(path.join(storageRoot, 'resumedb', 'in-flight.lance'));
-    const liveHeartbeat = setInterval(() => void sql(`UPDATE pending_locations SET heartbeat_at = now() WHERE owner = 'live-replica'`), 500);
+    const liveHeartbeat = setInterval(
+      () => void sql(`UPDATE pending_locations SET heartbeat_at = now() WHERE owner = 'live-replica'`),
+      500,
+    );
     await g.kill('SIGTERM');
 
     const s = await startProcess({ RECLAIM_INTERVAL_SECONDS: '1' });
-    await eventually(async () => {
-      const [t] = await sql<{ status: string }>(`SELECT status FROM catalog_transactions WHERE database_id = $1`, [dbId]);
-      return t.status === 'Succeeded' && made.every((m) => !fs.existsSync(path.join(storageRoot, m)));
-    }, RECLAIM_POLLS, 100);
+    await eventually(
+      async () => {
+        const [t] = await sql<{ status: string }>(`SELECT status FROM catalog_transactions WHERE database_id = $1`, [dbId]);
+        return t.status === 'Succeeded' && made.every((m) => !fs.existsSync(path.join(storageRoot, m)));
+      },
+      RECLAIM_POLLS,
+      100,
+    );
     assert.equal((await sql(`SELECT 1 FROM pending_locations WHERE owner = 'dead-replica'`)).length, 0);
     assert.equal(await countRows(new Api(s.url, db.headers), 'live'), 5);
     const events = (await op(s).get('/admin/v1/databases/resumedb/audit?limit=100')).body.events as any[];
-    assert.ok(events.some((e) => e.action === 'storage.reclaim' && e.details.reason === 'interrupted_cascade' && e.details.locations.length === 2));
+    assert.ok(
+      events.some((e) => e.action === 'storage.reclaim' && e.details.reason === 'interrupted_cascade' && e.details.locations.length === 2),
+    );
     assert.ok(events.some((e) => e.action === 'storage.reclaim' && e.target === made[2] && e.details.reason === 'interrupted_cleanup'));
     // The live writer's record (its heartbeat renewed here by hand, as its writer would) keeps its folder.
     clearInterval(liveHeartbeat);
@@ -412,10 +464,10 @@ describe('crash safety: SIGKILLed writers, the reclaimer, storage scan [postgres
 
     const dry = await cli('storage', 'scan', 'scandb');
     assert.equal(dry.code, 0, dry.stderr);
-    assert.deepEqual(
-      dry.json.unknown.map((u: any) => u.location).sort(),
-      [path.join('scandb', 'imports', 'old.lance'), path.join('scandb', 'planted.lance')],
-    );
+    assert.deepEqual(dry.json.unknown.map((u: any) => u.location).sort(), [
+      path.join('scandb', 'imports', 'old.lance'),
+      path.join('scandb', 'planted.lance'),
+    ]);
     assert.equal(dry.json.unknown.find((u: any) => u.location.endsWith('planted.lance')).bytes, 4096);
     assert.equal(dry.json.deleted, false);
     assert.ok(fs.existsSync(planted) && fs.existsSync(stray), 'a dry run deletes nothing');
@@ -482,6 +534,9 @@ forEachCatalog('crash safety in one process (the catalog queries on both catalog
 
     fs.mkdirSync(path.join(gw.config.storageRoot, t.name, 'stray'), { recursive: true });
     const report = await gw.app.get(StorageScan).scan(t.name, { delete: false, actor: 'test' });
-    assert.deepEqual(report.unknown.map((u) => u.location), [path.join(t.name, 'stray')]);
+    assert.deepEqual(
+      report.unknown.map((u) => u.location),
+      [path.join(t.name, 'stray')],
+    );
   });
 });

@@ -66,7 +66,9 @@ describe('credential vending', () => {
 
   before(async () => {
     sts = await StsStub.start();
-    moduleRef = await Test.createTestingModule({ imports: [VendingModule] }).setLogger(logs).compile();
+    moduleRef = await Test.createTestingModule({ imports: [VendingModule] })
+      .setLogger(logs)
+      .compile();
     vendor = moduleRef.get(CredentialVendor);
   });
   after(async () => {
@@ -90,7 +92,9 @@ describe('credential vending', () => {
 
   describe('static vending', () => {
     it('hands out a copy of the client options, never the server options', async () => {
-      const profile = s3Profile({ clientOptions: { ...CLIENT_OPTIONS, aws_access_key_id: 'CLIENTKEY', aws_secret_access_key: 'client-secret' } });
+      const profile = s3Profile({
+        clientOptions: { ...CLIENT_OPTIONS, aws_access_key_id: 'CLIENTKEY', aws_secret_access_key: 'client-secret' },
+      });
       const answer = await vendor.vend(profile, table('t1'), 'write', true);
       assert.deepEqual(answer, profile.clientOptions);
       assert.ok(!JSON.stringify(answer).includes(SERVER_SECRET));
@@ -140,7 +144,11 @@ describe('credential vending', () => {
             Condition: { StringLike: { 's3:prefix': ['tenants/db1/orders.lance/*', 'tenants/db1/orders.lance'] } },
           },
           { Effect: 'Allow', Action: 's3:GetBucketLocation', Resource: 'arn:aws:s3:::tables-bucket' },
-          { Effect: 'Allow', Action: ['s3:GetObject', 's3:GetObjectVersion'], Resource: 'arn:aws:s3:::tables-bucket/tenants/db1/orders.lance/*' },
+          {
+            Effect: 'Allow',
+            Action: ['s3:GetObject', 's3:GetObjectVersion'],
+            Resource: 'arn:aws:s3:::tables-bucket/tenants/db1/orders.lance/*',
+          },
           {
             Effect: 'Allow',
             Action: ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
@@ -150,13 +158,17 @@ describe('credential vending', () => {
       });
 
       const issued = sts.issued[0];
-      assert.deepEqual(answer, {
-        ...CLIENT_OPTIONS,
-        aws_access_key_id: issued.accessKeyId,
-        aws_secret_access_key: issued.secretAccessKey,
-        aws_session_token: issued.sessionToken,
-        expires_at_millis: String(issued.expiration.getTime()),
-      }, 'client options overlaid with the temporary keys; the static client key alias is dropped');
+      assert.deepEqual(
+        answer,
+        {
+          ...CLIENT_OPTIONS,
+          aws_access_key_id: issued.accessKeyId,
+          aws_secret_access_key: issued.secretAccessKey,
+          aws_session_token: issued.sessionToken,
+          expires_at_millis: String(issued.expiration.getTime()),
+        },
+        'client options overlaid with the temporary keys; the static client key alias is dropped',
+      );
       assert.match(answer!.expires_at_millis, /^\d{13}$/);
       const text = JSON.stringify(answer) + logs.lines.join('\n');
       assert.ok(!text.includes(SERVER_SECRET), 'the server secret is never answered or logged');
@@ -181,7 +193,13 @@ describe('credential vending', () => {
 
     it('without client options the answer is the temporary keys plus the bucket region', async () => {
       const answer = await vendor.vend(stsProfile({ clientOptions: undefined }), table('bare'), 'read', true);
-      assert.deepEqual(Object.keys(answer!).sort(), ['aws_access_key_id', 'aws_region', 'aws_secret_access_key', 'aws_session_token', 'expires_at_millis']);
+      assert.deepEqual(Object.keys(answer!).sort(), [
+        'aws_access_key_id',
+        'aws_region',
+        'aws_secret_access_key',
+        'aws_session_token',
+        'expires_at_millis',
+      ]);
       assert.equal(answer!.aws_region, 'eu-west-1');
     });
 
@@ -193,7 +211,11 @@ describe('credential vending', () => {
       assert.equal(sts.requests.length, 1, 'the second call is answered from the cache');
 
       second!.aws_session_token = 'tampered';
-      assert.equal((await vendor.vend(profile, table('cached'), 'write', true))!.aws_session_token, first!.aws_session_token, 'answers are copies');
+      assert.equal(
+        (await vendor.vend(profile, table('cached'), 'write', true))!.aws_session_token,
+        first!.aws_session_token,
+        'answers are copies',
+      );
 
       const together = await Promise.all([1, 2, 3].map(() => vendor.vend(profile, table('together'), 'read', true)));
       assert.equal(sts.requests.length, 2, 'three concurrent misses made one STS call');
@@ -209,7 +231,9 @@ describe('credential vending', () => {
       assert.equal(sts.requests.length, 3);
       assert.notEqual(a!.aws_access_key_id, b!.aws_access_key_id);
       assert.notEqual(a!.aws_access_key_id, aRead!.aws_access_key_id);
-      assert.deepEqual(sts.policy(1).Statement[0].Condition, { StringLike: { 's3:prefix': ['tenants/db1/b.lance/*', 'tenants/db1/b.lance'] } });
+      assert.deepEqual(sts.policy(1).Statement[0].Condition, {
+        StringLike: { 's3:prefix': ['tenants/db1/b.lance/*', 'tenants/db1/b.lance'] },
+      });
     });
 
     it('credentials close to expiry are not handed out again: a fresh call is made', async () => {
@@ -227,7 +251,11 @@ describe('credential vending', () => {
 
     it('an STS failure is a 503 ServiceUnavailable with a log line without secrets, and is not cached', async () => {
       const profile = stsProfile();
-      sts.failWith = { status: 403, code: 'AccessDenied', message: `User: arn:aws:iam::123456789012:user/gw is not authorized to perform: sts:AssumeRole` };
+      sts.failWith = {
+        status: 403,
+        code: 'AccessDenied',
+        message: `User: arn:aws:iam::123456789012:user/gw is not authorized to perform: sts:AssumeRole`,
+      };
       await assert.rejects(vendor.vend(profile, table('denied'), 'write', true), (err: unknown) => {
         assert.ok(err instanceof ApiError);
         assert.equal(err.status, 503);
@@ -267,7 +295,10 @@ describe('credential vending', () => {
         await vendor.vend(stsProfile({ options: { aws_region: 'eu-west-1' } }), table('env'), 'read', true);
         assert.equal(sts.requests[0].accessKeyId, 'AKIAFROMENVIRONMENT1');
       } finally {
-        for (const [k, v] of [['AWS_ACCESS_KEY_ID', saved.id], ['AWS_SECRET_ACCESS_KEY', saved.secret]] as const) {
+        for (const [k, v] of [
+          ['AWS_ACCESS_KEY_ID', saved.id],
+          ['AWS_SECRET_ACCESS_KEY', saved.secret],
+        ] as const) {
           if (v === undefined) delete process.env[k];
           else process.env[k] = v;
         }
@@ -278,7 +309,10 @@ describe('credential vending', () => {
       const profile = stsProfile();
       await assert.rejects(vendor.vend(profile, { uri: 's3://tables-bucket/tenants/*', key: 'tenants/*' }, 'read', true), /wildcards/);
       await assert.rejects(vendor.vend(profile, { uri: 's3://tables-bucket/', key: '' }, 'read', true), /empty table key/);
-      await assert.rejects(vendor.vend(profile, { uri: 's3://other-bucket/tenants/db1/x.lance', key: 'tenants/db1/x.lance' }, 'read', true), /does not match/);
+      await assert.rejects(
+        vendor.vend(profile, { uri: 's3://other-bucket/tenants/db1/x.lance', key: 'tenants/db1/x.lance' }, 'read', true),
+        /does not match/,
+      );
       assert.equal(sts.requests.length, 0);
     });
   });

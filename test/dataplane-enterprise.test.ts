@@ -14,7 +14,10 @@ const ARROW = 'application/vnd.apache.arrow.stream';
 function batchOf(from: number, n: number): arrow.Table {
   return new arrow.Table({
     id: arrow.vectorFromArray(Int32Array.from({ length: n }, (_, i) => from + i)),
-    name: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => `name-${from + i}`), new arrow.Utf8()),
+    name: arrow.vectorFromArray(
+      Array.from({ length: n }, (_, i) => `name-${from + i}`),
+      new arrow.Utf8(),
+    ),
   });
 }
 
@@ -29,7 +32,10 @@ function vectorTable(from: number, n: number): arrow.Table {
   return arrow.tableFromArrays({ id: Int32Array.from({ length: n }, (_, i) => from + i) }).assign(
     new arrow.Table({
       vector: arrow.vectorFromArray(vectors, new arrow.FixedSizeList(3, new arrow.Field('item', new arrow.Float32(), true))),
-      text: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => ((from + i) % 2 ? 'red apple' : 'green pear')), new arrow.Utf8()),
+      text: arrow.vectorFromArray(
+        Array.from({ length: n }, (_, i) => ((from + i) % 2 ? 'red apple' : 'green pear')),
+        new arrow.Utf8(),
+      ),
     }),
   );
 }
@@ -78,7 +84,9 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
       await post(gw, tenant, '/v1/tables/logs', streamOf(1, 10));
       // Creating a table is in the audit trail, like every other catalog change.
       const audit = await operator(gw).get(`/admin/v1/databases/${tenant.name}/audit`);
-      const created = audit.body.events.find((e: { action: string; target: string }) => e.action === 'table.create' && e.target === 'events');
+      const created = audit.body.events.find(
+        (e: { action: string; target: string }) => e.action === 'table.create' && e.target === 'events',
+      );
       assert.ok(created, JSON.stringify(audit.body));
       assert.equal(created.details.version, r.json.version);
       assert.match(created.actor, /^key:/);
@@ -105,7 +113,9 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
       assert.equal(whole.numRows, 5000);
       assert.ok(whole.batches.length > 1, `several batches (${whole.batches.length})`);
       assert.deepEqual(
-        Array.from(whole.getChild('id')!.toArray() as Int32Array).sort((a, b) => a - b).slice(0, 3),
+        Array.from(whole.getChild('id')!.toArray() as Int32Array)
+          .sort((a, b) => a - b)
+          .slice(0, 3),
         [0, 1, 2],
       );
 
@@ -148,7 +158,10 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
       assert.equal(r.status, 201, r.buf.toString());
       assert.equal(r.json.num_rows, 0);
       const d = await tenant.api.post('/v1/table/schema_only/describe', {});
-      assert.deepEqual(d.body.schema.fields.map((f: any) => [f.name, f.type.type]), [['id', 'int32']]);
+      assert.deepEqual(
+        d.body.schema.fields.map((f: any) => [f.name, f.type.type]),
+        [['id', 'int32']],
+      );
     });
 
     it('rejects bad, truncated, empty and schema-less bodies with 400 and registers nothing', async () => {
@@ -167,7 +180,10 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
         assert.equal(r.json.code, 13, name);
       }
       const listed = (await tenant.api.get('/v1/tables')).body.tables as string[];
-      assert.ok(listed.every((n) => !n.startsWith('bad_')), `nothing registered: ${listed}`);
+      assert.ok(
+        listed.every((n) => !n.startsWith('bad_')),
+        `nothing registered: ${listed}`,
+      );
       assert.deepEqual(await folders(gw, tenant), before, 'no folder left behind');
     });
 
@@ -185,7 +201,9 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
 
     it('concurrent creators of one name: exactly one wins, the others get 409 and leave nothing behind', async () => {
       const before = (await folders(gw, tenant)).length;
-      const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => post(gw, tenant, '/v1/tables/race', streamOf(2, 100 * (i + 1)))));
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, (_, i) => post(gw, tenant, '/v1/tables/race', streamOf(2, 100 * (i + 1)))),
+      );
       const statuses = answers.map((a) => a.status).sort();
       assert.deepEqual(statuses, [201, 409, 409, 409]);
       assert.equal((await folders(gw, tenant)).length, before + 1);
@@ -196,7 +214,10 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
     it('concurrent inserts into one table all commit, once each', async () => {
       await post(gw, tenant, '/v1/tables/busy', streamOf(1, 10));
       const answers = await Promise.all(Array.from({ length: 6 }, () => post(gw, tenant, '/v1/table/busy/insert', streamOf(1, 10))));
-      assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200]);
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        [200, 200, 200, 200, 200, 200],
+      );
       const versions = answers.map((a) => a.json.version);
       assert.equal(new Set(versions).size, 6, `distinct versions ${versions}`);
       assert.equal((await tenant.api.post('/v1/table/busy/count_rows', {})).text, '70');
@@ -227,18 +248,38 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
     it('create (409 code 5 on an existing name), insert, count_rows, query, merge_insert, update, delete', async () => {
       assert.equal((await tenant.api.post(`/v1/namespace/${idPath('spec')}/create`, {})).status, 200);
       const tid = idPath('spec', 'vecs');
-      const created = await post(gw, tenant, `/v1/table/${tid}/create?mode=Create&properties=${encodeURIComponent('{"owner":"me"}')}`, Buffer.from(arrow.tableToIPC(vectorTable(0, 10), 'stream')));
+      const created = await post(
+        gw,
+        tenant,
+        `/v1/table/${tid}/create?mode=Create&properties=${encodeURIComponent('{"owner":"me"}')}`,
+        Buffer.from(arrow.tableToIPC(vectorTable(0, 10), 'stream')),
+      );
       assert.equal(created.status, 200, created.buf.toString());
       assert.equal(created.json.version, 1);
       assert.deepEqual(created.json.properties, { owner: 'me' });
-      const again = await post(gw, tenant, `/v1/table/${tid}/create?mode=Create`, Buffer.from(arrow.tableToIPC(vectorTable(0, 1), 'stream')));
+      const again = await post(
+        gw,
+        tenant,
+        `/v1/table/${tid}/create?mode=Create`,
+        Buffer.from(arrow.tableToIPC(vectorTable(0, 1), 'stream')),
+      );
       assert.equal(again.status, 409);
       assert.equal(again.json.code, 5);
-      const existOk = await post(gw, tenant, `/v1/table/${tid}/create?mode=ExistOk`, Buffer.from(arrow.tableToIPC(vectorTable(0, 1), 'stream')));
+      const existOk = await post(
+        gw,
+        tenant,
+        `/v1/table/${tid}/create?mode=ExistOk`,
+        Buffer.from(arrow.tableToIPC(vectorTable(0, 1), 'stream')),
+      );
       assert.equal(existOk.status, 200);
       assert.deepEqual(existOk.json.properties, { owner: 'me' });
 
-      const ins = await post(gw, tenant, `/v1/table/${tid}/insert?mode=append`, Buffer.from(arrow.tableToIPC(vectorTable(10, 5), 'stream')));
+      const ins = await post(
+        gw,
+        tenant,
+        `/v1/table/${tid}/insert?mode=append`,
+        Buffer.from(arrow.tableToIPC(vectorTable(10, 5), 'stream')),
+      );
       assert.equal(ins.status, 200, ins.buf.toString());
       assert.equal(ins.json.num_inserted_rows, 5);
       assert.equal(ins.json.version, 2);
@@ -296,19 +337,37 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
         Buffer.from(
           arrow.tableToIPC(
             new arrow.Table({
-              region: arrow.vectorFromArray(rows.map((r) => r[0]), new arrow.Utf8()),
+              region: arrow.vectorFromArray(
+                rows.map((r) => r[0]),
+                new arrow.Utf8(),
+              ),
               id: arrow.vectorFromArray(Int32Array.from(rows.map((r) => r[1]))),
-              v: arrow.vectorFromArray(rows.map((r) => r[2]), new arrow.Utf8()),
+              v: arrow.vectorFromArray(
+                rows.map((r) => r[2]),
+                new arrow.Utf8(),
+              ),
             }),
             'stream',
           ),
         );
-      await post(gw, tenant, `/v1/table/${tid}/create`, mk([['eu', 1, 'a'], ['us', 1, 'b'], ['eu', 2, 'c']]));
+      await post(
+        gw,
+        tenant,
+        `/v1/table/${tid}/create`,
+        mk([
+          ['eu', 1, 'a'],
+          ['us', 1, 'b'],
+          ['eu', 2, 'c'],
+        ]),
+      );
       const r = await post(
         gw,
         tenant,
         `/v1/table/${tid}/merge_insert?on=region&on=id&when_matched_update_all=true&when_not_matched_insert_all=true&when_not_matched_by_source_delete=true`,
-        mk([['eu', 1, 'A'], ['us', 2, 'D']]),
+        mk([
+          ['eu', 1, 'A'],
+          ['us', 2, 'D'],
+        ]),
       );
       assert.equal(r.status, 200, r.buf.toString());
       assert.deepEqual([r.json.num_updated_rows, r.json.num_inserted_rows, r.json.num_deleted_rows], [1, 1, 2]);
@@ -345,7 +404,10 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
       assert.equal(missing.status, 404);
       assert.equal(missing.body.code, 12);
       const list = await tenant.api.post(`/v1/table/${tid}/index/list`, {});
-      assert.deepEqual(list.body.indexes.map((i: any) => [i.index_name, i.columns, i.index_type]), [['text_idx', ['text'], 'FTS']]);
+      assert.deepEqual(
+        list.body.indexes.map((i: any) => [i.index_name, i.columns, i.index_type]),
+        [['text_idx', ['text'], 'FTS']],
+      );
 
       for (const fts of [
         { string_query: { query: 'apple', columns: ['text'] } },
@@ -359,9 +421,17 @@ forEachCatalog('data plane over raw HTTP', (kind) => {
         assert.equal(res.status, 200, await res.clone().text());
         const t = arrow.tableFromIPC(new Uint8Array(await res.arrayBuffer()));
         assert.equal(t.numRows, 10);
-        assert.ok(t.getChild('text')!.toArray().every((s: string) => s === 'red apple'));
+        assert.ok(
+          t
+            .getChild('text')!
+            .toArray()
+            .every((s: string) => s === 'red apple'),
+        );
       }
-      const plan = await tenant.api.post(`/v1/table/${tid}/explain_plan`, { query: { vector: [], k: 5, filter: 'id > 3' }, verbose: false });
+      const plan = await tenant.api.post(`/v1/table/${tid}/explain_plan`, {
+        query: { vector: [], k: 5, filter: 'id > 3' },
+        verbose: false,
+      });
       assert.equal(plan.status, 200);
       assert.equal(typeof plan.body, 'string');
     });

@@ -75,7 +75,10 @@ forEachCatalog('official @lancedb/lancedb client, remote mode', (kind) => {
     );
 
     const schema = await table.schema();
-    assert.deepEqual(schema.fields.map((f) => f.name), ['id', 'label', 'text', 'vector']);
+    assert.deepEqual(
+      schema.fields.map((f) => f.name),
+      ['id', 'label', 'text', 'vector'],
+    );
     assert.ok((await table.version()) >= 2);
   });
 
@@ -166,12 +169,20 @@ forEachCatalog('official @lancedb/lancedb client, remote mode', (kind) => {
     assert.ok(found.every((r) => String(r.text).includes('quick')));
 
     // Structured full-text queries (phalanx-version 0.3.0).
-    const matched = await table.search(new lancedb.MatchQuery('quick fox', 'text', { operator: lancedb.Operator.And })).limit(500).toArray();
+    const matched = await table
+      .search(new lancedb.MatchQuery('quick fox', 'text', { operator: lancedb.Operator.And }))
+      .limit(500)
+      .toArray();
     assert.equal(matched.length, 150);
     const phrase = await table.search(new lancedb.PhraseQuery('brown fox', 'text')).limit(500).toArray();
     assert.equal(phrase.length, 150);
     const bool = await table
-      .search(new lancedb.BooleanQuery([[lancedb.Occur.Must, new lancedb.MatchQuery('lazy', 'text')], [lancedb.Occur.MustNot, new lancedb.MatchQuery('quick', 'text')]]))
+      .search(
+        new lancedb.BooleanQuery([
+          [lancedb.Occur.Must, new lancedb.MatchQuery('lazy', 'text')],
+          [lancedb.Occur.MustNot, new lancedb.MatchQuery('quick', 'text')],
+        ]),
+      )
       .limit(500)
       .toArray();
     assert.equal(bool.length, 150);
@@ -190,7 +201,11 @@ forEachCatalog('official @lancedb/lancedb client, remote mode', (kind) => {
       ...vectorSchema.fields,
       new arrow.Field('tags', new arrow.List(new arrow.Field('item', new arrow.Utf8(), true)), true),
     ]);
-    const table = await db.createTable('hnsw', rows(0, 300).map((r) => ({ ...r, tags: [`t${r.id % 3}`] })), { schema });
+    const table = await db.createTable(
+      'hnsw',
+      rows(0, 300).map((r) => ({ ...r, tags: [`t${r.id % 3}`] })),
+      { schema },
+    );
     await table.createIndex('vector', { config: lancedb.Index.hnswSq({ numPartitions: 1, distanceType: 'l2' }) });
     await table.createIndex('tags', { config: lancedb.Index.labelList() });
     const types = Object.fromEntries((await table.listIndices()).map((i) => [i.name, i.indexType]));

@@ -24,7 +24,11 @@ describe('deployment files', () => {
     assert.match(compose.services.postgres.image ?? '', /^postgres:/);
     assert.match(compose.services.redis.image ?? '', /^redis:/);
     assert.match(compose.services.minio.image ?? '', /^minio\/minio/);
-    assert.match(JSON.stringify(compose.services['minio-setup']), /mc mb --ignore-existing local\/lance-tables/, 'the bucket is made at start');
+    assert.match(
+      JSON.stringify(compose.services['minio-setup']),
+      /mc mb --ignore-existing local\/lance-tables/,
+      'the bucket is made at start',
+    );
     assert.equal(gateways.length, 2);
     const published = Object.values(compose.services).flatMap((s) => s.ports ?? []);
     assert.deepEqual(published.sort(), ['2333:2333', '9000:9000'], 'the load balancer, and the object store for namespace-mode clients');
@@ -66,15 +70,26 @@ describe('deployment files', () => {
     assert.ok(read('README.md').includes(command), 'the README shows the production start command');
   });
 
-  it('the start script preloads jemalloc when the system has it, else sets glibc\'s settings, sets the size of V8\'s young generation and its sweeping, and keeps what the caller set', () => {
-    const probe = "const fs=require('fs');console.log(JSON.stringify({jemalloc:fs.readFileSync('/proc/self/maps','utf8').includes('libjemalloc'),conf:process.env.MALLOC_CONF??null,arenas:process.env.MALLOC_ARENA_MAX??null,mmap:process.env.MALLOC_MMAP_THRESHOLD_??null,v8:process.execArgv.filter((a)=>a.startsWith('--max-semi')||a.startsWith('--no-concurrent')),pid:process.pid}))";
+  it("the start script preloads jemalloc when the system has it, else sets glibc's settings, sets the size of V8's young generation and its sweeping, and keeps what the caller set", () => {
+    const probe =
+      "const fs=require('fs');console.log(JSON.stringify({jemalloc:fs.readFileSync('/proc/self/maps','utf8').includes('libjemalloc'),conf:process.env.MALLOC_CONF??null,arenas:process.env.MALLOC_ARENA_MAX??null,mmap:process.env.MALLOC_MMAP_THRESHOLD_??null,v8:process.execArgv.filter((a)=>a.startsWith('--max-semi')||a.startsWith('--no-concurrent')),pid:process.pid}))";
     const run = (env: Record<string, string>) => {
       const r = runStartScript(['-e', probe], env);
       assert.equal(r.status, 0, r.stderr);
-      return JSON.parse(r.stdout.trim()) as { jemalloc: boolean; conf: string | null; arenas: string | null; mmap: string | null; v8: string[]; pid: number };
+      return JSON.parse(r.stdout.trim()) as {
+        jemalloc: boolean;
+        conf: string | null;
+        arenas: string | null;
+        mmap: string | null;
+        v8: string[];
+        pid: number;
+      };
     };
     const glibc = run({ LGW_ALLOCATOR: 'glibc' });
-    assert.deepEqual({ ...glibc, pid: 0 }, { jemalloc: false, conf: null, arenas: '2', mmap: '1048576', v8: ['--max-semi-space-size=16', '--no-concurrent-sweeping'], pid: 0 });
+    assert.deepEqual(
+      { ...glibc, pid: 0 },
+      { jemalloc: false, conf: null, arenas: '2', mmap: '1048576', v8: ['--max-semi-space-size=16', '--no-concurrent-sweeping'], pid: 0 },
+    );
     assert.deepEqual(run({ LGW_NODE_FLAGS: '' }).v8, [], 'LGW_NODE_FLAGS replaces the node flags');
     assert.equal(run({ LGW_ALLOCATOR: 'glibc', MALLOC_ARENA_MAX: '4' }).arenas, '4', 'a setting made by the caller wins');
     const picked = run({});

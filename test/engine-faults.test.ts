@@ -22,7 +22,12 @@ forEachCatalog('what the caller did not cause stays a 500', (kind) => {
     gw = await startGateway(kind, {}, { logStream: logs });
     t = await newTenant(gw);
     const db = await lancedb.connect(`db://${t.name}`, { apiKey: t.writeKey, hostOverride: gw.url });
-    (await db.createTable('items', [{ id: 1, text: 'a' }, { id: 2, text: 'b' }])).close();
+    (
+      await db.createTable('items', [
+        { id: 1, text: 'a' },
+        { id: 2, text: 'b' },
+      ])
+    ).close();
     db.close();
   });
   after(() => gw.close());

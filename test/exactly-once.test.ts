@@ -14,7 +14,18 @@ import { PendingLocationsRepository } from '../src/platform/cluster/pending-loca
 import { TableVersionsRepository } from '../src/modules/catalog/versions/table-versions.repository';
 import { TablesRepository } from '../src/modules/catalog/tables/tables.repository';
 import { LanceEngine } from '../src/engine/lance/lance-engine';
-import { Api, CatalogKind, createPgDatabase, forEachCatalog, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import {
+  Api,
+  CatalogKind,
+  createPgDatabase,
+  forEachCatalog,
+  newTenant,
+  operator,
+  Reply,
+  startGateway,
+  Tenant,
+  TestGateway,
+} from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
 
 /**
@@ -28,8 +39,14 @@ const ipc = (from: number, n: number): Buffer =>
   Buffer.from(
     arrow.tableToIPC(
       new arrow.Table({
-        id: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => from + i), new arrow.Float64()),
-        label: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => `row-${from + i}`), new arrow.Utf8()),
+        id: arrow.vectorFromArray(
+          Array.from({ length: n }, (_, i) => from + i),
+          new arrow.Float64(),
+        ),
+        label: arrow.vectorFromArray(
+          Array.from({ length: n }, (_, i) => `row-${from + i}`),
+          new arrow.Utf8(),
+        ),
       }),
       'stream',
     ),
@@ -170,7 +187,12 @@ forEachCatalog('exactly-once writes', (kind: CatalogKind) => {
       faults.armed = true;
       const ins = await send(gw.url, tenant, '/v1/table/kept/insert/', ipc(100, 5));
       assert.equal(ins.status, 200, ins.text);
-      const merged = await send(gw.url, tenant, '/v1/table/kept/merge_insert/?on=id&when_matched_update_all=true&when_not_matched_insert_all=true', ipc(104, 3));
+      const merged = await send(
+        gw.url,
+        tenant,
+        '/v1/table/kept/merge_insert/?on=id&when_matched_update_all=true&when_not_matched_insert_all=true',
+        ipc(104, 3),
+      );
       assert.equal(merged.status, 200, merged.text);
       const upd = await tenant.api.post('/v1/table/kept/update/', { updates: [['label', "'changed'"]], predicate: 'id < 3' });
       assert.equal(upd.status, 200, upd.text);
@@ -223,7 +245,9 @@ forEachCatalog('exactly-once writes', (kind: CatalogKind) => {
     assert.equal(await count(tenant, 'after_commit'), 3);
 
     // The connection breaks before COMMIT: nothing registered, so nothing is listed, described or stored.
-    const dbFolder = path.dirname(String((await tenant.api.post('/v1/table/after_commit/describe', {})).body.location).replace(/^file:\/\//, ''));
+    const dbFolder = path.dirname(
+      String((await tenant.api.post('/v1/table/after_commit/describe', {})).body.location).replace(/^file:\/\//, ''),
+    );
     const foldersBefore = fs.readdirSync(dbFolder).sort();
     uow.run = (async (fn: () => Promise<unknown>) => {
       const outer = !uow.inProgress;
@@ -246,7 +270,9 @@ forEachCatalog('exactly-once writes', (kind: CatalogKind) => {
     const listed = await tenant.api.get('/v1/table/');
     assert.ok(!JSON.stringify(listed.body).includes('before_commit'), listed.text);
     expectProblem(await tenant.api.post('/v1/table/before_commit/describe', {}), 404, 4);
-    const folder = path.dirname(String((await tenant.api.post('/v1/table/after_commit/describe', {})).body.location).replace(/^file:\/\//, ''));
+    const folder = path.dirname(
+      String((await tenant.api.post('/v1/table/after_commit/describe', {})).body.location).replace(/^file:\/\//, ''),
+    );
     assert.deepEqual(fs.readdirSync(folder).sort(), foldersBefore, 'no folder left behind');
   });
 
@@ -255,7 +281,10 @@ forEachCatalog('exactly-once writes', (kind: CatalogKind) => {
     const proxy = await droppingProxy(gw.url);
     try {
       const headers = { ...tenant.api.headers, 'content-type': ARROW, 'x-request-id': `retry-${kind}-1` };
-      await assert.rejects(fetch(`${proxy.url}/v1/table/retried/insert/`, { method: 'POST', headers, body: ipc(10, 7) }), 'the first answer is dropped');
+      await assert.rejects(
+        fetch(`${proxy.url}/v1/table/retried/insert/`, { method: 'POST', headers, body: ipc(10, 7) }),
+        'the first answer is dropped',
+      );
       assert.equal(proxy.forwarded, 1);
       proxy.dropping = false;
       const again = await fetch(`${proxy.url}/v1/table/retried/insert/`, { method: 'POST', headers, body: ipc(10, 7) });
@@ -340,7 +369,10 @@ forEachCatalog('exactly-once writes', (kind: CatalogKind) => {
       if (row?.state === 'done') break;
       await new Promise((r) => setTimeout(r, 20));
     }
-    await db.prisma.$executeRawUnsafe(`UPDATE request_outcomes SET state = 'running', lease_until = now() + interval '1 minute' WHERE scope_key = $1`, key);
+    await db.prisma.$executeRawUnsafe(
+      `UPDATE request_outcomes SET state = 'running', lease_until = now() + interval '1 minute' WHERE scope_key = $1`,
+      key,
+    );
     expectProblem(await send(gw.url, tenant, '/v1/table/claims/insert/', ipc(5, 2), rid), 503, 21, { msg: /still running/ });
     await db.prisma.$executeRawUnsafe(`UPDATE request_outcomes SET lease_until = now() - interval '1 second' WHERE scope_key = $1`, key);
     expectProblem(await send(gw.url, tenant, '/v1/table/claims/insert/', ipc(5, 2), rid), 409, 14, { msg: /outcome is unknown/ });

@@ -167,11 +167,48 @@ function operationsOf(doc: any): Operation[] {
   return ops;
 }
 
-const TABLE_IDS: readonly string[][] = [['ns1', 't1'], ['ns1', 't1'], ['ns1', 't1'], ['t0'], ['t0'], ['ns1', 'fz_t1'], ['fz_t2'], ['ns1', 'sub', 'fz_t1'], ['fz_gone', 'x'], ['ns1']];
-const NAMESPACE_IDS: readonly string[][] = [['ns1'], ['ns1'], ['ns1', 'sub'], [], [], ['fz_n1'], ['fz_n1', 'fz_n2'], ['ns1', 't1'], ['fz_gone']];
+const TABLE_IDS: readonly string[][] = [
+  ['ns1', 't1'],
+  ['ns1', 't1'],
+  ['ns1', 't1'],
+  ['t0'],
+  ['t0'],
+  ['ns1', 'fz_t1'],
+  ['fz_t2'],
+  ['ns1', 'sub', 'fz_t1'],
+  ['fz_gone', 'x'],
+  ['ns1'],
+];
+const NAMESPACE_IDS: readonly string[][] = [
+  ['ns1'],
+  ['ns1'],
+  ['ns1', 'sub'],
+  [],
+  [],
+  ['fz_n1'],
+  ['fz_n1', 'fz_n2'],
+  ['ns1', 't1'],
+  ['fz_gone'],
+];
 const OTHER_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
-const JSON_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=fz', 'application/json; charset=utf-16', 'application/vnd.apache.arrow.stream', 'application/octet-stream', 'application/JSON', 'application/json, text/plain', 'FUZZ/\u00ff'];
-const ARROW_TYPES = ['application/octet-stream', 'application/json', 'text/plain', 'application/vnd.apache.arrow.file', 'application/vnd.apache.arrow.stream; charset=FUZZ'];
+const JSON_TYPES = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=fz',
+  'application/json; charset=utf-16',
+  'application/vnd.apache.arrow.stream',
+  'application/octet-stream',
+  'application/JSON',
+  'application/json, text/plain',
+  'FUZZ/\u00ff',
+];
+const ARROW_TYPES = [
+  'application/octet-stream',
+  'application/json',
+  'text/plain',
+  'application/vnd.apache.arrow.file',
+  'application/vnd.apache.arrow.stream; charset=FUZZ',
+];
 
 interface Keys {
   admin: string;
@@ -211,8 +248,23 @@ class RequestMaker {
     const credential = toDecoder
       ? 'admin'
       : isAdmin
-        ? rng.weighted<string>([[45, 'operator'], [20, 'admin'], [8, 'read'], [7, 'foreign'], [10, 'none'], [10, 'garbage']])
-        : rng.weighted<string>([[50, 'admin'], [15, 'read'], [10, 'foreign'], [5, 'operator'], [8, 'none'], [7, 'garbage'], [5, 'bearer']]);
+        ? rng.weighted<string>([
+            [45, 'operator'],
+            [20, 'admin'],
+            [8, 'read'],
+            [7, 'foreign'],
+            [10, 'none'],
+            [10, 'garbage'],
+          ])
+        : rng.weighted<string>([
+            [50, 'admin'],
+            [15, 'read'],
+            [10, 'foreign'],
+            [5, 'operator'],
+            [8, 'none'],
+            [7, 'garbage'],
+            [5, 'bearer'],
+          ]);
 
     // Path parameters.
     let idParts: string[] = [];
@@ -220,9 +272,14 @@ class RequestMaker {
     let delimiter = '$';
     let target = op.template.replace(/\{([^}]+)\}/g, (_m, param: string) => {
       if (param === 'id' && op.template.startsWith('/v1/')) {
-        if (op.template.startsWith('/v1/transaction/')) return rng.chance(0.6) ? rng.bytes(16).toString('hex') : encodeSegment(hostile(rng), 'component');
+        if (op.template.startsWith('/v1/transaction/'))
+          return rng.chance(0.6) ? rng.bytes(16).toString('hex') : encodeSegment(hostile(rng), 'component');
         idParts = [...rng.pick(op.template.startsWith('/v1/namespace/') ? NAMESPACE_IDS : TABLE_IDS)];
-        const style = rng.weighted<string>([[65, 'plain'], [10, 'delimiter'], [25, 'hostile']]);
+        const style = rng.weighted<string>([
+          [65, 'plain'],
+          [10, 'delimiter'],
+          [25, 'hostile'],
+        ]);
         if (style === 'delimiter') {
           delimiter = rng.pick(['.', '::', '%']);
           query.push(['delimiter', pctEncode(delimiter)]);
@@ -238,13 +295,20 @@ class RequestMaker {
         return rng.chance(0.6) ? pctEncode(joined) : encodeSegment(joined, 'raw');
       }
       if (param === 'name' && isAdmin) {
-        let name = rng.chance(0.8) ? rng.pick([FUZZED, FUZZED, FUZZED, NEIGHBOUR, HONEST, SCRATCH, 'fz_nosuch', rng.pick(FUZZ_NAMES)]) : hostile(rng);
+        let name = rng.chance(0.8)
+          ? rng.pick([FUZZED, FUZZED, FUZZED, NEIGHBOUR, HONEST, SCRATCH, 'fz_nosuch', rng.pick(FUZZ_NAMES)])
+          : hostile(rng);
         // The operator could legitimately delete or reconfigure these; that is not what the run is about.
         if (credential === 'operator' && method !== 'GET' && PROTECTED.has(name)) name = SCRATCH;
         return encodeSegment(name, rng.chance(0.8) ? 'component' : 'raw');
       }
-      if (param === 'name') return encodeSegment(rng.chance(0.7) ? rng.pick(FUZZ_NAMES) : hostile(rng), rng.chance(0.8) ? 'component' : 'raw');
-      if (param === 'index_name') return encodeSegment(rng.chance(0.7) ? rng.pick(['id_idx', 'text_idx', 'vector_idx', 'fz_idx']) : hostile(rng), rng.chance(0.8) ? 'component' : 'raw');
+      if (param === 'name')
+        return encodeSegment(rng.chance(0.7) ? rng.pick(FUZZ_NAMES) : hostile(rng), rng.chance(0.8) ? 'component' : 'raw');
+      if (param === 'index_name')
+        return encodeSegment(
+          rng.chance(0.7) ? rng.pick(['id_idx', 'text_idx', 'vector_idx', 'fz_idx']) : hostile(rng),
+          rng.chance(0.8) ? 'component' : 'raw',
+        );
       // An API key id: never a real one (revoking the fuzzer's own keys would end the run early).
       return encodeSegment(rng.chance(0.5) ? rng.bytes(16).toString('hex') : hostile(rng), rng.chance(0.8) ? 'component' : 'raw');
     });
@@ -271,7 +335,17 @@ class RequestMaker {
       garbage: rng.pick([`lgw_${rng.bytes(32).toString('hex')}`, 'lgw_', headerSafe(hostile(rng)), 'x'.repeat(10_000)]),
     }[credential];
     if (key !== undefined) headers.push(['x-api-key', key]);
-    if (credential === 'bearer') headers.push(['authorization', rng.pick(['Bearer eyJhbGciOiJub25lIn0.eyJkYXRhYmFzZXMiOiIqIn0.', 'Bearer FUZZ', 'Basic Zm9vOmJhcg==', `Bearer ${'A'.repeat(9000)}`, 'Bearer'])]);
+    if (credential === 'bearer')
+      headers.push([
+        'authorization',
+        rng.pick([
+          'Bearer eyJhbGciOiJub25lIn0.eyJkYXRhYmFzZXMiOiIqIn0.',
+          'Bearer FUZZ',
+          'Basic Zm9vOmJhcg==',
+          `Bearer ${'A'.repeat(9000)}`,
+          'Bearer',
+        ]),
+      ]);
     if (!isAdmin || rng.chance(0.2)) {
       const db = rng.weighted<() => string | undefined>([
         [toDecoder ? 1000 : 75, () => FUZZED],
@@ -286,15 +360,21 @@ class RequestMaker {
       if (rng.chance(0.05)) headers.push(['x-service-database-prefix', rng.chance(0.5) ? 'fz_team' : headerSafe(hostile(rng))]);
     }
     if (rng.chance(0.05)) headers.push(['x-request-id', rng.chance(0.5) ? 'fz-req-1' : headerSafe(hostile(rng))]);
-    if (rng.chance(0.04)) headers.push(['x-request-timeout-ms', rng.pick(['0', '-1', 'abc', '99999999999', '1', headerSafe(hostile(rng))])]);
-    if (rng.chance(0.03)) headers.push(['accept', rng.pick(['application/xml', '*/*;q=FUZZ', 'application/vnd.apache.arrow.file', headerSafe(hostile(rng))])]);
+    if (rng.chance(0.04))
+      headers.push(['x-request-timeout-ms', rng.pick(['0', '-1', 'abc', '99999999999', '1', headerSafe(hostile(rng))])]);
+    if (rng.chance(0.03))
+      headers.push(['accept', rng.pick(['application/xml', '*/*;q=FUZZ', 'application/vnd.apache.arrow.file', headerSafe(hostile(rng))])]);
     if (rng.chance(0.03)) headers.push(['content-encoding', rng.pick(['gzip', 'br', 'deflate', 'identity', 'FUZZ'])]);
 
     // Body.
     let body: Buffer | undefined;
     let note = 'no body';
     let contentType: string | undefined;
-    const ctx: BodyContext = { idParts, keys: [this.keys.admin, this.keys.read, this.keys.foreign, ADMIN_KEY, 'lgw_FUZZ'], locations: this.locations };
+    const ctx: BodyContext = {
+      idParts,
+      keys: [this.keys.admin, this.keys.read, this.keys.foreign, ADMIN_KEY, 'lgw_FUZZ'],
+      locations: this.locations,
+    };
     if (method !== 'HEAD') {
       if (rng.chance(0.015) && op.body === 'json' && method === op.method) {
         // Well above BODY_LIMIT_BYTES (1 MiB): the 413 must reach the client, not an EPIPE.
@@ -388,8 +468,22 @@ function rawCase(index: number, hostPort: string, keys: Keys): RawCase {
   const rng = new Prng(SEED, `raw/${index}`);
   const auth = `x-api-key: ${keys.admin}\r\nx-service-database: ${FUZZED}\r\n`;
   const h = `host: ${hostPort}\r\n`;
-  const route = rng.pick(['/v1/table', '/v1/namespace/%24/list', '/v1/table/ns1%24t1/stats', '/healthz', '/v1/table/ns1%24t1/count_rows', '/admin/v1/databases', '/metrics']);
-  const postRoute = rng.pick(['/v1/namespace/fz_raw/create', '/v1/table/ns1%24t1/count_rows', '/v1/table/ns1%24t1/query', '/v1/tables/fz_raw', '/v1/table/ns1%24t1/describe']);
+  const route = rng.pick([
+    '/v1/table',
+    '/v1/namespace/%24/list',
+    '/v1/table/ns1%24t1/stats',
+    '/healthz',
+    '/v1/table/ns1%24t1/count_rows',
+    '/admin/v1/databases',
+    '/metrics',
+  ]);
+  const postRoute = rng.pick([
+    '/v1/namespace/fz_raw/create',
+    '/v1/table/ns1%24t1/count_rows',
+    '/v1/table/ns1%24t1/query',
+    '/v1/tables/fz_raw',
+    '/v1/table/ns1%24t1/describe',
+  ]);
   const kind = rng.pick([
     'bad-request-line',
     'empty-lines',
@@ -437,7 +531,17 @@ function rawCase(index: number, hostPort: string, keys: Keys): RawCase {
       // Blank lines before a request line are allowed, so the server waits for one; the client then half-closes.
       return { ...one('\r\n\r\n\r\n'), halfClose: true };
     case 'bad-method':
-      return one(rng.pick([`FOO ${route} HTTP/1.1\r\n${h}\r\n`, `get ${route} HTTP/1.1\r\n${h}\r\n`, `G\u0000T ${route} HTTP/1.1\r\n${h}\r\n`, `CONNECT 127.0.0.1:5432 HTTP/1.1\r\n${h}\r\n`, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', `TRACE ${route} HTTP/1.1\r\n${h}\r\n`, `PROPFIND ${route} HTTP/1.1\r\n${h}\r\n`]));
+      return one(
+        rng.pick([
+          `FOO ${route} HTTP/1.1\r\n${h}\r\n`,
+          `get ${route} HTTP/1.1\r\n${h}\r\n`,
+          `G\u0000T ${route} HTTP/1.1\r\n${h}\r\n`,
+          `CONNECT 127.0.0.1:5432 HTTP/1.1\r\n${h}\r\n`,
+          'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n',
+          `TRACE ${route} HTTP/1.1\r\n${h}\r\n`,
+          `PROPFIND ${route} HTTP/1.1\r\n${h}\r\n`,
+        ]),
+      );
     case 'bad-chunking': {
       // Malformed framing the server can see is wrong at once, or framing that promises more than comes (then the
       // client half-closes: the server sees the end of the stream and must answer or close, not wait).
@@ -451,58 +555,143 @@ function rawCase(index: number, hostPort: string, keys: Keys): RawCase {
         ['100\r\n{}\r\n0\r\n\r\n', true],
         ['ffffffffffffffff\r\n{}\r\n', true],
       ] as const);
-      return { ...one(`POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n${bodyPart}`, true, ['POST']), halfClose: incomplete };
+      return {
+        ...one(
+          `POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n${bodyPart}`,
+          true,
+          ['POST'],
+        ),
+        halfClose: incomplete,
+      };
     }
     case 'cl-and-te':
-      return one(`POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: 4\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n`, true, ['POST']);
+      return one(
+        `POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: 4\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+        true,
+        ['POST'],
+      );
     case 'duplicate-cl':
-      return one(`POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: 2\r\ncontent-length: 3\r\nconnection: close\r\n\r\n{} `, true, ['POST']);
+      return one(
+        `POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: 2\r\ncontent-length: 3\r\nconnection: close\r\n\r\n{} `,
+        true,
+        ['POST'],
+      );
     case 'bad-cl': {
       const cl = rng.pick(['abc', '-1', '99999999999999999999', '1 2', '0x10', '+2']);
-      return one(`POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: ${cl}\r\nconnection: close\r\n\r\n{}`, true, ['POST']);
+      return one(
+        `POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: ${cl}\r\nconnection: close\r\n\r\n{}`,
+        true,
+        ['POST'],
+      );
     }
     case 'big-headers': {
       const method = rng.chance(0.4) ? 'HEAD' : 'GET';
-      const big = rng.chance(0.5) ? `x-fz-big: ${'A'.repeat(rng.pick([20_000, 70_000]))}\r\n` : Array.from({ length: rng.pick([300, 2500]) }, (_, i) => `x-fz-${i}: v\r\n`).join('');
+      const big = rng.chance(0.5)
+        ? `x-fz-big: ${'A'.repeat(rng.pick([20_000, 70_000]))}\r\n`
+        : Array.from({ length: rng.pick([300, 2500]) }, (_, i) => `x-fz-${i}: v\r\n`).join('');
       return one(`${method} ${route} HTTP/1.1\r\n${h}${auth}${big}connection: close\r\n\r\n`, true, [method]);
     }
     case 'bad-header-bytes': {
-      const bad = rng.pick(['x-fz: a\u0000b\r\n', 'x-fz: a\rb\r\n', 'x-fz\r\n', ' x-fz: folded\r\n', 'x fz: v\r\n', 'x-fz : v\r\n', 'x-fz: v\r\n continued\r\n', '\u00ff: v\r\n', 'x-api-key: \u0000\r\n', 'x-service-database: a\u0000b\r\n']);
+      const bad = rng.pick([
+        'x-fz: a\u0000b\r\n',
+        'x-fz: a\rb\r\n',
+        'x-fz\r\n',
+        ' x-fz: folded\r\n',
+        'x fz: v\r\n',
+        'x-fz : v\r\n',
+        'x-fz: v\r\n continued\r\n',
+        '\u00ff: v\r\n',
+        'x-api-key: \u0000\r\n',
+        'x-service-database: a\u0000b\r\n',
+      ]);
       return one(`GET ${route} HTTP/1.1\r\n${h}${auth}${bad}connection: close\r\n\r\n`);
     }
     case 'truncated-body':
       // Fewer bytes than Content-Length, then the end of the stream: an answer or a close is due.
-      return { name: kind, steps: [`POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: 1000\r\n\r\n{"mode":"Cre`], methods: ['POST'], answerDue: true, halfClose: true };
+      return {
+        name: kind,
+        steps: [`POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: 1000\r\n\r\n{"mode":"Cre`],
+        methods: ['POST'],
+        answerDue: true,
+        halfClose: true,
+      };
     case 'truncated-head':
       return { name: kind, steps: [`GET ${route} HTTP/1.1\r\n${h}x-api-ke`], methods: ['GET'], answerDue: true, halfClose: true };
     case 'slow-close':
-      return { name: kind, steps: ['G', { pauseMs: 50 }, 'ET /v1/', { pauseMs: 50 }, `table HTTP/1.1\r\n${h}`], methods: ['GET'], answerDue: false, closeAfterMs: 100 };
+      return {
+        name: kind,
+        steps: ['G', { pauseMs: 50 }, 'ET /v1/', { pauseMs: 50 }, `table HTTP/1.1\r\n${h}`],
+        methods: ['GET'],
+        answerDue: false,
+        closeAfterMs: 100,
+      };
     case 'pipelined':
       return {
         name: kind,
-        steps: [`GET /healthz HTTP/1.1\r\n${h}\r\nGET ${route} HTTP/1.1\r\n${h}${auth}\r\nGET /v1/table/%ff HTTP/1.1\r\n${h}${auth}connection: close\r\n\r\n`],
+        steps: [
+          `GET /healthz HTTP/1.1\r\n${h}\r\nGET ${route} HTTP/1.1\r\n${h}${auth}\r\nGET /v1/table/%ff HTTP/1.1\r\n${h}${auth}connection: close\r\n\r\n`,
+        ],
         methods: ['GET', 'GET', 'GET'],
         answerDue: true,
       };
     case 'no-host':
-      return one(rng.pick([`GET ${route} HTTP/1.1\r\n${auth}connection: close\r\n\r\n`, `GET ${route} HTTP/1.0\r\n${auth}\r\n`, `GET ${route} HTTP/1.1\r\nhost: a\r\nhost: b\r\n${auth}connection: close\r\n\r\n`]));
+      return one(
+        rng.pick([
+          `GET ${route} HTTP/1.1\r\n${auth}connection: close\r\n\r\n`,
+          `GET ${route} HTTP/1.0\r\n${auth}\r\n`,
+          `GET ${route} HTTP/1.1\r\nhost: a\r\nhost: b\r\n${auth}connection: close\r\n\r\n`,
+        ]),
+      );
     case 'expect':
-      return one(rng.pick([`POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: 2\r\nexpect: 100-continue\r\nconnection: close\r\n\r\n{}`, `POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: 2\r\nexpect: FUZZ\r\nconnection: close\r\n\r\n{}`]), true, ['POST']);
+      return one(
+        rng.pick([
+          `POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: 2\r\nexpect: 100-continue\r\nconnection: close\r\n\r\n{}`,
+          `POST ${postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: 2\r\nexpect: FUZZ\r\nconnection: close\r\n\r\n{}`,
+        ]),
+        true,
+        ['POST'],
+      );
     case 'upgrade':
-      return one(rng.pick([`GET ${route} HTTP/1.1\r\n${h}connection: Upgrade, HTTP2-Settings\r\nupgrade: h2c\r\nhttp2-settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`, `GET ${route} HTTP/1.1\r\n${h}connection: upgrade\r\nupgrade: websocket\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n`]));
+      return one(
+        rng.pick([
+          `GET ${route} HTTP/1.1\r\n${h}connection: Upgrade, HTTP2-Settings\r\nupgrade: h2c\r\nhttp2-settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`,
+          `GET ${route} HTTP/1.1\r\n${h}connection: upgrade\r\nupgrade: websocket\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n`,
+        ]),
+      );
     case 'long-url':
       return one(`GET /v1/table/${'A'.repeat(rng.pick([5000, 20_000, 70_000]))}/stats HTTP/1.1\r\n${h}${auth}connection: close\r\n\r\n`);
     case 'head': {
-      const target = rng.pick(['/v1/table/%ff/stats', `/v1/table/${'B'.repeat(5000)}/stats`, '/v1/nope', '/v1/table/ns1%24t1/drop', '/healthz', '/metrics', '/v1/table', '/openapi.json', '/docs']);
+      const target = rng.pick([
+        '/v1/table/%ff/stats',
+        `/v1/table/${'B'.repeat(5000)}/stats`,
+        '/v1/nope',
+        '/v1/table/ns1%24t1/drop',
+        '/healthz',
+        '/metrics',
+        '/v1/table',
+        '/openapi.json',
+        '/docs',
+      ]);
       return one(`HEAD ${target} HTTP/1.1\r\n${h}${rng.chance(0.5) ? auth : ''}connection: close\r\n\r\n`, true, ['HEAD']);
     }
     case 'oversized-body': {
       const size = rng.pick([3, 6]) * 1024 * 1024;
-      return { name: kind, steps: [`POST ${postRoute === '/v1/tables/fz_raw' ? '/v1/namespace/fz_raw/create' : postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: ${size + 12}\r\n\r\n`, Buffer.from(`{"fz_big":"${'A'.repeat(size)}"}`)], methods: ['POST'], answerDue: true };
+      return {
+        name: kind,
+        steps: [
+          `POST ${postRoute === '/v1/tables/fz_raw' ? '/v1/namespace/fz_raw/create' : postRoute} HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ncontent-length: ${size + 12}\r\n\r\n`,
+          Buffer.from(`{"fz_big":"${'A'.repeat(size)}"}`),
+        ],
+        methods: ['POST'],
+        answerDue: true,
+      };
     }
     default: {
       const chunk = 'A'.repeat(64 * 1024);
-      const pieces: RawStep[] = [`POST /v1/namespace/fz_raw/create HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`, `c\r\n{"fz_big":"A\r\n`];
+      const pieces: RawStep[] = [
+        `POST /v1/namespace/fz_raw/create HTTP/1.1\r\n${h}${auth}content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`,
+        `c\r\n{"fz_big":"A\r\n`,
+      ];
       for (let i = 0; i < 40; i++) pieces.push(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
       pieces.push('2\r\n"}\r\n0\r\n\r\n');
       return { name: kind, steps: pieces, methods: ['POST'], answerDue: true };
@@ -548,7 +737,13 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
       template: req.template,
       target: snippet(req.target, 160),
       credential: req.credential,
-      headers: snippet((req.headers ?? []).filter(([k]) => k !== 'x-api-key' && k !== 'authorization').map(([k, v]) => `${k}: ${v}`).join(' | '), 200),
+      headers: snippet(
+        (req.headers ?? [])
+          .filter(([k]) => k !== 'x-api-key' && k !== 'authorization')
+          .map(([k, v]) => `${k}: ${v}`)
+          .join(' | '),
+        200,
+      ),
       note: req.note,
       body: snippet(req.body, req.phase === 'raw' ? 400 : 160),
       status,
@@ -565,15 +760,22 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
       offenders[offenders.length - 1].instance = r.headers['x-request-id'];
     }
     const fault = problemBodyFault(r);
-    if (fault) record('problem-body', req, r.status, `${fault}: ${snippet(r.body, 300)}`, `${fault.replace(/ \(.*?\)/g, '')}: ${causeOf(r.body)}`);
-    if (req.method === 'HEAD' && (r.bytesAfterHead ?? 0) > 0) record('head-body', req, r.status, `${r.bytesAfterHead} body bytes after the head of a HEAD answer`);
+    if (fault)
+      record('problem-body', req, r.status, `${fault}: ${snippet(r.body, 300)}`, `${fault.replace(/ \(.*?\)/g, '')}: ${causeOf(r.body)}`);
+    if (req.method === 'HEAD' && (r.bytesAfterHead ?? 0) > 0)
+      record('head-body', req, r.status, `${r.bytesAfterHead} body bytes after the head of a HEAD answer`);
   }
 
   /** After a request went unanswered: did the process die, or stop answering? Then it is started again. */
   async function checkAlive(req: ReqInfo): Promise<boolean> {
     let alive = gw.alive;
     if (alive) {
-      const probe = await rawExchange('127.0.0.1', gw.portNumber, [`GET /healthz HTTP/1.1\r\nhost: ${hostPort()}\r\nconnection: close\r\n\r\n`], { timeoutMs: HANG_MS });
+      const probe = await rawExchange(
+        '127.0.0.1',
+        gw.portNumber,
+        [`GET /healthz HTTP/1.1\r\nhost: ${hostPort()}\r\nconnection: close\r\n\r\n`],
+        { timeoutMs: HANG_MS },
+      );
       alive = probe.responses[0]?.status === 200;
     }
     if (alive) return true;
@@ -587,15 +789,24 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
       unresponsive ? 'unresponsive' : 'crash',
       req,
       undefined,
-      (unresponsive ? '/healthz did not answer either: the process was killed and started again' : `process exited (code ${death?.code}, signal ${death?.signal}); last output:\n${death?.tail ?? ''}`) +
-        (req.body !== undefined && req.body.length <= 65536 ? `\n     the request body, base64 (a fixture for a targeted test): ${Buffer.from(req.body).toString('base64')}` : ''),
-      unresponsive ? 'unresponsive' : `exit code ${death?.code} signal ${death?.signal}: ${/heap out of memory|FATAL ERROR[^\n]*|panicked[^\n]*/.exec(death?.tail ?? '')?.[0] ?? ''}`,
+      (unresponsive
+        ? '/healthz did not answer either: the process was killed and started again'
+        : `process exited (code ${death?.code}, signal ${death?.signal}); last output:\n${death?.tail ?? ''}`) +
+        (req.body !== undefined && req.body.length <= 65536
+          ? `\n     the request body, base64 (a fixture for a targeted test): ${Buffer.from(req.body).toString('base64')}`
+          : ''),
+      unresponsive
+        ? 'unresponsive'
+        : `exit code ${death?.code} signal ${death?.signal}: ${/heap out of memory|FATAL ERROR[^\n]*|panicked[^\n]*/.exec(death?.tail ?? '')?.[0] ?? ''}`,
     );
     return false;
   }
 
   async function exchange(req: FuzzRequest, chunked: boolean): Promise<void> {
-    const res = await rawExchange('127.0.0.1', gw.portNumber, wire(req, hostPort(), chunked), { timeoutMs: HANG_MS, methods: [req.method] });
+    const res = await rawExchange('127.0.0.1', gw.portNumber, wire(req, hostPort(), chunked), {
+      timeoutMs: HANG_MS,
+      methods: [req.method],
+    });
     const r = res.responses[0];
     if (r) judge(req, r);
     if (res.errorWhileWriting || (res.error && !r)) {
@@ -604,11 +815,24 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
       const when = res.errorWhileWriting
         ? `while the request was being sent: the server closed without reading it${r ? ` (a ${r.status} had arrived, which most clients never read)` : ''}`
         : 'before any answer';
-      record('dropped', req, r?.status, `socket ${res.error} ${when}`, `socket ${res.error} ${res.errorWhileWriting ? 'while sending' : 'before any answer'}`);
+      record(
+        'dropped',
+        req,
+        r?.status,
+        `socket ${res.error} ${when}`,
+        `socket ${res.error} ${res.errorWhileWriting ? 'while sending' : 'before any answer'}`,
+      );
     } else if (!r) {
       if (!(await checkAlive(req))) return;
       if (res.outcome === 'timeout') record('hang', req, undefined, `no answer within ${HANG_MS} ms`, 'no answer');
-      else record('dropped', req, undefined, `connection closed without an answer (${res.received.length} bytes: ${snippet(res.received, 120)})`, 'closed without an answer');
+      else
+        record(
+          'dropped',
+          req,
+          undefined,
+          `connection closed without an answer (${res.received.length} bytes: ${snippet(res.received, 120)})`,
+          'closed without an answer',
+        );
     }
   }
 
@@ -628,12 +852,21 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
     const a = api({ 'x-api-key': keys.admin, 'x-service-database': FUZZED });
     const check = async (what: string, p: Promise<{ status: number; text: string }>) => {
       const r = await p;
-      if (r.status >= 500) record('5xx', { phase: 'setup', index: -1, method: 'POST', template: what, target: what, credential: 'admin', note: 'fixture' }, r.status, snippet(r.text));
+      if (r.status >= 500)
+        record(
+          '5xx',
+          { phase: 'setup', index: -1, method: 'POST', template: what, target: what, credential: 'admin', note: 'fixture' },
+          r.status,
+          snippet(r.text),
+        );
       return r;
     };
     await check('/v1/namespace/ns1/create', a.post('/v1/namespace/ns1/create', { mode: 'ExistOk' }));
     await check('/v1/namespace/ns1$sub/create', a.post('/v1/namespace/ns1%24sub/create', { mode: 'ExistOk' }));
-    for (const [id, rows] of [['ns1$t1', 50], ['t0', 10]] as const) {
+    for (const [id, rows] of [
+      ['ns1$t1', 50],
+      ['t0', 10],
+    ] as const) {
       const exists = await check(`/v1/table/${id}/exists`, a.post(`/v1/table/${encodeURIComponent(id)}/exists`, {}));
       if (exists.status === 200) continue;
       const res = await fetch(`${gw.url}/v1/table/${encodeURIComponent(id)}/create?mode=overwrite`, {
@@ -718,7 +951,8 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
     // The honest workload: a namespace and a table written through the official client.
     const db = await lancedb.connectNamespace('rest', { uri: gw.url, headers: { 'x-api-key': honestKey, 'x-service-database': HONEST } });
     await db.createNamespace(['hr']);
-    const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: from + i, label: `person-${from + i}`, vector: [from + i, 1, 2, 3] }));
+    const rows = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ id: from + i, label: `person-${from + i}`, vector: [from + i, 1, 2, 3] }));
     const people = await db.createTable('people', rows(0, 30), ['hr']);
     await people.add(rows(30, 12));
     db.close();
@@ -728,7 +962,11 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
     // The neighbour has a table of the same name as the fuzzer's, so a leak across databases would find it.
     const n = api({ 'x-api-key': keys.foreign, 'x-service-database': NEIGHBOUR });
     assert.equal((await n.post('/v1/namespace/ns1/create', {})).status, 200);
-    const created = await fetch(`${gw.url}/v1/table/ns1%24t1/create`, { method: 'POST', headers: { 'x-api-key': keys.foreign, 'x-service-database': NEIGHBOUR, 'content-type': 'application/vnd.apache.arrow.stream' }, body: fixtureStream(0, 5) });
+    const created = await fetch(`${gw.url}/v1/table/ns1%24t1/create`, {
+      method: 'POST',
+      headers: { 'x-api-key': keys.foreign, 'x-service-database': NEIGHBOUR, 'content-type': 'application/vnd.apache.arrow.stream' },
+      body: fixtureStream(0, 5),
+    });
     assert.equal(created.status, 200, await created.text());
 
     await replenish();
@@ -779,18 +1017,43 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
     const cases = Array.from({ length: crashesSeen >= 3 ? 0 : RAW_COUNT }, (_, i) => i);
     const runRaw = async (i: number) => {
       const c = rawCase(i, hostPort(), keys);
-      const bytes = Buffer.concat(c.steps.flatMap((s) => (typeof s === 'string' ? [Buffer.from(s, 'latin1')] : Buffer.isBuffer(s) ? [s] : [])));
+      const bytes = Buffer.concat(
+        c.steps.flatMap((s) => (typeof s === 'string' ? [Buffer.from(s, 'latin1')] : Buffer.isBuffer(s) ? [s] : [])),
+      );
       const firstLine = bytes.subarray(0, Math.max(0, bytes.indexOf('\r\n'))).toString('latin1');
-      const req: ReqInfo = { phase: 'raw', index: i, method: c.methods[c.methods.length - 1], template: `raw:${c.name}`, target: firstLine, credential: 'admin', note: c.name, body: bytes };
-      const res: RawExchange = await rawExchange('127.0.0.1', gw.portNumber, c.steps, { timeoutMs: HANG_MS, methods: c.methods, halfClose: c.halfClose, closeAfterMs: c.closeAfterMs });
+      const req: ReqInfo = {
+        phase: 'raw',
+        index: i,
+        method: c.methods[c.methods.length - 1],
+        template: `raw:${c.name}`,
+        target: firstLine,
+        credential: 'admin',
+        note: c.name,
+        body: bytes,
+      };
+      const res: RawExchange = await rawExchange('127.0.0.1', gw.portNumber, c.steps, {
+        timeoutMs: HANG_MS,
+        methods: c.methods,
+        halfClose: c.halfClose,
+        closeAfterMs: c.closeAfterMs,
+      });
       rawSent++;
       res.responses.forEach((r, k) => judge({ ...req, method: c.methods[k] ?? req.method }, r));
-      if (c.answerDue && res.outcome === 'timeout' && res.responses.length < c.methods.length) record('hang', req, undefined, `no answer and no close within ${HANG_MS} ms (${res.responses.length}/${c.methods.length} answers)`);
-      if (c.answerDue && res.errorWhileWriting) record('dropped', req, res.responses[0]?.status, `socket ${res.error} while the request was being sent: the server closed without reading it`, `socket ${res.error} while sending`);
+      if (c.answerDue && res.outcome === 'timeout' && res.responses.length < c.methods.length)
+        record('hang', req, undefined, `no answer and no close within ${HANG_MS} ms (${res.responses.length}/${c.methods.length} answers)`);
+      if (c.answerDue && res.errorWhileWriting)
+        record(
+          'dropped',
+          req,
+          res.responses[0]?.status,
+          `socket ${res.error} while the request was being sent: the server closed without reading it`,
+          `socket ${res.error} while sending`,
+        );
     };
     for (let at = 0; at < cases.length; at += 4) {
       await Promise.all(cases.slice(at, at + 4).map(runRaw));
-      if (!gw.alive) await checkAlive({ phase: 'raw', index: at, method: '-', template: 'raw', target: '', credential: '-', note: 'raw batch' });
+      if (!gw.alive)
+        await checkAlive({ phase: 'raw', index: at, method: '-', template: 'raw', target: '', credential: '-', note: 'raw batch' });
     }
 
     const rawSeconds = (Date.now() - started) / 1000 - httpSeconds;
@@ -804,7 +1067,8 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
         o.answer = `${o.answer}\n     logged: ${logged.slice(0, 400)}`;
       }
     }
-    const line = `fuzz [${kind}] seed=${JSON.stringify(SEED)}: ${sent} HTTP requests over ${templates} operations (${httpSeconds.toFixed(0)} s) + ${rawSent} raw-socket cases (${rawSeconds.toFixed(0)} s); ` +
+    const line =
+      `fuzz [${kind}] seed=${JSON.stringify(SEED)}: ${sent} HTTP requests over ${templates} operations (${httpSeconds.toFixed(0)} s) + ${rawSent} raw-socket cases (${rawSeconds.toFixed(0)} s); ` +
       `statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}; ${offenders.length} offenders${stoppedEarly ? `; ${stoppedEarly}` : ''}`;
     console.log(line);
     if (offenders.length) console.log(groups(offenders).slice(0, 60).join('\n'));
@@ -819,9 +1083,12 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
   /** Offenders of these kinds, for an assertion message: grouped counts, then the first SHOW in full, with the seed. */
   function report(kinds: string[]): { list: Offender[]; message: string } {
     const list = offenders.filter((o) => kinds.includes(o.kind));
-    const shown = list.slice(0, SHOW).map(
-      (o) => `  [${o.phase} #${o.index}] ${o.method} ${o.target} (${o.template}; credential ${o.credential}; ${o.note})\n     headers ${o.headers} body ${o.body}\n     → ${o.status ?? '-'} ${o.answer}`,
-    );
+    const shown = list
+      .slice(0, SHOW)
+      .map(
+        (o) =>
+          `  [${o.phase} #${o.index}] ${o.method} ${o.target} (${o.template}; credential ${o.credential}; ${o.note})\n     headers ${o.headers} body ${o.body}\n     → ${o.status ?? '-'} ${o.answer}`,
+      );
     const message =
       `${list.length} offenders (${kinds.join(', ')}), FUZZ_SEED=${JSON.stringify(SEED)} FUZZ_COUNT=${TOTAL} TEST_CATALOGS=${CATALOG_KINDS.join(',')} (${kind}):\n` +
       groups(list).join('\n') +
@@ -886,7 +1153,10 @@ function groups(list: Offender[]): string[] {
     .sort((a, b) => b[1].n - a[1].n)
     .map(([k, g]) => {
       const routes = [...g.routes].sort((a, b) => b[1] - a[1]);
-      const shown = routes.slice(0, 6).map(([r, n]) => (n > 1 ? `${r} ×${n}` : r)).join('; ');
+      const shown = routes
+        .slice(0, 6)
+        .map(([r, n]) => (n > 1 ? `${r} ×${n}` : r))
+        .join('; ');
       return `  ${String(g.n).padStart(4)} × ${k}\n         on ${shown}${routes.length > 6 ? `; and ${routes.length - 6} more routes` : ''}`;
     });
 }

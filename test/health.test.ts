@@ -32,7 +32,10 @@ forEachCatalog('health and readiness', (kind) => {
       const api = new Api(gw.url);
       for (let i = 0; i < 20; i++) assert.equal((await api.get('/readyz')).status, 200);
       const together = await Promise.all(Array.from({ length: 10 }, () => api.get('/readyz')));
-      assert.deepEqual(together.map((r) => r.status), Array(10).fill(200));
+      assert.deepEqual(
+        together.map((r) => r.status),
+        Array(10).fill(200),
+      );
       assert.ok(probes <= 1, `${probes} store probes for 30 readiness checks`);
     } finally {
       storage.probe = original;
@@ -50,10 +53,14 @@ forEachCatalog('health and readiness', (kind) => {
       return { default: 's3://lgw: AccessDenied (HTTP 403)' };
     };
     try {
-      const failed = await eventually(async () => {
-        const r = await api.get('/readyz');
-        return r.status === 503 && r;
-      }, 160, 50);
+      const failed = await eventually(
+        async () => {
+          const r = await api.get('/readyz');
+          return r.status === 503 && r;
+        },
+        160,
+        50,
+      );
       assert.match(failed.body.detail ?? failed.text, /table storage unavailable: profile 'default': s3:\/\/lgw: AccessDenied/);
       // A failing store is asked again at every check, not taken as failing for a while.
       const before = probes;
@@ -106,10 +113,7 @@ describe('catalog database outage [postgres]', () => {
       assert.equal(ready.status, 503);
       assert.equal(ready.body.code, 17);
       assert.equal(ready.body.title, 'Slow down');
-      for (const res of [
-        await t.api.get('/v1/namespace/%24/list'),
-        await t.api.post('/v1/namespace/during/create', {}),
-      ]) {
+      for (const res of [await t.api.get('/v1/namespace/%24/list'), await t.api.post('/v1/namespace/during/create', {})]) {
         assert.equal(res.status, 503, res.text);
         assert.equal(res.body.type, '/errors/service-unavailable');
         assert.equal(res.body.code, 17);

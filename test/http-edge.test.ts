@@ -4,7 +4,19 @@ import * as net from 'node:net';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/platform/config/config';
-import { ADMIN_KEY, Api, forEachCatalog, idPath, newTenant, operator, rawRequest, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import {
+  ADMIN_KEY,
+  Api,
+  forEachCatalog,
+  idPath,
+  newTenant,
+  operator,
+  rawRequest,
+  Reply,
+  startGateway,
+  Tenant,
+  TestGateway,
+} from './helpers/gateway';
 import { ErrorReply, expectProblem } from './helpers/assertions';
 import { TestIssuer } from './helpers/jwks';
 
@@ -48,7 +60,15 @@ function parseRaw(bytes: Buffer, closed: boolean): RawAnswer {
   } catch {
     body = bodyText;
   }
-  return { status: Number(head.split(' ')[1]), headers, body, text: bodyText, rawHeaders: head, bodyBytes: Buffer.byteLength(bodyText), closed };
+  return {
+    status: Number(head.split(' ')[1]),
+    headers,
+    body,
+    text: bodyText,
+    rawHeaders: head,
+    bodyBytes: Buffer.byteLength(bodyText),
+    closed,
+  };
 }
 
 /** Writes `data` on a fresh TCP connection and reads until the server closes it. */
@@ -66,7 +86,12 @@ async function rawExchange(base: string, data: string | Buffer): Promise<RawAnsw
 
 /** `name: value\r\n` lines as a header object. */
 const headersOf = (lines: string): Record<string, string> =>
-  Object.fromEntries(lines.split('\r\n').filter(Boolean).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]));
+  Object.fromEntries(
+    lines
+      .split('\r\n')
+      .filter(Boolean)
+      .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]),
+  );
 
 const bigHeader = (n: number) => `X-Padding: ${'a'.repeat(n)}\r\n`;
 
@@ -129,7 +154,12 @@ forEachCatalog('http edge: the problem body everywhere, metrics access, no enume
     });
 
     it('an unsupported media type is 415, a body that is not JSON 400, a body over the limit 413', async () => {
-      assertProblem(await t.api.post(`/v1/namespace/${idPath('x')}/create`, '<a/>', { 'content-type': 'application/xml' }), 415, 13, /Content-Type/);
+      assertProblem(
+        await t.api.post(`/v1/namespace/${idPath('x')}/create`, '<a/>', { 'content-type': 'application/xml' }),
+        415,
+        13,
+        /Content-Type/,
+      );
       assertProblem(await t.api.post(`/v1/namespace/${idPath('x')}/create`, '{"properties":'), 400, 13, /not valid JSON/);
       const big = JSON.stringify({ properties: { p: 'x'.repeat(2 * 1024 * 1024) } });
       assertProblem(await t.api.post(`/v1/namespace/${idPath('x')}/create`, big), 413, 13, /larger than/);
@@ -155,7 +185,11 @@ forEachCatalog('http edge: the problem body everywhere, metrics access, no enume
       const auth = `x-service-database: ${t.name}\r\nx-api-key: ${t.readKey}\r\n`;
       // Raw bytes 0xED 0xA0 0xBD (a lone surrogate's UTF-8) in the target: Node's parser refuses the request line;
       // read as latin1, 0xA0 is white space, which once hid that the request was a HEAD (found by the fuzz test).
-      const target = Buffer.concat([Buffer.from('/v1/table?page_token=JHs3Kjd9&limit=x'), Buffer.from([0xed, 0xa0, 0xbd]), Buffer.from('y&include_declared=0')]);
+      const target = Buffer.concat([
+        Buffer.from('/v1/table?page_token=JHs3Kjd9&limit=x'),
+        Buffer.from([0xed, 0xa0, 0xbd]),
+        Buffer.from('y&include_declared=0'),
+      ]);
       const refused = await rawExchange(
         gw.url,
         Buffer.concat([Buffer.from('HEAD '), target, Buffer.from(` HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`)]),
@@ -163,10 +197,16 @@ forEachCatalog('http edge: the problem body everywhere, metrics access, no enume
       assert.equal(refused.status, 400, refused.rawHeaders);
       assert.equal(refused.bodyBytes, 0, 'HEAD refused by the parser carries no body');
       assert.ok(Number(refused.headers.get('content-length')) > 0, 'Content-Length of the body a GET would get');
-      const get = await rawExchange(gw.url, Buffer.concat([Buffer.from('GET '), target, Buffer.from(` HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`)]));
+      const get = await rawExchange(
+        gw.url,
+        Buffer.concat([Buffer.from('GET '), target, Buffer.from(` HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`)]),
+      );
       assertProblem(get, 400, 13);
       // The same query percent-encoded reaches the route; the pipe's 400 goes out without a body too.
-      const piped = await rawExchange(gw.url, `HEAD /v1/table?page_token=JHs3Kjd9&limit=x%ED%A0%BDy&include_declared=0 HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`);
+      const piped = await rawExchange(
+        gw.url,
+        `HEAD /v1/table?page_token=JHs3Kjd9&limit=x%ED%A0%BDy&include_declared=0 HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`,
+      );
       assert.equal(piped.status, 400, piped.rawHeaders);
       assert.equal(piped.bodyBytes, 0, 'HEAD refused by a pipe carries no body');
     });
@@ -208,9 +248,17 @@ forEachCatalog('http edge: the problem body everywhere, metrics access, no enume
 
     it('bad chunking, Content-Length with Transfer-Encoding and garbage are 400 with the problem body', async () => {
       const post = (headers: string, body: string) =>
-        rawExchange(gw.url, `POST /v1/namespace/${idPath('x')}/create HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}\r\n${body}`);
+        rawExchange(
+          gw.url,
+          `POST /v1/namespace/${idPath('x')}/create HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}\r\n${body}`,
+        );
       assertProblem(await post('Transfer-Encoding: chunked\r\n', 'zz\r\n{}\r\n0\r\n\r\n'), 400, 13, /chunked/);
-      assertProblem(await post('Content-Length: 2\r\nTransfer-Encoding: chunked\r\n', '2\r\n{}\r\n0\r\n\r\n'), 400, 13, /Content-Length and Transfer-Encoding/);
+      assertProblem(
+        await post('Content-Length: 2\r\nTransfer-Encoding: chunked\r\n', '2\r\n{}\r\n0\r\n\r\n'),
+        400,
+        13,
+        /Content-Length and Transfer-Encoding/,
+      );
       assertProblem(await post('Transfer-Encoding: gzip, chunked, identity\r\n', '{}'), 400, 13);
       assertProblem(await rawExchange(gw.url, 'NOT AN HTTP REQUEST\r\n\r\n'), 400, 13);
       assertProblem(await rawExchange(gw.url, 'GET /healthz HTTP/1.1\r\nBad Header\r\n\r\n'), 400, 13);
@@ -361,7 +409,9 @@ forEachCatalog('http edge: the problem body everywhere, metrics access, no enume
         const chunks: Buffer[] = [];
         socket.on('data', (c: Buffer) => chunks.push(c));
         const closed = closeOf(socket);
-        socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${auth}Content-Type: application/json\r\nContent-Length: ${total}\r\n\r\n`);
+        socket.write(
+          `POST ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${auth}Content-Type: application/json\r\nContent-Length: ${total}\r\n\r\n`,
+        );
         const piece = Buffer.alloc(256 * 1024, 'a');
         for (let sent = 0; sent < total && !socket.destroyed; sent += piece.length) {
           if (!socket.write(piece)) await Promise.race([new Promise((r) => socket.once('drain', r)), closed]);
@@ -414,7 +464,9 @@ forEachCatalog('http edge: the problem body everywhere, metrics access, no enume
       const chunks: Buffer[] = [];
       socket.on('data', (c: Buffer) => chunks.push(c));
       const closed = closeOf(socket);
-      socket.write(`POST /v1/table/%/update HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-service-database: ${t.name}\r\nContent-Type: application/json\r\nContent-Length: ${total}\r\n\r\n`);
+      socket.write(
+        `POST /v1/table/%/update HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-service-database: ${t.name}\r\nContent-Type: application/json\r\nContent-Length: ${total}\r\n\r\n`,
+      );
       const piece = Buffer.alloc(256 * 1024, 'a');
       for (let sent = 0; sent < total && !socket.destroyed; sent += piece.length) {
         if (!socket.write(piece)) await Promise.race([new Promise((r) => socket.once('drain', r)), closed]);
@@ -504,7 +556,8 @@ forEachCatalog('http edge: the problem body everywhere, metrics access, no enume
       });
       assert.throws(
         () => loadConfig({ METRICS_API_KEY: 'short', METRICS_DATABASE_LABELS: 'yes' }),
-        (err: unknown) => err instanceof ConfigError && /METRICS_API_KEY:/.test(err.message) && /METRICS_DATABASE_LABELS:/.test(err.message),
+        (err: unknown) =>
+          err instanceof ConfigError && /METRICS_API_KEY:/.test(err.message) && /METRICS_DATABASE_LABELS:/.test(err.message),
       );
     });
   });
@@ -524,11 +577,17 @@ forEachCatalog('http edge: the problem body everywhere, metrics access, no enume
       const adminKey = (await operator(locked).post(`/admin/v1/databases/${mine.name}/api-keys`, { role: 'admin' })).body.api_key;
       const probes: Record<string, () => Promise<Reply>> = {
         header: () => new Api(locked.url, { 'x-api-key': mine.writeKey, 'x-service-database': name }).get('/v1/namespace/%24/list'),
-        alias: () => new Api(locked.url, { 'x-api-key': mine.readKey, 'x-lancedb-database': name }).post(`/v1/table/${idPath('t')}/describe`, {}),
+        alias: () =>
+          new Api(locked.url, { 'x-api-key': mine.readKey, 'x-lancedb-database': name }).post(`/v1/table/${idPath('t')}/describe`, {}),
         prefix: () =>
-          new Api(locked.url, { 'x-api-key': mine.writeKey, 'x-service-database': name, 'x-service-database-prefix': 'team1' }).get('/v1/table'),
+          new Api(locked.url, { 'x-api-key': mine.writeKey, 'x-service-database': name, 'x-service-database-prefix': 'team1' }).get(
+            '/v1/table',
+          ),
         host: () => rawRequest(locked.url, 'GET', '/v1/namespace/%24/list', { host: `${name}${SUFFIX}`, 'x-api-key': mine.writeKey }),
-        body: () => new Api(locked.url, { 'x-service-database': name }).post(`/v1/namespace/${idPath('n')}/exists`, { identity: { api_key: mine.writeKey } }),
+        body: () =>
+          new Api(locked.url, { 'x-service-database': name }).post(`/v1/namespace/${idPath('n')}/exists`, {
+            identity: { api_key: mine.writeKey },
+          }),
         token: () => new Api(locked.url, { authorization: `Bearer ${token}`, 'x-service-database': name }).get('/v1/namespace/%24/list'),
         'database admin': () => new Api(locked.url, { 'x-api-key': adminKey }).get(`/admin/v1/databases/${name}/api-keys`),
       };

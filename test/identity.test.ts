@@ -70,7 +70,9 @@ forEachCatalog('bearer tokens', (kind) => {
       expectProblem(r, 401, 16, { msg: msg });
       assert.ok(!r.text.includes(token), `${name}: the token is not echoed`);
     }
-    expectProblem(await new Api(gw.url, { authorization: 'Basic dXNlcjpwYXNz', 'x-service-database': t.name }).get('/v1/table'), 401, 16, { msg: /unsupported Authorization scheme/ });
+    expectProblem(await new Api(gw.url, { authorization: 'Basic dXNlcjpwYXNz', 'x-service-database': t.name }).get('/v1/table'), 401, 16, {
+      msg: /unsupported Authorization scheme/,
+    });
     expectProblem(await new Api(gw.url, { authorization: 'Bearer', 'x-service-database': t.name }).get('/v1/table'), 401, 16);
   });
 

@@ -57,7 +57,10 @@ async function ys(t: lancedb.Table): Promise<Array<number | null>> {
 
 const filled = ROWS.map((r) => r.x * 2);
 
-async function audit(gw: { url: string }, tenant: Tenant): Promise<Array<{ action: string; target: string; details: Record<string, unknown> }>> {
+async function audit(
+  gw: { url: string },
+  tenant: Tenant,
+): Promise<Array<{ action: string; target: string; details: Record<string, unknown> }>> {
   const r = await operator(gw).get(`/admin/v1/databases/${tenant.name}/audit?limit=1000`);
   assert.equal(r.status, 200, r.text);
   return r.body.events;
@@ -97,7 +100,11 @@ forEachCatalog('jobs', (kind) => {
     const tenant = await newTenant(gw);
     const db = await remote(gw, tenant);
     const t = await tableWithComputed(db, 'docs');
-    assert.deepEqual(await ys(t), ROWS.map(() => null), 'a computed column is declared empty');
+    assert.deepEqual(
+      await ys(t),
+      ROWS.map(() => null),
+      'a computed column is declared empty',
+    );
 
     const job = await t.refreshColumnAsync('y');
     assert.ok(job.id, 'a server job has an id');
@@ -157,13 +164,18 @@ forEachCatalog('jobs', (kind) => {
 
     const list = await tenant.reader.post('/v1/jobs/list', {});
     assert.equal(list.status, 200, list.text);
-    assert.deepEqual(list.body.jobs.map((j: { job_id: string }) => j.job_id), [r.body.job_id]);
+    assert.deepEqual(
+      list.body.jobs.map((j: { job_id: string }) => j.job_id),
+      [r.body.job_id],
+    );
     assert.deepEqual(Object.keys(list.body.jobs[0]).sort(), ['created_at_millis', 'job_id', 'job_type', 'state', 'table', 'table_id']);
     assert.equal(list.body.jobs[0].state, 'DONE');
 
     // Before any job is made: an unknown column, a column that is not computed, `where`, an unknown table.
     expectProblem(await api.post(`/v1/table/${idPath('wire')}/backfill_column`, { column: 'nope' }), 404, 12);
-    expectProblem(await api.post(`/v1/table/${idPath('wire')}/backfill_column`, { column: 'x' }), 400, 13, { msg: /not a computed column/ });
+    expectProblem(await api.post(`/v1/table/${idPath('wire')}/backfill_column`, { column: 'x' }), 400, 13, {
+      msg: /not a computed column/,
+    });
     expectProblem(await api.post(`/v1/table/${idPath('wire')}/backfill_column`, { column: 'y', where: 'id > 3' }), 406, 0);
     expectProblem(await api.post(`/v1/table/${idPath('ghost')}/backfill_column`, { column: 'y' }), 404, 4);
     expectProblem(await api.post(`/v1/table/${idPath('wire')}/backfill_column`, {}), 400, 13);
@@ -173,14 +185,26 @@ forEachCatalog('jobs', (kind) => {
     // Paging, newest first.
     const second = await api.post(`/v1/table/${idPath('wire')}/backfill_column`, { column: 'y' });
     const p1 = await api.post('/v1/jobs/list', { limit: 1 });
-    assert.deepEqual(p1.body.jobs.map((j: { job_id: string }) => j.job_id), [second.body.job_id]);
+    assert.deepEqual(
+      p1.body.jobs.map((j: { job_id: string }) => j.job_id),
+      [second.body.job_id],
+    );
     const p2 = await api.post('/v1/jobs/list', { limit: 1, page_token: p1.body.page_token });
-    assert.deepEqual(p2.body.jobs.map((j: { job_id: string }) => j.job_id), [r.body.job_id]);
+    assert.deepEqual(
+      p2.body.jobs.map((j: { job_id: string }) => j.job_id),
+      [r.body.job_id],
+    );
     assert.equal(p2.body.page_token, undefined);
 
     // A job the engine cannot do ends FAILED, with why: the refresh cannot read a table with deleted rows through a
     // non-nullable input column (an engine limitation).
-    const strict = await db.createTable('strict', lancedb.makeArrowTable(ROWS.map((r) => ({ id: BigInt(r.id), x: r.x })), { schema: STRICT }));
+    const strict = await db.createTable(
+      'strict',
+      lancedb.makeArrowTable(
+        ROWS.map((r) => ({ id: BigInt(r.id), x: r.x })),
+        { schema: STRICT },
+      ),
+    );
     await strict.delete('id = 3');
     await strict.addColumns({ computed: [{ name: 'y', valueSql: 'id * 2' }] });
     const bad = await strict.refreshColumnAsync('y');
@@ -209,7 +233,8 @@ forEachCatalog('jobs', (kind) => {
     const r = await tenant.api.post(`${p}/backfill_column`, { column: 'y', branch: 'dev' });
     assert.equal(r.status, 202, r.text);
     await (await db.openJob(r.body.job_id)).wait();
-    const nulls = async (branch?: string) => (await tenant.api.post(`${p}/count_rows`, { predicate: 'y IS NULL', ...(branch ? { branch } : {}) })).body;
+    const nulls = async (branch?: string) =>
+      (await tenant.api.post(`${p}/count_rows`, { predicate: 'y IS NULL', ...(branch ? { branch } : {}) })).body;
     assert.equal(await nulls('dev'), 0);
     assert.equal(await nulls(), ROWS.length, 'main is untouched');
     assert.equal((await tenant.api.post('/v1/jobs/describe', { job_id: r.body.job_id })).body.spec.branch, 'dev');
@@ -241,8 +266,14 @@ forEachCatalog('jobs', (kind) => {
     const tp = await tableWithComputed(dbP, 'mine');
     const jp = await tp.refreshColumnAsync('y');
     await jp.wait();
-    assert.deepEqual((await dbP.listJobs()).map((j) => j.jobId), [jp.id]);
-    assert.deepEqual((await dbA.listJobs()).map((j) => j.jobId), [id]);
+    assert.deepEqual(
+      (await dbP.listJobs()).map((j) => j.jobId),
+      [jp.id],
+    );
+    assert.deepEqual(
+      (await dbA.listJobs()).map((j) => j.jobId),
+      [id],
+    );
     expectProblem(await a.api.post('/v1/jobs/describe', { job_id: jp.id }), 404, 0);
 
     assert.equal((await a.reader.post('/v1/jobs/describe', { job_id: id })).status, 200);
@@ -343,7 +374,12 @@ describe('jobs on two replicas sharing Postgres', { skip: !CATALOG_KINDS.include
   const sql = async <T = any>(text: string, params: unknown[] = []): Promise<T[]> => (await catalog.query(text, params)).rows as T[];
 
   async function replica(env: Record<string, string>): Promise<TestGateway> {
-    const g = await startGateway('postgres' as CatalogKind, { DATABASE_URL: pg.url, STORAGE_ROOT: storageRoot, MAINTENANCE_ENABLED: 'false', ...env });
+    const g = await startGateway('postgres' as CatalogKind, {
+      DATABASE_URL: pg.url,
+      STORAGE_ROOT: storageRoot,
+      MAINTENANCE_ENABLED: 'false',
+      ...env,
+    });
     gateways.push(g);
     return g;
   }
@@ -389,7 +425,10 @@ describe('jobs on two replicas sharing Postgres', { skip: !CATALOG_KINDS.include
     );
     // And one whose runners kept dying: lease expired after the last allowed attempt.
     const j4 = await t.refreshColumnAsync('y');
-    await sql(`UPDATE jobs SET state = 'RUNNING', owner = 'dead-replica/2', attempts = 3, lease_expires_at = now() - interval '1 second' WHERE id = $1`, [j4.id]);
+    await sql(
+      `UPDATE jobs SET state = 'RUNNING', owner = 'dead-replica/2', attempts = 3, lease_expires_at = now() - interval '1 second' WHERE id = $1`,
+      [j4.id],
+    );
     await sql(`UPDATE jobs SET lease_expires_at = now() + interval '8 seconds' WHERE id = $1`, [j3.id]);
 
     // j1 ended long ago: older than JOBS_RETENTION_DAYS.
@@ -453,7 +492,11 @@ describe('jobs on two replicas sharing Postgres', { skip: !CATALOG_KINDS.include
     }
     await assert.rejects(() => job.wait(), /cancel/i);
     assert.equal((await onA.openJob(job.id!)).state, 'cancelled');
-    assert.deepEqual(await ys(await onA.openTable('stopme')), ROWS.map(() => null), 'nothing was committed');
+    assert.deepEqual(
+      await ys(await onA.openTable('stopme')),
+      ROWS.map(() => null),
+      'nothing was committed',
+    );
     const events = await audit(a, tenant);
     assert.ok(!events.some((e) => e.action === 'job.backfill_column'), 'no commit, no record of one');
     assert.ok(events.some((e) => e.action === 'job.cancel' && e.details.state === 'IN_PROGRESS'));
@@ -497,18 +540,26 @@ describe('jobs on two replicas sharing Postgres', { skip: !CATALOG_KINDS.include
     child.stdout!.on('data', (d) => (out += d));
     child.stderr!.on('data', (d) => (out += d));
     try {
-      const [claimed] = await eventually(async () => {
-        const rows = await sql(`SELECT state, owner, attempts FROM jobs WHERE id = $1 AND state = 'RUNNING'`, [job.id]);
-        return rows.length > 0 && rows;
-      }, 400, 50);
+      const [claimed] = await eventually(
+        async () => {
+          const rows = await sql(`SELECT state, owner, attempts FROM jobs WHERE id = $1 AND state = 'RUNNING'`, [job.id]);
+          return rows.length > 0 && rows;
+        },
+        400,
+        50,
+      );
       assert.match(claimed.owner, new RegExp(`/${child.pid}/`), `claimed by the child process:\n${out}`);
       assert.equal(claimed.attempts, 1);
       // It renews its lease while it is stuck inside the job...
       const [l1] = await sql(`SELECT lease_expires_at AS l FROM jobs WHERE id = $1`, [job.id]);
-      await eventually(async () => {
-        const [l2] = await sql(`SELECT lease_expires_at AS l FROM jobs WHERE id = $1`, [job.id]);
-        return l2.l.getTime() > l1.l.getTime();
-      }, 100, 50);
+      await eventually(
+        async () => {
+          const [l2] = await sql(`SELECT lease_expires_at AS l FROM jobs WHERE id = $1`, [job.id]);
+          return l2.l.getTime() > l1.l.getTime();
+        },
+        100,
+        50,
+      );
       // ...until it dies.
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGKILL');

@@ -20,7 +20,6 @@ import { expectProblem } from './helpers/assertions';
 
 /** API keys: expiry, revocation on every replica, database-scoped admin keys (issue 3). */
 
-
 /**
  * Waits until `api`'s key is refused: the other replica's lookup cache (AUTH_CACHE_TTL_MS, 500 ms by default) lets a
  * revoked key through for at most 1 s. Polled for up to 2 s (every 50 ms) so a loaded machine does not fail it.
@@ -53,10 +52,14 @@ forEachCatalog('API key expiry', (kind) => {
     assert.equal(listed.expires_at, expiresAt.toISOString());
     assert.equal(listed.revoked_at, null);
 
-    const rejected = await eventually(async () => {
-      const r = await api.get(LIST);
-      return r.status === 401 ? r : undefined;
-    }, 100, 100);
+    const rejected = await eventually(
+      async () => {
+        const r = await api.get(LIST);
+        return r.status === 401 ? r : undefined;
+      },
+      100,
+      100,
+    );
     assert.ok(Date.now() >= expiresAt.getTime(), 'not rejected before its expiry');
     expectProblem(rejected, 401, 16, { msg: /expired|revoked|invalid/ });
     // It stays rejected (also from the cache), on writes too, and the other keys are unaffected.
@@ -250,7 +253,11 @@ forEachCatalog('database-scoped admin keys', (kind) => {
 
   it('write and read keys cannot manage keys (403)', async () => {
     expectProblem(await new Api(gw.url, { 'x-api-key': t.writeKey }).get(`/admin/v1/databases/${t.name}/api-keys`), 403, 15);
-    expectProblem(await new Api(gw.url, { 'x-api-key': t.writeKey }).post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'admin' }), 403, 15);
+    expectProblem(
+      await new Api(gw.url, { 'x-api-key': t.writeKey }).post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'admin' }),
+      403,
+      15,
+    );
     expectProblem(await new Api(gw.url, { 'x-api-key': t.readKey }).get(`/admin/v1/databases/${t.name}/audit`), 403, 15);
   });
 
@@ -333,7 +340,10 @@ forEachCatalog('API key lookups', (kind) => {
       return Promise.all(Array.from({ length: 20 }, () => keys.authenticate(t.writeKey)));
     });
     assert.equal(lookups, 1);
-    assert.ok(result.every((k) => k?.role === 'write'), JSON.stringify(result));
+    assert.ok(
+      result.every((k) => k?.role === 'write'),
+      JSON.stringify(result),
+    );
     // Cached now: no lookup at all.
     assert.equal((await counting((keys) => keys.authenticate(t.writeKey))).lookups, 0);
     // An unknown key is shared and refused the same way.

@@ -7,7 +7,18 @@ import * as lancedb from '@lancedb/lancedb';
 import { UnitOfWork } from '../src/platform/db/unit-of-work';
 import { TableStorage } from '../src/engine/storage/table-storage.service';
 import { expectProblem } from './helpers/assertions';
-import { eventually, forEachCatalog, idPath, newTenant, operator, pgUrlFor, startGateway, Tenant, TEST_STORAGE, TestGateway } from './helpers/gateway';
+import {
+  eventually,
+  forEachCatalog,
+  idPath,
+  newTenant,
+  operator,
+  pgUrlFor,
+  startGateway,
+  Tenant,
+  TEST_STORAGE,
+  TestGateway,
+} from './helpers/gateway';
 import { program } from './helpers/root';
 
 /**
@@ -18,9 +29,11 @@ import { program } from './helpers/root';
 
 const DIM = 16;
 const vec = (i: number) => Array.from({ length: DIM }, (_, d) => Math.sin(i * 0.37 + d * 1.3));
-const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: from + i, label: `row-${from + i}`, vector: vec(from + i) }));
+const rows = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => ({ id: from + i, label: `row-${from + i}`, vector: vec(from + i) }));
 
-const remote = (gw: { url: string }, t: Tenant, key = t.writeKey) => lancedb.connect(`db://${t.name}`, { apiKey: key, hostOverride: gw.url });
+const remote = (gw: { url: string }, t: Tenant, key = t.writeKey) =>
+  lancedb.connect(`db://${t.name}`, { apiKey: key, hostOverride: gw.url });
 const namespaceMode = (gw: { url: string }, t: Tenant, key = t.writeKey) =>
   lancedb.connectNamespace('rest', { uri: gw.url, headers: { 'x-api-key': key, 'x-service-database': t.name } });
 
@@ -51,25 +64,30 @@ async function describeJob(t: Tenant, jobId: string) {
 
 /** Waits for a job to end; answers its description (a failed job fails the test with its message). */
 async function finished(t: Tenant, jobId: string) {
-  const d = await eventually(async () => {
-    const x = await describeJob(t, jobId);
-    return x.job_state !== 'IN_PROGRESS' && x;
-  }, 1200, 100);
+  const d = await eventually(
+    async () => {
+      const x = await describeJob(t, jobId);
+      return x.job_state !== 'IN_PROGRESS' && x;
+    },
+    1200,
+    100,
+  );
   assert.equal(d.job_state, 'DONE', JSON.stringify(d));
   return d;
 }
 
 /** Bytes of every object under the table's location on its store (all versions, indices, deletion files). */
 async function storeBytes(gw: TestGateway, t: Tenant, table: string): Promise<number> {
-  const rows = await gw.app.get(UnitOfWork).db.$queryRawUnsafe<{ location: string }[]>(
-    `SELECT t.location FROM tables t JOIN databases d ON d.id = t.database_id WHERE d.name = $1 AND t.name = $2`,
-    t.name,
-    table,
-  );
+  const rows = await gw.app
+    .get(UnitOfWork)
+    .db.$queryRawUnsafe<{ location: string }[]>(
+      `SELECT t.location FROM tables t JOIN databases d ON d.id = t.database_id WHERE d.name = $1 AND t.name = $2`,
+      t.name,
+      table,
+    );
   const files = await gw.app.get(TableStorage).listFiles(rows[0].location);
   return files.reduce((n, f) => n + f.size, 0);
 }
-
 
 forEachCatalog('table maintenance', (kind) => {
   let gw: TestGateway;
@@ -91,7 +109,10 @@ forEachCatalog('table maintenance', (kind) => {
   it('a burst of 300 small adds through the remote client is compacted by itself, and queries read it as a freshly written table', async () => {
     // A database of its own whose policy keeps no old version (the server's default keeps a day's).
     const own = await newTenant(gw);
-    assert.equal((await operator(gw).request('PUT', `/admin/v1/databases/${own.name}/maintenance`, { cleanup_retention_seconds: 0 })).status, 200);
+    assert.equal(
+      (await operator(gw).request('PUT', `/admin/v1/databases/${own.name}/maintenance`, { cleanup_retention_seconds: 0 })).status,
+      200,
+    );
     const db = await remote(gw, own);
     const base = rows(0, 10_000);
     const t = await db.createTable('burst', base);
@@ -102,10 +123,14 @@ forEachCatalog('table maintenance', (kind) => {
     assert.equal(await t.countRows(), all.length);
     // Within a bounded poll, the table's fragments are merged (no one asked for it).
     // Small: fewer small fragments than the compaction threshold (8 here) are left as they are.
-    const stats = await eventually(async () => {
-      const s = await t.stats();
-      return s.fragmentStats.numFragments <= 8 && (await t.listVersions()).length <= 10 && s;
-    }, 1200, 100);
+    const stats = await eventually(
+      async () => {
+        const s = await t.stats();
+        return s.fragmentStats.numFragments <= 8 && (await t.listVersions()).length <= 10 && s;
+      },
+      1200,
+      100,
+    );
     assert.ok(stats.fragmentStats.numFragments <= 8, `fragments: ${stats.fragmentStats.numFragments}`);
     assert.equal(await t.countRows(), all.length);
     const jobs = await jobsOf(own, 'burst');
@@ -122,10 +147,19 @@ forEachCatalog('table maintenance', (kind) => {
     // (How fast it answers is the benchmark's concern, docs/performance.md, not a timed assertion here.)
     const fresh = await db.createTable('burst_fresh', all);
     const ids = async (tbl: lancedb.Table, i: number) =>
-      (await tbl.search(vec(i * 7 + 3)).limit(10).select(['id']).toArray()).map((r) => Number(r.id));
+      (
+        await tbl
+          .search(vec(i * 7 + 3))
+          .limit(10)
+          .select(['id'])
+          .toArray()
+      ).map((r) => Number(r.id));
     for (let i = 0; i < 5; i++) assert.deepEqual(await ids(t, i), await ids(fresh, i));
     const freshStats = await fresh.stats();
-    assert.ok(stats.fragmentStats.numFragments <= freshStats.fragmentStats.numFragments + 8, `${stats.fragmentStats.numFragments} vs ${freshStats.fragmentStats.numFragments}`);
+    assert.ok(
+      stats.fragmentStats.numFragments <= freshStats.fragmentStats.numFragments + 8,
+      `${stats.fragmentStats.numFragments} vs ${freshStats.fragmentStats.numFragments}`,
+    );
   });
 
   it('concurrent commits to one table make one queued job', async () => {
@@ -150,10 +184,14 @@ forEachCatalog('table maintenance', (kind) => {
     const name = (await t.listIndices())[0].name;
     for (let i = 0; i < 5; i++) await t.add(rows(3000 + i * 40, 40));
     assert.ok(((await t.indexStats(name))?.numUnindexedRows ?? 0) > 0, 'the new rows start unindexed');
-    const s = await eventually(async () => {
-      const x = await t.indexStats(name);
-      return x && x.numUnindexedRows === 0 && x;
-    }, 1200, 100);
+    const s = await eventually(
+      async () => {
+        const x = await t.indexStats(name);
+        return x && x.numUnindexedRows === 0 && x;
+      },
+      1200,
+      100,
+    );
     assert.equal(s.numIndexedRows, 3200);
     // fastSearch (indexed rows only) finds a row added after the index.
     const hit = await t.search(vec(3150)).where('id = 3150').fastSearch().limit(1).toArray();
@@ -176,7 +214,11 @@ forEachCatalog('table maintenance', (kind) => {
     expectProblem(refused, 403, 15);
 
     // The dry run says what would go, and removes nothing.
-    const dry = await tenant.api.post(`/v1/table/${idPath('churn')}/maintenance/run`, { type: 'cleanup', dry_run: true, retention_seconds: 0 });
+    const dry = await tenant.api.post(`/v1/table/${idPath('churn')}/maintenance/run`, {
+      type: 'cleanup',
+      dry_run: true,
+      retention_seconds: 0,
+    });
     assert.equal(dry.status, 200, dry.text);
     assert.equal(dry.body.dry_run, true);
     assert.equal(dry.body.cleanup_allowed, true);
@@ -188,7 +230,11 @@ forEachCatalog('table maintenance', (kind) => {
     // Without the tag, the old versions go.
     await tags.delete('first');
     await tags.create('kept', 4);
-    const dry2 = await tenant.api.post(`/v1/table/${idPath('churn')}/maintenance/run`, { type: 'cleanup', dry_run: true, retention_seconds: 0 });
+    const dry2 = await tenant.api.post(`/v1/table/${idPath('churn')}/maintenance/run`, {
+      type: 'cleanup',
+      dry_run: true,
+      retention_seconds: 0,
+    });
     assert.deepEqual(
       dry2.body.versions_to_remove.map((v: { version: number }) => v.version),
       [1, 2, 3],
@@ -262,7 +308,11 @@ forEachCatalog('table maintenance', (kind) => {
     const notOperator = await tenant.api.request('PUT', `/admin/v1/databases/${tenant.name}/maintenance`, {});
     assert.ok(notOperator.status === 401 || notOperator.status === 403, notOperator.text);
 
-    assert.equal((await tenant.api.post(`/v1/namespace/${idPath('pol')}/create`, { properties: { 'maintenance.cleanup_retention_seconds': '3600' } })).status, 200);
+    assert.equal(
+      (await tenant.api.post(`/v1/namespace/${idPath('pol')}/create`, { properties: { 'maintenance.cleanup_retention_seconds': '3600' } }))
+        .status,
+      200,
+    );
     const db = await remote(gw, tenant);
     await db.createTable('quiet', rows(0, 5));
     const create = await tenant.api.post(`/v1/table/${idPath('pol', 'off')}/declare`, { properties: { 'maintenance.enabled': 'false' } });
@@ -295,28 +345,41 @@ forEachCatalog('table maintenance', (kind) => {
     assert.equal(r.status, 200, r.text);
     const d = await finished(tenant, r.body.job_id);
     assert.equal(d.job_type, 'compact');
-    const events = (await operator(gw).get(`/admin/v1/databases/${tenant.name}/audit?limit=1000`)).body.events as Array<{ action: string; details: Record<string, unknown> }>;
-    assert.ok(events.some((e) => e.action === 'table.maintenance' && e.details.job_type === 'compact'), JSON.stringify(events.map((e) => e.action)));
-    assert.ok(events.some((e) => e.action === 'job.compact'), JSON.stringify(events.map((e) => e.action)));
+    const events = (await operator(gw).get(`/admin/v1/databases/${tenant.name}/audit?limit=1000`)).body.events as Array<{
+      action: string;
+      details: Record<string, unknown>;
+    }>;
+    assert.ok(
+      events.some((e) => e.action === 'table.maintenance' && e.details.job_type === 'compact'),
+      JSON.stringify(events.map((e) => e.action)),
+    );
+    assert.ok(
+      events.some((e) => e.action === 'job.compact'),
+      JSON.stringify(events.map((e) => e.action)),
+    );
     expectProblem(await tenant.api.post(`/v1/table/${idPath('audited')}/maintenance/run`, { type: 'vacuum' }), 400, 13);
     expectProblem(await tenant.api.post(`/v1/table/${idPath('audited')}/maintenance/run`, { type: 'compact', dry_run: true }), 400, 13);
     expectProblem(await tenant.api.post(`/v1/table/${idPath('nope')}/maintenance/run`, { type: 'compact' }), 404, 4);
   });
-  it('namespace-mode writers are maintained too: a describe with a write key queues the table\'s job', async () => {
+  it("namespace-mode writers are maintained too: a describe with a write key queues the table's job", async () => {
     const ns = await namespaceMode(gw, tenant);
     const t = await ns.createTable('direct', rows(0, 10));
     for (let i = 0; i < 12; i++) await t.add(rows(100 + i * 5, 5));
     assert.ok((await t.stats()).fragmentStats.numFragments >= 13);
     // Each poll opens the table afresh (DescribeTable with the write key), as a namespace-mode writer does.
-    await eventually(async () => {
-      const c = await namespaceMode(gw, tenant);
-      try {
-        const x = await c.openTable('direct');
-        return (await x.stats()).fragmentStats.numFragments <= 2;
-      } finally {
-        c.close();
-      }
-    }, 600, 100);
+    await eventually(
+      async () => {
+        const c = await namespaceMode(gw, tenant);
+        try {
+          const x = await c.openTable('direct');
+          return (await x.stats()).fragmentStats.numFragments <= 2;
+        } finally {
+          c.close();
+        }
+      },
+      600,
+      100,
+    );
     const jobs = await jobsOf(tenant, 'direct');
     assert.ok(jobs.some((j) => j.job_type === 'maintenance'));
     const c = await namespaceMode(gw, tenant);
@@ -325,7 +388,7 @@ forEachCatalog('table maintenance', (kind) => {
     ns.close();
   });
 
-  it('managed_versioning: a cleanup removes the catalog\'s version rows with their manifests; every version listed can be read', async () => {
+  it("managed_versioning: a cleanup removes the catalog's version rows with their manifests; every version listed can be read", async () => {
     const made = await operator(gw).post('/admin/v1/databases', { name: `mvm_${Date.now().toString(36)}`, managed_versioning: true });
     assert.equal(made.status, 201, made.text);
     const name = made.body.name as string;
@@ -384,7 +447,9 @@ forEachCatalog('table maintenance', (kind) => {
     await finished(tenant, r.body.job_id);
     void other;
     assert.equal((await describeJob(b, queued)).job_state, 'IN_PROGRESS');
-    const state = await gw.app.get(UnitOfWork).db.$queryRawUnsafe<{ state: string }[]>(`SELECT state FROM jobs WHERE id = $1::uuid`, queued);
+    const state = await gw.app
+      .get(UnitOfWork)
+      .db.$queryRawUnsafe<{ state: string }[]>(`SELECT state FROM jobs WHERE id = $1::uuid`, queued);
     assert.equal(state[0].state, 'QUEUED');
     // A budget of 2: it runs (and finds its table gone).
     assert.equal((await operator(gw).request('PUT', `/admin/v1/databases/${b.name}/maintenance`, { max_concurrent: 2 })).status, 200);
@@ -392,50 +457,77 @@ forEachCatalog('table maintenance', (kind) => {
     assert.equal(d.result!.outcome, 'skipped');
     await sqlRun(`DELETE FROM jobs WHERE id = $1::uuid`, running);
   });
-  it('the CLI: maintenance get, set and run (with a dry run)', { skip: kind !== 'postgres' || TEST_STORAGE !== 'local' ? 'the CLI shares a Postgres catalog and local storage with the running gateway' : false }, async () => {
-    const cli = (...args: string[]) =>
-      new Promise<{ code: number; json: any; stderr: string }>((resolve) => {
-        const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: pgUrlFor(gw.pgDatabase!), DATA_DIR: gw.dataDir, NODE_NO_WARNINGS: '1', JOBS_POLL_INTERVAL_MS: '100' };
-        delete env.ADMIN_API_KEY;
-        delete env.BOOTSTRAP_DATABASE;
-        execFile(process.execPath, [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args], { env, timeout: 120_000 }, (err, stdout, stderr) => {
-          let json: unknown;
-          try {
-            json = JSON.parse(stdout);
-          } catch {
-            json = undefined;
-          }
-          resolve({ code: err ? Number((err as { code?: number }).code ?? -1) : 0, json, stderr });
+  it(
+    'the CLI: maintenance get, set and run (with a dry run)',
+    {
+      skip:
+        kind !== 'postgres' || TEST_STORAGE !== 'local'
+          ? 'the CLI shares a Postgres catalog and local storage with the running gateway'
+          : false,
+    },
+    async () => {
+      const cli = (...args: string[]) =>
+        new Promise<{ code: number; json: any; stderr: string }>((resolve) => {
+          const env: NodeJS.ProcessEnv = {
+            ...process.env,
+            DATABASE_URL: pgUrlFor(gw.pgDatabase!),
+            DATA_DIR: gw.dataDir,
+            NODE_NO_WARNINGS: '1',
+            JOBS_POLL_INTERVAL_MS: '100',
+          };
+          delete env.ADMIN_API_KEY;
+          delete env.BOOTSTRAP_DATABASE;
+          execFile(
+            process.execPath,
+            [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args],
+            { env, timeout: 120_000 },
+            (err, stdout, stderr) => {
+              let json: unknown;
+              try {
+                json = JSON.parse(stdout);
+              } catch {
+                json = undefined;
+              }
+              resolve({ code: err ? Number((err as { code?: number }).code ?? -1) : 0, json, stderr });
+            },
+          );
         });
-      });
-    const db = await remote(gw, tenant);
-    const t = await db.createTable('by_cli', rows(0, 10));
-    for (let i = 0; i < 3; i++) await t.add(rows(100 + i, 1), { mode: 'overwrite' });
-    const set = await cli('maintenance', 'set', tenant.name, '--compact-min-fragments', '12', '--cleanup-retention-seconds', '7200');
-    assert.equal(set.code, 0, set.stderr);
-    assert.deepEqual(set.json.maintenance, { compact_min_fragments: 12, cleanup_retention_seconds: 7200 });
-    const got = await cli('maintenance', 'get', tenant.name);
-    assert.deepEqual(got.json.maintenance, { compact_min_fragments: 12, cleanup_retention_seconds: 7200 });
-    const bad = await cli('maintenance', 'set', tenant.name, '--compact-min-fragments', 'many');
-    assert.equal(bad.code, 2, bad.stderr);
-    const dry = await cli('maintenance', 'run', tenant.name, 'by_cli', '--type', 'cleanup', '--dry-run', '--retention-seconds', '0');
-    assert.equal(dry.code, 0, dry.stderr);
-    assert.deepEqual(dry.json.versions_to_remove.map((v: { version: number }) => v.version), [1, 2, 3]);
-    const run = await cli('maintenance', 'run', tenant.name, 'by_cli', '--type', 'cleanup', '--retention-seconds', '0');
-    assert.equal(run.code, 0, run.stderr);
-    const d = await finished(tenant, run.json.job_id);
-    assert.equal(d.job_type, 'cleanup');
-    assert.ok(d.result!.versions_removed >= 3, JSON.stringify(d.result));
-    assert.equal(await t.countRows(), 1);
-    await operator(gw).request('PUT', `/admin/v1/databases/${tenant.name}/maintenance`, {});
-  });
+      const db = await remote(gw, tenant);
+      const t = await db.createTable('by_cli', rows(0, 10));
+      for (let i = 0; i < 3; i++) await t.add(rows(100 + i, 1), { mode: 'overwrite' });
+      const set = await cli('maintenance', 'set', tenant.name, '--compact-min-fragments', '12', '--cleanup-retention-seconds', '7200');
+      assert.equal(set.code, 0, set.stderr);
+      assert.deepEqual(set.json.maintenance, { compact_min_fragments: 12, cleanup_retention_seconds: 7200 });
+      const got = await cli('maintenance', 'get', tenant.name);
+      assert.deepEqual(got.json.maintenance, { compact_min_fragments: 12, cleanup_retention_seconds: 7200 });
+      const bad = await cli('maintenance', 'set', tenant.name, '--compact-min-fragments', 'many');
+      assert.equal(bad.code, 2, bad.stderr);
+      const dry = await cli('maintenance', 'run', tenant.name, 'by_cli', '--type', 'cleanup', '--dry-run', '--retention-seconds', '0');
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.deepEqual(
+        dry.json.versions_to_remove.map((v: { version: number }) => v.version),
+        [1, 2, 3],
+      );
+      const run = await cli('maintenance', 'run', tenant.name, 'by_cli', '--type', 'cleanup', '--retention-seconds', '0');
+      assert.equal(run.code, 0, run.stderr);
+      const d = await finished(tenant, run.json.job_id);
+      assert.equal(d.job_type, 'cleanup');
+      assert.ok(d.result!.versions_removed >= 3, JSON.stringify(d.result));
+      assert.equal(await t.countRows(), 1);
+      await operator(gw).request('PUT', `/admin/v1/databases/${tenant.name}/maintenance`, {});
+    },
+  );
 
-  it('cleanup never touches a table with branches, a shallow clone\'s source or the clone itself; compaction still runs', async () => {
+  it("cleanup never touches a table with branches, a shallow clone's source or the clone itself; compaction still runs", async () => {
     const db = await remote(gw, tenant);
     const t = await db.createTable('branched', rows(0, 50));
     for (let i = 0; i < 3; i++) await t.add(rows(0, 50), { mode: 'overwrite' });
     assert.equal((await tenant.api.post(`/v1/table/${idPath('branched')}/branches/create`, { name: 'side' })).status, 200);
-    const dry = await tenant.api.post(`/v1/table/${idPath('branched')}/maintenance/run`, { type: 'cleanup', dry_run: true, retention_seconds: 0 });
+    const dry = await tenant.api.post(`/v1/table/${idPath('branched')}/maintenance/run`, {
+      type: 'cleanup',
+      dry_run: true,
+      retention_seconds: 0,
+    });
     assert.equal(dry.body.cleanup_allowed, false, dry.text);
     assert.match(dry.body.reason, /branches/);
     assert.deepEqual(dry.body.versions_to_remove, []);

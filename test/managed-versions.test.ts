@@ -109,7 +109,10 @@ forEachCatalog('catalog-managed versions', (kind) => {
 
     const listed = await managed.api.post(`${path_('events', 'version/list')}?descending=true`, null);
     assert.equal(listed.status, 200, listed.text);
-    assert.deepEqual(listed.body.versions.map((v: { version: number }) => v.version), [2, 1]);
+    assert.deepEqual(
+      listed.body.versions.map((v: { version: number }) => v.version),
+      [2, 1],
+    );
     for (const v of listed.body.versions) {
       assert.ok(v.manifest_path.endsWith(`/_versions/${v2Name(v.version)}`), v.manifest_path);
       assert.ok(v.manifest_size > 0);
@@ -123,7 +126,11 @@ forEachCatalog('catalog-managed versions', (kind) => {
     if (local()) {
       // The staged manifests were published under the versions' names and removed.
       const files = fs.readdirSync(path.join(await location('events'), '_versions'));
-      assert.deepEqual(files.filter((f) => f.includes('.manifest-')), [], files.join(', '));
+      assert.deepEqual(
+        files.filter((f) => f.includes('.manifest-')),
+        [],
+        files.join(', '),
+      );
       assert.ok(files.includes(v2Name(1)) && files.includes(v2Name(2)), files.join(', '));
     }
 
@@ -161,13 +168,16 @@ forEachCatalog('catalog-managed versions', (kind) => {
     assert.equal((await api.post(path_('rebranched', 'branches/create'), { name: 'dev' })).status, 200);
     // A write on the branch through the gateway: its versions are adopted into the catalog.
     assert.equal((await api.post(path_('rebranched', 'delete'), { predicate: 'id < 2', branch: 'dev' })).status, 200);
-    assert.ok((await branchVersions()).includes(3), 'the branch\'s write was recorded');
+    assert.ok((await branchVersions()).includes(3), "the branch's write was recorded");
 
     assert.equal((await api.post(path_('rebranched', 'branches/delete'), { name: 'dev' })).status, 200);
-    assert.deepEqual(await branchVersions(), [], 'the deleted branch\'s versions are no longer listed');
+    assert.deepEqual(await branchVersions(), [], "the deleted branch's versions are no longer listed");
     // The same name again, from main's version 1: none of the old branch's versions (2, 3) may show.
     assert.equal((await api.post(path_('rebranched', 'branches/create'), { name: 'dev', from_version: 1 })).status, 200);
-    assert.deepEqual((await branchVersions()).filter((v) => v > 1), []);
+    assert.deepEqual(
+      (await branchVersions()).filter((v) => v > 1),
+      [],
+    );
 
     // The official client (namespace mode) checks the new branch out: main's version 1, 3 rows.
     const c = await connect(managed);
@@ -215,7 +225,8 @@ forEachCatalog('catalog-managed versions', (kind) => {
     });
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
     const via = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
-    const open = () => lancedb.connectNamespace('rest', { uri: via, headers: { 'x-api-key': managed.writeKey, 'x-service-database': managed.name } });
+    const open = () =>
+      lancedb.connectNamespace('rest', { uri: via, headers: { 'x-api-key': managed.writeKey, 'x-service-database': managed.name } });
     const a = await open();
     const b = await open();
     try {
@@ -245,7 +256,7 @@ forEachCatalog('catalog-managed versions', (kind) => {
     try {
       const r = await remote.createTable('mixed', rows(0, 2));
       await r.add(rows(2, 1));
-      assert.deepEqual(await versionsOf('mixed'), [2, 1], 'the gateway engine\'s commits were adopted');
+      assert.deepEqual(await versionsOf('mixed'), [2, 1], "the gateway engine's commits were adopted");
       // A namespace-mode handle opened now is at version 2 ...
       const held = await ns.openTable('mixed');
       assert.equal(await held.version(), 2);
@@ -265,11 +276,22 @@ forEachCatalog('catalog-managed versions', (kind) => {
     const v1 = (await managed.api.post(path_('strict', 'version/describe'), {})).body.version;
     const dir = v1.manifest_path.slice(0, v1.manifest_path.lastIndexOf('/'));
     const other = (await managed.api.post(path_('events', 'version/describe'), {})).body.version.manifest_path;
-    expectProblem(await managed.api.post(path_('strict', 'version/create'), { version: 2, manifest_path: other }), 400, 13, { msg: /manifest_path must name/ });
-    expectProblem(await managed.api.post(path_('strict', 'version/create'), { version: 2, manifest_path: `${dir}/../../x.manifest` }), 400, 13);
-    expectProblem(await managed.api.post(path_('strict', 'version/create'), { version: 2, manifest_path: `${dir}/${v2Name(2)}-nothing` }), 400, 13, {
-      msg: /does not exist/,
+    expectProblem(await managed.api.post(path_('strict', 'version/create'), { version: 2, manifest_path: other }), 400, 13, {
+      msg: /manifest_path must name/,
     });
+    expectProblem(
+      await managed.api.post(path_('strict', 'version/create'), { version: 2, manifest_path: `${dir}/../../x.manifest` }),
+      400,
+      13,
+    );
+    expectProblem(
+      await managed.api.post(path_('strict', 'version/create'), { version: 2, manifest_path: `${dir}/${v2Name(2)}-nothing` }),
+      400,
+      13,
+      {
+        msg: /does not exist/,
+      },
+    );
     expectProblem(await managed.api.post(path_('strict', 'version/create'), { manifest_path: `${dir}/x` }), 400, 13);
     assert.equal((await managed.reader.post(path_('strict', 'version/create'), { version: 2, manifest_path: `${dir}/x` })).status, 403);
     expectProblem(await managed.api.post(path_('nope', 'version/create'), { version: 2, manifest_path: `${dir}/x` }), 404, 4);
@@ -279,83 +301,94 @@ forEachCatalog('catalog-managed versions', (kind) => {
     assert.deepEqual(await versionsOf('strict'), [1]);
   });
 
-  it('batch-create is all or none: one member whose version exists fails the batch, and nothing of it is committed', { skip: !local() && 'stages manifests on local storage' }, async () => {
-    await ns.createTable('left', rows(0, 2));
-    await ns.createTable('right', rows(0, 3));
-    const left2 = await stageNext('left', 4, 10);
-    const right2 = await stageNext('right', 5, 20);
-    assert.equal(left2.version, 2);
-    const rightV1 = (await managed.api.post(path_('right', 'version/describe'), { version: 1 })).body.version;
+  it(
+    'batch-create is all or none: one member whose version exists fails the batch, and nothing of it is committed',
+    { skip: !local() && 'stages manifests on local storage' },
+    async () => {
+      await ns.createTable('left', rows(0, 2));
+      await ns.createTable('right', rows(0, 3));
+      const left2 = await stageNext('left', 4, 10);
+      const right2 = await stageNext('right', 5, 20);
+      assert.equal(left2.version, 2);
+      const rightV1 = (await managed.api.post(path_('right', 'version/describe'), { version: 1 })).body.version;
 
-    const failed = await managed.api.post('/v1/table/version/batch-create', {
-      entries: [
-        { id: ['left'], version: 2, manifest_path: left2.manifest_path, manifest_size: left2.size },
-        { id: ['right'], version: 1, manifest_path: rightV1.manifest_path },
-      ],
-    });
-    expectProblem(failed, 409, 14, { msg: /version 1 of table 'right' already exists/ });
-    // Nothing of the batch: 'left' is still at version 1 in the catalog, for clients, and on storage.
-    assert.deepEqual(await versionsOf('left'), [1]);
-    assert.equal(await countNow('left'), 2);
-    const leftDir = path.join(await location('left'), '_versions');
-    assert.ok(!fs.existsSync(path.join(leftDir, v2Name(2))), 'the batch left no published manifest behind');
-    assert.ok(fs.existsSync('/' + left2.manifest_path), 'the staged manifest is still there to retry with');
+      const failed = await managed.api.post('/v1/table/version/batch-create', {
+        entries: [
+          { id: ['left'], version: 2, manifest_path: left2.manifest_path, manifest_size: left2.size },
+          { id: ['right'], version: 1, manifest_path: rightV1.manifest_path },
+        ],
+      });
+      expectProblem(failed, 409, 14, { msg: /version 1 of table 'right' already exists/ });
+      // Nothing of the batch: 'left' is still at version 1 in the catalog, for clients, and on storage.
+      assert.deepEqual(await versionsOf('left'), [1]);
+      assert.equal(await countNow('left'), 2);
+      const leftDir = path.join(await location('left'), '_versions');
+      assert.ok(!fs.existsSync(path.join(leftDir, v2Name(2))), 'the batch left no published manifest behind');
+      assert.ok(fs.existsSync('/' + left2.manifest_path), 'the staged manifest is still there to retry with');
 
-    const ok = await managed.api.post('/v1/table/version/batch-create', {
-      entries: [
-        { id: ['left'], version: 2, manifest_path: left2.manifest_path, manifest_size: left2.size, metadata: { batch: 'one' } },
-        { id: ['right'], version: 2, manifest_path: right2.manifest_path },
-      ],
-    });
-    assert.equal(ok.status, 200, ok.text);
-    assert.deepEqual(ok.body.versions.map((v: { version: number }) => v.version), [2, 2]);
-    assert.deepEqual(ok.body.versions[0].metadata, { batch: 'one' });
-    assert.equal(await countNow('left'), 6);
-    assert.equal(await countNow('right'), 8);
-    assert.ok(!fs.existsSync('/' + left2.manifest_path), 'staging removed once committed');
-  });
+      const ok = await managed.api.post('/v1/table/version/batch-create', {
+        entries: [
+          { id: ['left'], version: 2, manifest_path: left2.manifest_path, manifest_size: left2.size, metadata: { batch: 'one' } },
+          { id: ['right'], version: 2, manifest_path: right2.manifest_path },
+        ],
+      });
+      assert.equal(ok.status, 200, ok.text);
+      assert.deepEqual(
+        ok.body.versions.map((v: { version: number }) => v.version),
+        [2, 2],
+      );
+      assert.deepEqual(ok.body.versions[0].metadata, { batch: 'one' });
+      assert.equal(await countNow('left'), 6);
+      assert.equal(await countNow('right'), 8);
+      assert.ok(!fs.existsSync('/' + left2.manifest_path), 'staging removed once committed');
+    },
+  );
 
-  it('batch-commit applies creates and deletes on several tables atomically; a failing member or an unsupported kind applies nothing', { skip: !local() && 'stages manifests on local storage' }, async () => {
-    await ns.createTable('bc_a', rows(0, 1));
-    await ns.createTable('bc_b', rows(0, 1));
-    const b = await ns.openTable('bc_b');
-    await b.add(rows(1, 1)); // bc_b: versions 1, 2
-    const a2 = await stageNext('bc_a', 2, 10);
-    const b1 = (await managed.api.post(path_('bc_b', 'version/describe'), { version: 1 })).body.version;
+  it(
+    'batch-commit applies creates and deletes on several tables atomically; a failing member or an unsupported kind applies nothing',
+    { skip: !local() && 'stages manifests on local storage' },
+    async () => {
+      await ns.createTable('bc_a', rows(0, 1));
+      await ns.createTable('bc_b', rows(0, 1));
+      const b = await ns.openTable('bc_b');
+      await b.add(rows(1, 1)); // bc_b: versions 1, 2
+      const a2 = await stageNext('bc_a', 2, 10);
+      const b1 = (await managed.api.post(path_('bc_b', 'version/describe'), { version: 1 })).body.version;
 
-    const failing = await managed.api.post('/v1/table/batch-commit', {
-      operations: [
-        { delete_table_versions: { id: ['bc_b'], ranges: [{ start_version: 2, end_version: 3 }] } },
-        { create_table_version: { id: ['bc_a'], version: 2, manifest_path: a2.manifest_path } },
-        { create_table_version: { id: ['bc_b'], version: 1, manifest_path: b1.manifest_path } },
-      ],
-    });
-    // The delete and bc_a's version were applied inside the transaction before bc_b's version failed it.
-    expectProblem(failing, 409, 14, { msg: /version 1 of table 'bc_b' already exists/ });
-    assert.deepEqual(await versionsOf('bc_a'), [1]);
-    assert.deepEqual(await versionsOf('bc_b'), [2, 1], 'the delete of the failed batch was rolled back');
+      const failing = await managed.api.post('/v1/table/batch-commit', {
+        operations: [
+          { delete_table_versions: { id: ['bc_b'], ranges: [{ start_version: 2, end_version: 3 }] } },
+          { create_table_version: { id: ['bc_a'], version: 2, manifest_path: a2.manifest_path } },
+          { create_table_version: { id: ['bc_b'], version: 1, manifest_path: b1.manifest_path } },
+        ],
+      });
+      // The delete and bc_a's version were applied inside the transaction before bc_b's version failed it.
+      expectProblem(failing, 409, 14, { msg: /version 1 of table 'bc_b' already exists/ });
+      assert.deepEqual(await versionsOf('bc_a'), [1]);
+      assert.deepEqual(await versionsOf('bc_b'), [2, 1], 'the delete of the failed batch was rolled back');
 
-    const unsupported = await managed.api.post('/v1/table/batch-commit', {
-      operations: [
-        { create_table_version: { id: ['bc_a'], version: 2, manifest_path: a2.manifest_path } },
-        { declare_table: { id: ['bc_new'] } },
-      ],
-    });
-    expectProblem(unsupported, 406, 0, { msg: /declare_table/ });
-    assert.deepEqual(await versionsOf('bc_a'), [1]);
+      const unsupported = await managed.api.post('/v1/table/batch-commit', {
+        operations: [
+          { create_table_version: { id: ['bc_a'], version: 2, manifest_path: a2.manifest_path } },
+          { declare_table: { id: ['bc_new'] } },
+        ],
+      });
+      expectProblem(unsupported, 406, 0, { msg: /declare_table/ });
+      assert.deepEqual(await versionsOf('bc_a'), [1]);
 
-    const ok = await managed.api.post('/v1/table/batch-commit', {
-      operations: [
-        { create_table_version: { id: ['bc_a'], version: 2, manifest_path: a2.manifest_path } },
-        { delete_table_versions: { id: ['bc_b'], ranges: [{ start_version: 2, end_version: -1 }] } },
-      ],
-    });
-    assert.equal(ok.status, 200, ok.text);
-    assert.equal(ok.body.results[0].create_table_version.version.version, 2);
-    assert.equal(ok.body.results[1].delete_table_versions.deleted_count, 1);
-    assert.deepEqual(await versionsOf('bc_a'), [2, 1]);
-    assert.deepEqual(await versionsOf('bc_b'), [1]);
-    assert.equal(await countNow('bc_a'), 3);
-    assert.equal(await countNow('bc_b'), 1);
-  });
+      const ok = await managed.api.post('/v1/table/batch-commit', {
+        operations: [
+          { create_table_version: { id: ['bc_a'], version: 2, manifest_path: a2.manifest_path } },
+          { delete_table_versions: { id: ['bc_b'], ranges: [{ start_version: 2, end_version: -1 }] } },
+        ],
+      });
+      assert.equal(ok.status, 200, ok.text);
+      assert.equal(ok.body.results[0].create_table_version.version.version, 2);
+      assert.equal(ok.body.results[1].delete_table_versions.deleted_count, 1);
+      assert.deepEqual(await versionsOf('bc_a'), [2, 1]);
+      assert.deepEqual(await versionsOf('bc_b'), [1]);
+      assert.equal(await countNow('bc_a'), 3);
+      assert.equal(await countNow('bc_b'), 1);
+    },
+  );
 });

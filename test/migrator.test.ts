@@ -47,7 +47,10 @@ describe('migration runner (compatible with prisma migrate deploy) [postgres]', 
     try {
       const applied = await applyMigrations(pgSession(c), MIGRATIONS_DIR);
       const expected = listMigrations(MIGRATIONS_DIR);
-      assert.deepEqual(applied, expected.map((m) => m.name));
+      assert.deepEqual(
+        applied,
+        expected.map((m) => m.name),
+      );
       const rows = (
         await c.query(
           `SELECT migration_name, checksum, finished_at, applied_steps_count, rolled_back_at, logs
@@ -65,9 +68,9 @@ describe('migration runner (compatible with prisma migrate deploy) [postgres]', 
         assert.equal(r.applied_steps_count, 1);
         assert.equal(r.rolled_back_at, null);
       }
-      const tables = (
-        await c.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`)
-      ).rows.map((r) => r.table_name);
+      const tables = (await c.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`)).rows.map(
+        (r) => r.table_name,
+      );
       for (const t of ['_prisma_migrations', 'api_keys', 'catalog_transactions', 'databases', 'namespaces', 'tables']) {
         assert.ok(tables.includes(t), `table ${t} exists`);
       }
@@ -83,7 +86,12 @@ describe('migration runner (compatible with prisma migrate deploy) [postgres]', 
     try {
       const results = await Promise.all(clients.map((c) => applyMigrations(pgSession(c), MIGRATIONS_DIR)));
       const all = results.flat();
-      assert.deepEqual(all.sort(), listMigrations(MIGRATIONS_DIR).map((m) => m.name).sort());
+      assert.deepEqual(
+        all.sort(),
+        listMigrations(MIGRATIONS_DIR)
+          .map((m) => m.name)
+          .sort(),
+      );
       const { rows } = await clients[0].query(`SELECT count(*)::int AS n FROM _prisma_migrations`);
       assert.equal(rows[0].n, listMigrations(MIGRATIONS_DIR).length);
     } finally {
@@ -100,7 +108,10 @@ describe('migration runner (compatible with prisma migrate deploy) [postgres]', 
     });
     const c = await connect(db.url);
     try {
-      await assert.rejects(applyMigrations(pgSession(c), dir), (e: Error) => e instanceof MigrationError && /20200102000000_bad/.test(e.message));
+      await assert.rejects(
+        applyMigrations(pgSession(c), dir),
+        (e: Error) => e instanceof MigrationError && /20200102000000_bad/.test(e.message),
+      );
       const rows = (await c.query(`SELECT migration_name, finished_at, logs FROM _prisma_migrations ORDER BY 1`)).rows;
       assert.equal(rows.length, 2);
       assert.ok(rows[0].finished_at);

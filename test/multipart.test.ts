@@ -24,10 +24,20 @@ forEachCatalog('multipart writes', (kind) => {
   const path = (table: string, op: string) => `/v1/table/${idPath(table)}/${op}`;
   const ipc = (from: number, n: number, extra = false): Buffer => {
     const cols: Record<string, arrow.Vector> = {
-      id: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => from + i), new arrow.Float64()),
-      label: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => `row-${from + i}`), new arrow.Utf8()),
+      id: arrow.vectorFromArray(
+        Array.from({ length: n }, (_, i) => from + i),
+        new arrow.Float64(),
+      ),
+      label: arrow.vectorFromArray(
+        Array.from({ length: n }, (_, i) => `row-${from + i}`),
+        new arrow.Utf8(),
+      ),
     };
-    if (extra) cols.other = arrow.vectorFromArray(Array.from({ length: n }, () => 1), new arrow.Int32());
+    if (extra)
+      cols.other = arrow.vectorFromArray(
+        Array.from({ length: n }, () => 1),
+        new arrow.Int32(),
+      );
     return Buffer.from(arrow.tableToIPC(new arrow.Table(cols), 'stream'));
   };
   const send = async (p: string, body?: Buffer): Promise<Reply> => {
@@ -69,7 +79,11 @@ forEachCatalog('multipart writes', (kind) => {
     assert.equal(created.status, 200, created.text);
     const upload: string = created.body.upload_id;
     assert.ok(upload);
-    for (const [i, from] of [[1, 100], [2, 200], [3, 300]]) {
+    for (const [i, from] of [
+      [1, 100],
+      [2, 200],
+      [3, 300],
+    ]) {
       const r = await send(`${path('mp', 'insert')}?upload_id=${upload}&upload_part_id=${randomUUID()}`, ipc(from, 10 * i));
       assert.equal(r.status, 200, r.text);
     }
@@ -133,7 +147,7 @@ forEachCatalog('multipart writes', (kind) => {
     assert.equal((await send(`${path('mp_abort', 'insert')}?upload_id=${upload}&upload_part_id=p1`, ipc(10, 7))).status, 200);
     const location = await stagedFolders('mp_abort');
     const fs = await import('node:fs');
-    if (location) assert.ok(fs.existsSync(`${location}/_uploads/${upload}`), 'the part is staged in the table\'s folder');
+    if (location) assert.ok(fs.existsSync(`${location}/_uploads/${upload}`), "the part is staged in the table's folder");
     const aborted = await tenant.api.post(`${path('mp_abort', 'multipart_write/abort')}?upload_id=${upload}`, {});
     assert.equal(aborted.status, 200, aborted.text);
     if (location) assert.ok(!fs.existsSync(`${location}/_uploads/${upload}`), 'the staged part is gone');

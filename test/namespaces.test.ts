@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Api, eventually, forEachCatalog, idPath, newTenant, rawRequest, Reply, startGateway, TEST_STORAGE, TestGateway } from './helpers/gateway';
+import {
+  Api,
+  eventually,
+  forEachCatalog,
+  idPath,
+  newTenant,
+  rawRequest,
+  Reply,
+  startGateway,
+  TEST_STORAGE,
+  TestGateway,
+} from './helpers/gateway';
 import { ERROR_FIELDS, expectProblem } from './helpers/assertions';
 import { writeTable } from './helpers/lance';
 import * as stored from './helpers/stored';
@@ -9,7 +20,6 @@ import * as stored from './helpers/stored';
  * Namespace operations of the REST contract (docs/rest-contract.md §4.1-4.4, §7, §8): create / list / describe / exists / drop,
  * identifiers and delimiters, error bodies, concurrency, tenancy and BASE_PATH.
  */
-
 
 const ns = (...parts: string[]) => `/v1/namespace/${idPath(...parts)}`;
 const tbl = (...parts: string[]) => `/v1/table/${idPath(...parts)}`;
@@ -711,9 +721,7 @@ forEachCatalog('namespaces', (kind) => {
         await create(api, ['A']);
         await create(api, ['A', 'child']);
         await declare(api, ['A', 'pre']);
-        const declares = Array.from({ length: 10 }, (_, i) =>
-          api.post(`${tbl(...(i % 2 ? ['A', 'child'] : ['A']), `t${i}`)}/declare`, {}),
-        );
+        const declares = Array.from({ length: 10 }, (_, i) => api.post(`${tbl(...(i % 2 ? ['A', 'child'] : ['A']), `t${i}`)}/declare`, {}));
         const [drop, ...declared] = await Promise.all([api.post(`${ns('A')}/drop`, { behavior: 'Cascade' }), ...declares]);
         assert.equal(drop.status, 200, drop.text);
         for (const d of declared) {

@@ -7,7 +7,17 @@ import * as lancedb from '@lancedb/lancedb';
 import { loadConfig } from '../src/platform/config/config';
 import { expectProblem } from './helpers/assertions';
 import { eventually, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway } from './helpers/gateway';
-import { closeServer, containErrors, containServerErrors, freshPrefix, LocalS3, s3Options, TEST_BUCKET, TEST_BUCKET_2, useLocalS3 } from './helpers/s3';
+import {
+  closeServer,
+  containErrors,
+  containServerErrors,
+  freshPrefix,
+  LocalS3,
+  s3Options,
+  TEST_BUCKET,
+  TEST_BUCKET_2,
+  useLocalS3,
+} from './helpers/s3';
 import { TableStorage } from '../src/engine/storage/table-storage.service';
 import S3rver = require('s3rver');
 
@@ -18,7 +28,8 @@ import { StsStub } from './helpers/sts-stub';
  * code path — objects appear and disappear in the bucket, nothing is written under the local data folder, storage
  * profiles place databases in other buckets, and namespace-mode clients get the options (static or STS) they need.
  */
-const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: from + i, label: `r${from + i}`, vector: [from + i, 1, 2] }));
+const rows = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => ({ id: from + i, label: `r${from + i}`, vector: [from + i, 1, 2] }));
 
 /** Every file under a folder, relative to it (nothing there → []). */
 function localFiles(dir: string): string[] {
@@ -41,7 +52,12 @@ forEachCatalog('object storage: tables on S3', (kind) => {
     gw = await startGateway(kind, {
       STORAGE_PROFILES: JSON.stringify({
         default: { root: `s3://${TEST_BUCKET}/${prefix}`, options: s3.options, client_options: s3.options },
-        eu: { root: `s3://${TEST_BUCKET_2}/${euPrefix}`, options: s3.options, client_options: { ...s3.options, aws_region: 'eu-west-1' }, vend: false },
+        eu: {
+          root: `s3://${TEST_BUCKET_2}/${euPrefix}`,
+          options: s3.options,
+          client_options: { ...s3.options, aws_region: 'eu-west-1' },
+          vend: false,
+        },
         sts: {
           root: `s3://${TEST_BUCKET}/${prefix}-sts`,
           options: s3.options,
@@ -66,7 +82,10 @@ forEachCatalog('object storage: tables on S3', (kind) => {
     const remote = await lancedb.connect(`db://${name}`, { apiKey: keys.body.api_key, hostOverride: gw.url });
     const table = await remote.createTable('events', rows(0, 20));
     const afterCreate = await s3.keys(`${prefix}/${name}/`);
-    assert.ok(afterCreate.some((k) => /\.lance\/_versions\/\d+\.manifest$/.test(k)), afterCreate.join('\n'));
+    assert.ok(
+      afterCreate.some((k) => /\.lance\/_versions\/\d+\.manifest$/.test(k)),
+      afterCreate.join('\n'),
+    );
     assert.ok(afterCreate.some((k) => /\.lance\/data\//.test(k)));
     await table.add(rows(20, 5));
     assert.equal(await table.countRows(), 25);
@@ -156,8 +175,12 @@ forEachCatalog('object storage: tables on S3', (kind) => {
     }
 
     // The profile cannot change while the database holds tables; an unknown profile is a 400.
-    expectProblem(await operator(gw).request('PATCH', `/admin/v1/databases/${name}`, { storage_profile: 'default' }), 409, 14, { msg: 'holds tables' });
-    expectProblem(await operator(gw).post('/admin/v1/databases', { name: `nope_${kind}`, storage_profile: 'mars' }), 400, 13, { msg: "unknown storage profile 'mars'" });
+    expectProblem(await operator(gw).request('PATCH', `/admin/v1/databases/${name}`, { storage_profile: 'default' }), 409, 14, {
+      msg: 'holds tables',
+    });
+    expectProblem(await operator(gw).post('/admin/v1/databases', { name: `nope_${kind}`, storage_profile: 'mars' }), 400, 13, {
+      msg: "unknown storage profile 'mars'",
+    });
     await remote.dropTable('eu_rows');
     remote.close();
     const moved = await operator(gw).request('PATCH', `/admin/v1/databases/${name}`, { storage_profile: 'default' });
@@ -183,10 +206,15 @@ forEachCatalog('object storage: tables on S3', (kind) => {
 
     const key = declared.body.location.slice(`s3://${TEST_BUCKET}/`.length);
     assert.equal(sts.requests.length, before + 1);
-    const policy = sts.policy(sts.requests.length - 1) as unknown as { Statement: Array<{ Action: string | string[]; Resource: string | string[] }> };
+    const policy = sts.policy(sts.requests.length - 1) as unknown as {
+      Statement: Array<{ Action: string | string[]; Resource: string | string[] }>;
+    };
     const resources = policy.Statement.flatMap((s) => [s.Resource].flat());
     assert.ok(resources.includes(`arn:aws:s3:::${TEST_BUCKET}/${key}/*`), JSON.stringify(resources));
-    assert.ok(resources.every((res) => res === `arn:aws:s3:::${TEST_BUCKET}` || res.startsWith(`arn:aws:s3:::${TEST_BUCKET}/${key}`)), 'nothing outside the table');
+    assert.ok(
+      resources.every((res) => res === `arn:aws:s3:::${TEST_BUCKET}` || res.startsWith(`arn:aws:s3:::${TEST_BUCKET}/${key}`)),
+      'nothing outside the table',
+    );
     assert.ok(policy.Statement.flatMap((s) => [s.Action].flat()).includes('s3:PutObject'));
 
     // Cached: the writer's describe reuses the credential; a read key gets its own, read-only one.
@@ -195,11 +223,13 @@ forEachCatalog('object storage: tables on S3', (kind) => {
     const read = await reader.post('/v1/table/vended/describe', {});
     assert.ok(read.body.storage_options.aws_session_token);
     assert.equal(sts.requests.length, before + 2);
-    const readActions = (sts.policy(sts.requests.length - 1) as unknown as { Statement: Array<{ Action: string | string[] }> }).Statement.flatMap((s) => [s.Action].flat());
+    const readActions = (
+      sts.policy(sts.requests.length - 1) as unknown as { Statement: Array<{ Action: string | string[] }> }
+    ).Statement.flatMap((s) => [s.Action].flat());
     assert.ok(!readActions.includes('s3:PutObject') && !readActions.includes('s3:DeleteObject'), readActions.join(','));
   });
 
-  it('register accepts only locations inside the database\'s own folder of its own profile', async () => {
+  it("register accepts only locations inside the database's own folder of its own profile", async () => {
     const other = await newTenant(gw);
     const write = async (db: string, name: string) => {
       const conn = await lancedb.connect(`s3://${TEST_BUCKET}/${prefix}/${db}/imports`, { storageOptions: s3.options });
@@ -243,7 +273,10 @@ describe('object storage: readiness and configuration', () => {
     } finally {
       await gw.close();
     }
-    const good = await startGateway('embedded', { STORAGE_ROOT: `s3://${TEST_BUCKET}/${freshPrefix()}`, STORAGE_OPTIONS: JSON.stringify(s3.options) });
+    const good = await startGateway('embedded', {
+      STORAGE_ROOT: `s3://${TEST_BUCKET}/${freshPrefix()}`,
+      STORAGE_OPTIONS: JSON.stringify(s3.options),
+    });
     try {
       const r = await fetch(`${good.url}/readyz`);
       assert.equal(r.status, 200);
@@ -263,7 +296,9 @@ describe('object storage: readiness and configuration', () => {
       const gw = await startGateway('embedded', env);
       try {
         const storage = gw.app.get(TableStorage);
-        return await eventually(async () => storage.conditionalCreates.has('default') && { honoured: storage.conditionalCreates.get('default') });
+        return await eventually(
+          async () => storage.conditionalCreates.has('default') && { honoured: storage.conditionalCreates.get('default') },
+        );
       } finally {
         await gw.close();
       }
@@ -281,11 +316,14 @@ describe('object storage: readiness and configuration', () => {
 
   it('start-up refuses bad storage configuration with a clear message and no option values', () => {
     const bad = (env: Record<string, string>, msg: RegExp) => {
-      assert.throws(() => loadConfig({ DATA_DIR: '/tmp/x', ...env }), (err: Error) => {
-        assert.match(err.message, msg);
-        assert.ok(!err.message.includes('hunter2'), 'no option value in the message');
-        return true;
-      });
+      assert.throws(
+        () => loadConfig({ DATA_DIR: '/tmp/x', ...env }),
+        (err: Error) => {
+          assert.match(err.message, msg);
+          assert.ok(!err.message.includes('hunter2'), 'no option value in the message');
+          return true;
+        },
+      );
     };
     bad({ STORAGE_ROOT: 'ftp://host/x' }, /STORAGE_ROOT: unknown scheme 'ftp:\/\/'/);
     bad({ STORAGE_ROOT: 's3://' }, /needs a bucket name/);
@@ -293,16 +331,26 @@ describe('object storage: readiness and configuration', () => {
     bad({ STORAGE_OPTIONS: '["hunter2"]' }, /STORAGE_OPTIONS: must be a JSON object/);
     bad({ STORAGE_PROFILES: '{"eu": {"options": {"k": "hunter2"}}}' }, /STORAGE_PROFILES\.eu\.root: required/);
     bad({ STORAGE_PROFILES: '{"bad name": {"root": "s3://b"}}' }, /profile name 'bad name'/);
-    bad({ STORAGE_PROFILES: '{"gcs": {"root": "gs://bkt", "role_arn": "arn:aws:iam::123456789012:role/r"}}' }, /only available for s3:\/\//);
+    bad(
+      { STORAGE_PROFILES: '{"gcs": {"root": "gs://bkt", "role_arn": "arn:aws:iam::123456789012:role/r"}}' },
+      /only available for s3:\/\//,
+    );
     bad({ STORAGE_ROOT: 's3://b', STORAGE_PROFILES: '{"default": {"root": "s3://c"}}' }, /not both/);
-    const ok = loadConfig({ DATA_DIR: '/tmp/x', STORAGE_ROOT: 's3://bucket/a/b/', STORAGE_OPTIONS: '{"aws_region": "eu-west-1", "allow_http": true}' });
-    const p = ok.storage.profiles.get('default')!;
-    assert.deepEqual({ root: p.root, bucket: p.bucket, prefix: p.prefix, options: p.options }, {
-      root: 's3://bucket/a/b',
-      bucket: 'bucket',
-      prefix: 'a/b',
-      options: { aws_region: 'eu-west-1', allow_http: 'true' },
+    const ok = loadConfig({
+      DATA_DIR: '/tmp/x',
+      STORAGE_ROOT: 's3://bucket/a/b/',
+      STORAGE_OPTIONS: '{"aws_region": "eu-west-1", "allow_http": true}',
     });
+    const p = ok.storage.profiles.get('default')!;
+    assert.deepEqual(
+      { root: p.root, bucket: p.bucket, prefix: p.prefix, options: p.options },
+      {
+        root: 's3://bucket/a/b',
+        bucket: 'bucket',
+        prefix: 'a/b',
+        options: { aws_region: 'eu-west-1', allow_http: 'true' },
+      },
+    );
     assert.equal(loadConfig({ DATA_DIR: '/tmp/x', STORAGE_ROOT: 'gs://gbucket/p' }).storage.profiles.get('default')!.scheme, 'gs');
     assert.equal(loadConfig({ DATA_DIR: '/tmp/x' }).storageRoot, '/tmp/x/tables');
   });

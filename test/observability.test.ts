@@ -4,7 +4,6 @@ import { Api, forEachCatalog, newTenant, operator, startGateway, TestGateway } f
 import { TestIssuer } from './helpers/jwks';
 import { LogCapture } from './helpers/logs';
 
-
 function metricValue(text: string, name: string, labels: Record<string, string>): number {
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
   for (const line of text.split('\n')) {

@@ -9,7 +9,19 @@ import * as arrow from 'apache-arrow';
 import { parse } from 'yaml';
 import type { AppConfig } from '../src/platform/config/config';
 import { buildOpenApiDocument } from '../src/modules/openapi';
-import { ADMIN_KEY, Api, CATALOG_KINDS, eventually, idPath, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import {
+  ADMIN_KEY,
+  Api,
+  CATALOG_KINDS,
+  eventually,
+  idPath,
+  newTenant,
+  operator,
+  Reply,
+  startGateway,
+  Tenant,
+  TestGateway,
+} from './helpers/gateway';
 
 /**
  * The OpenAPI document (GET /openapi.json, /docs): what it covers, and how its Lance operations compare with the
@@ -64,61 +76,186 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('DescribeTable', 'response-missing', 'stats', 'not filled (nor by the reference); GetTableStats serves them'),
   allow('DescribeTable', 'response-missing', 'metadata', 'Lance table metadata is not reported'),
   allow('TableExists', 'body-missing', 'version', 'existence is of the table, whatever version is asked'),
-  allow('RenameTable', 'body-extra', 'new_namespace', 'the official remote client\'s name for new_namespace_id'),
+  allow('RenameTable', 'body-extra', 'new_namespace', "the official remote client's name for new_namespace_id"),
   allow('GetTableStats', 'param-extra', 'query:branch', '`branch` is also read from the query (as the GET form takes it)'),
 
   // ---- served, but always 406 (code 0): what the engine cannot do
-  allow('CreateMaterializedView', 'body', '', 'always 406 (code 0): the open Lance engine has no materialized views, so the body is not read'),
-  allow('CreateMaterializedView', 'response', '201', 'never answered: always 406 (code 0), the open Lance engine has no materialized views'),
-  allow('RefreshMaterializedView', 'body', '', 'always 406 (code 0): the open Lance engine has no materialized views, so the body is not read'),
-  allow('RefreshMaterializedView', 'response', '202', 'never answered: always 406 (code 0), the open Lance engine has no materialized views'),
-  allow('AlterTransaction', 'body', '', 'always 406 (code 0) or 404: our only transactions are clean-ups of committed cascade drops, which cannot be altered'),
-  allow('AlterTransaction', 'response', '200', 'never answered: always 406 (code 0) or 404 (clean-ups of committed cascade drops cannot be altered)'),
+  allow(
+    'CreateMaterializedView',
+    'body',
+    '',
+    'always 406 (code 0): the open Lance engine has no materialized views, so the body is not read',
+  ),
+  allow(
+    'CreateMaterializedView',
+    'response',
+    '201',
+    'never answered: always 406 (code 0), the open Lance engine has no materialized views',
+  ),
+  allow(
+    'RefreshMaterializedView',
+    'body',
+    '',
+    'always 406 (code 0): the open Lance engine has no materialized views, so the body is not read',
+  ),
+  allow(
+    'RefreshMaterializedView',
+    'response',
+    '202',
+    'never answered: always 406 (code 0), the open Lance engine has no materialized views',
+  ),
+  allow(
+    'AlterTransaction',
+    'body',
+    '',
+    'always 406 (code 0) or 404: our only transactions are clean-ups of committed cascade drops, which cannot be altered',
+  ),
+  allow(
+    'AlterTransaction',
+    'response',
+    '200',
+    'never answered: always 406 (code 0) or 404 (clean-ups of committed cascade drops cannot be altered)',
+  ),
   allow('AlterTransaction', 'param-missing', 'query:delimiter', '{id} is the transaction id as answered, never split'),
 
   // ---- transactions
   allow('DescribeTransaction', 'param-missing', 'query:delimiter', '{id} is the transaction id as answered, never split'),
 
   // ---- data plane
-  allow('AlterTableBackfillColumns', 'body-missing', 'concurrency', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('AlterTableBackfillColumns', 'body-missing', 'intra_applier_concurrency', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('AlterTableBackfillColumns', 'body-missing', 'min_checkpoint_size', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('AlterTableBackfillColumns', 'body-missing', 'max_checkpoint_size', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('AlterTableBackfillColumns', 'body-missing', 'batch_checkpoint_flush_interval_seconds', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('AlterTableBackfillColumns', 'body-missing', 'read_version', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('AlterTableBackfillColumns', 'body-missing', 'task_size', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('AlterTableBackfillColumns', 'body-missing', 'num_frags', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('AlterTableBackfillColumns', 'body-missing', 'checkpoint_size', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('AlterTableBackfillColumns', 'body-missing', 'commit_granularity', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('AlterTableBackfillColumns', 'body-missing', 'cluster', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('AlterTableBackfillColumns', 'body-missing', 'manifest', 'tuning of a distributed backfill; the engine fills the column in one pass'),
-  allow('CreateTable', 'param-missing', 'query:storage_options', 'a table\'s storage options are its profile\'s (STORAGE_PROFILES), chosen by the operator, not per request'),
-  allow('DropTable', 'response-extra', 'job_id', 'the official remote client\'s async drop: set when deleting the files outlasts DROP_SYNC_BUDGET_MS (dropTableAsync waits on the job)'),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'concurrency',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'intra_applier_concurrency',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'min_checkpoint_size',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'max_checkpoint_size',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'batch_checkpoint_flush_interval_seconds',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'read_version',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'task_size',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'num_frags',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'checkpoint_size',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'commit_granularity',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'cluster',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'AlterTableBackfillColumns',
+    'body-missing',
+    'manifest',
+    'tuning of a distributed backfill; the engine fills the column in one pass',
+  ),
+  allow(
+    'CreateTable',
+    'param-missing',
+    'query:storage_options',
+    "a table's storage options are its profile's (STORAGE_PROFILES), chosen by the operator, not per request",
+  ),
+  allow(
+    'DropTable',
+    'response-extra',
+    'job_id',
+    "the official remote client's async drop: set when deleting the files outlasts DROP_SYNC_BUDGET_MS (dropTableAsync waits on the job)",
+  ),
   allow('CreateTable', 'response-extra', 'name', 'a new table also reports its name and rows written (as the Enterprise route)'),
   allow('CreateTable', 'response-extra', 'num_rows', 'a new table also reports its name and rows written (as the Enterprise route)'),
-  allow('InsertIntoTable', 'param-extra', 'query:upload_id', 'a part of a multipart write of the official remote client (staged, committed at complete)'),
-  allow('InsertIntoTable', 'param-extra', 'query:upload_part_id', 'a part of a multipart write of the official remote client (staged, committed at complete)'),
-  allow('MergeInsertIntoTable', 'param-missing', 'query:timeout', 'the time limit is the `x-request-timeout-ms` header (what the official client sends)'),
+  allow(
+    'InsertIntoTable',
+    'param-extra',
+    'query:upload_id',
+    'a part of a multipart write of the official remote client (staged, committed at complete)',
+  ),
+  allow(
+    'InsertIntoTable',
+    'param-extra',
+    'query:upload_part_id',
+    'a part of a multipart write of the official remote client (staged, committed at complete)',
+  ),
+  allow(
+    'MergeInsertIntoTable',
+    'param-missing',
+    'query:timeout',
+    'the time limit is the `x-request-timeout-ms` header (what the official client sends)',
+  ),
   allow('MergeInsertIntoTable', 'param-type', 'query:on', '`on` may repeat for a composite key, as the reference and the newest client do'),
   allow('MergeInsertIntoTable', 'response-extra', 'num_attempts', 'commit attempts, reported by the Lance engine'),
   allow('CountTableRows', 'body-extra', 'filter', 'alias of `predicate` sent by older remote clients'),
   allow('QueryTable', 'body-extra', 'minimum_nprobes', 'search tuning of the official remote client'),
   allow('QueryTable', 'body-extra', 'maximum_nprobes', 'search tuning of the official remote client'),
-  allow('QueryTable', 'body-type', 'vector', 'also the remote client\'s bare vector (array) or list of vectors'),
-  allow('QueryTable', 'body-type', 'columns', 'also the remote client\'s bare list of names or alias map'),
+  allow('QueryTable', 'body-type', 'vector', "also the remote client's bare vector (array) or list of vectors"),
+  allow('QueryTable', 'body-type', 'columns', "also the remote client's bare list of names or alias map"),
   allow('QueryTable', 'body-type', 'k', 'any non-negative number is accepted (the remote client may send a float)'),
   allow('UpdateTable', 'body-missing', 'properties', 'table properties are not changed by UpdateTable'),
   allow('UpdateTable', 'response-missing', 'properties', 'table properties are not changed by UpdateTable'),
   allow('UpdateTable', 'response-extra', 'rows_updated', 'the official remote client reads this name'),
   allow('DeleteFromTable', 'response-extra', 'num_deleted_rows', 'the official remote client reads the deleted count'),
   // UpdateTableSchemaMetadata is served but answers 406 (code 0): the engine binding cannot replace schema metadata.
-  allow('AnalyzeTableQueryPlan', 'param-extra', 'query:distributed_metrics', 'sent by the official remote client; one process here, so ignored'),
+  allow(
+    'AnalyzeTableQueryPlan',
+    'param-extra',
+    'query:distributed_metrics',
+    'sent by the official remote client; one process here, so ignored',
+  ),
   allow('AnalyzeTableQueryPlan', 'body-extra', 'minimum_nprobes', 'search tuning of the official remote client (as QueryTable)'),
   allow('AnalyzeTableQueryPlan', 'body-extra', 'maximum_nprobes', 'search tuning of the official remote client (as QueryTable)'),
-  allow('AnalyzeTableQueryPlan', 'body-type', 'vector', 'also the remote client\'s bare vector (as QueryTable)'),
-  allow('AnalyzeTableQueryPlan', 'body-type', 'columns', 'also the remote client\'s bare list of names or alias map (as QueryTable)'),
+  allow('AnalyzeTableQueryPlan', 'body-type', 'vector', "also the remote client's bare vector (as QueryTable)"),
+  allow('AnalyzeTableQueryPlan', 'body-type', 'columns', "also the remote client's bare list of names or alias map (as QueryTable)"),
   allow('AnalyzeTableQueryPlan', 'body-type', 'k', 'any non-negative number is accepted (as QueryTable)'),
-  allow('CreateTableScalarIndex', 'body-missing', 'target_partition_size', 'not supported by the Lance engine binding we use (as CreateTableIndex)'),
+  allow(
+    'CreateTableScalarIndex',
+    'body-missing',
+    'target_partition_size',
+    'not supported by the Lance engine binding we use (as CreateTableIndex)',
+  ),
   allow('CreateTableScalarIndex', 'body-extra', 'replace', 'official remote client field (as CreateTableIndex)'),
   allow('CreateTableScalarIndex', 'body-extra', 'metric_type', 'same body as CreateTableIndex'),
   allow('CreateTableScalarIndex', 'body-extra', 'custom_stop_words', 'FTS option (same body as CreateTableIndex)'),
@@ -140,32 +277,107 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
 
   // ---- our routes that are no spec operation
   allow('*', 'extra-route', 'GET /v1/table/{id}/maintenance', 'table maintenance policy (docs/maintenance.md); no spec operation'),
-  allow('*', 'extra-route', 'POST /v1/table/{id}/maintenance/run', 'run a table\'s maintenance now (docs/maintenance.md); no spec operation'),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/table/{id}/maintenance/run',
+    "run a table's maintenance now (docs/maintenance.md); no spec operation",
+  ),
   allow('*', 'extra-route', 'GET /v1/table/{id}/stats', 'GetTableStats as the reference adapter serves it'),
-  allow('*', 'extra-route', 'GET /v1/table/{id}/count_rows', 'count_rows is served as GET (what the official client sends) and POST (the spec)'),
-  allow('*', 'extra-route', 'GET /v1/table/{id}/tags/list', 'ListTableTags as the reference adapter and the generated namespace clients send it'),
-  allow('*', 'extra-route', 'POST /v1/table/{id}/clone', 'CloneTable of the official remote client (cloneTable); the spec has no clone operation'),
-  allow('*', 'extra-route', 'POST /v1/table/{id}/multipart_write/create', 'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation'),
-  allow('*', 'extra-route', 'POST /v1/table/{id}/multipart_write/complete', 'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation'),
-  allow('*', 'extra-route', 'POST /v1/table/{id}/multipart_write/abort', 'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation'),
-  allow('*', 'extra-route', 'POST /v1/table/{id}/branches/diff', 'the official remote client\'s branch diff; always 406 (code 0): the open engine diffs branches only for Enterprise tables'),
-  allow('*', 'extra-route', 'POST /v1/table/{id}/branches/cherry_pick', 'the official remote client\'s cherry-pick; always 406 (code 0): the open engine cherry-picks only for Enterprise tables'),
+  allow(
+    '*',
+    'extra-route',
+    'GET /v1/table/{id}/count_rows',
+    'count_rows is served as GET (what the official client sends) and POST (the spec)',
+  ),
+  allow(
+    '*',
+    'extra-route',
+    'GET /v1/table/{id}/tags/list',
+    'ListTableTags as the reference adapter and the generated namespace clients send it',
+  ),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/table/{id}/clone',
+    'CloneTable of the official remote client (cloneTable); the spec has no clone operation',
+  ),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/table/{id}/multipart_write/create',
+    'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation',
+  ),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/table/{id}/multipart_write/complete',
+    'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation',
+  ),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/table/{id}/multipart_write/abort',
+    'multipart writes of the official remote client (phalanx-version 0.4.0); no spec operation',
+  ),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/table/{id}/branches/diff',
+    "the official remote client's branch diff; always 406 (code 0): the open engine diffs branches only for Enterprise tables",
+  ),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/table/{id}/branches/cherry_pick',
+    "the official remote client's cherry-pick; always 406 (code 0): the open engine cherry-picks only for Enterprise tables",
+  ),
   allow('*', 'extra-route', 'GET /v1/tables', 'Enterprise route (docs/rest-contract.md §4.7)'),
   allow('*', 'extra-route', 'POST /v1/tables/{name}', 'Enterprise route (docs/rest-contract.md §4.7)'),
-  allow('*', 'extra-route', 'POST /v1/jobs/list', 'the official remote client\'s jobs route (listJobs); not in the namespace spec'),
-  allow('*', 'extra-route', 'POST /v1/jobs/describe', 'the official remote client\'s jobs route (openJob, Job.wait); not in the namespace spec'),
-  allow('*', 'extra-route', 'POST /v1/jobs/query_events', 'the official remote client\'s Job.events(): answered 406, events are not recorded'),
+  allow('*', 'extra-route', 'POST /v1/jobs/list', "the official remote client's jobs route (listJobs); not in the namespace spec"),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/jobs/describe',
+    "the official remote client's jobs route (openJob, Job.wait); not in the namespace spec",
+  ),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/jobs/query_events',
+    "the official remote client's Job.events(): answered 406, events are not recorded",
+  ),
   allow('*', 'extra-route', 'POST /v1/dropped_tables/list', 'soft-deleted tables (docs/soft-delete.md); the spec has no undrop'),
-  allow('*', 'extra-route', 'POST /v1/dropped_tables/{dropped_id}/undrop', 'soft-deleted tables (docs/soft-delete.md); the spec has no undrop'),
-  allow('*', 'extra-route', 'POST /v1/dropped_tables/{dropped_id}/purge', 'soft-deleted tables (docs/soft-delete.md); the spec has no purge'),
-  allow('*', 'extra-route', 'POST /v1/table/{id}/protection', 'the protection flag (docs/soft-delete.md); the spec has no property update of tables'),
-  allow('*', 'extra-route', 'POST /v1/namespace/{id}/protection', 'the protection flag (docs/soft-delete.md); the spec has no property update of namespaces'),
-  allow('*', 'extra-route', 'POST /v1/jobs/cancel', 'the official remote client\'s jobs route (cancelJob); not in the namespace spec'),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/dropped_tables/{dropped_id}/undrop',
+    'soft-deleted tables (docs/soft-delete.md); the spec has no undrop',
+  ),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/dropped_tables/{dropped_id}/purge',
+    'soft-deleted tables (docs/soft-delete.md); the spec has no purge',
+  ),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/table/{id}/protection',
+    'the protection flag (docs/soft-delete.md); the spec has no property update of tables',
+  ),
+  allow(
+    '*',
+    'extra-route',
+    'POST /v1/namespace/{id}/protection',
+    'the protection flag (docs/soft-delete.md); the spec has no property update of namespaces',
+  ),
+  allow('*', 'extra-route', 'POST /v1/jobs/cancel', "the official remote client's jobs route (cancelJob); not in the namespace spec"),
 ];
 
 /** The §7 error body against the spec's ErrorResponse. */
 const ALLOWED_ERROR_BODY_DIFFERENCES: Record<string, string> = {
-  'extra:type': 'problem-details field (docs/rest-contract.md §7), alongside the spec\'s code and error',
+  'extra:type': "problem-details field (docs/rest-contract.md §7), alongside the spec's code and error",
   'extra:title': 'problem-details field (docs/rest-contract.md §7)',
   'extra:status': 'problem-details field (docs/rest-contract.md §7)',
   'missing:context': 'context travels as response headers in the REST binding',
@@ -173,8 +385,7 @@ const ALLOWED_ERROR_BODY_DIFFERENCES: Record<string, string> = {
 
 // ---------------------------------------------------------------------------------------------- schema helpers
 
-const SPEC_FILE =
-  process.env.LANCE_SPEC_FILE ?? path.resolve(__dirname, '..', '..', 'test', 'fixtures', 'lance-namespace-spec.yaml');
+const SPEC_FILE = process.env.LANCE_SPEC_FILE ?? path.resolve(__dirname, '..', '..', 'test', 'fixtures', 'lance-namespace-spec.yaml');
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
@@ -300,8 +511,12 @@ function compareOperation(spec: Op, ours: Op): Difference[] {
   // Request body.
   const specBody = deref(spec.doc, spec.op.requestBody);
   const ourBody = deref(ours.doc, ours.op.requestBody);
-  const specTypes = Object.keys(specBody?.content ?? {}).sort().join(',');
-  const ourTypes = Object.keys(ourBody?.content ?? {}).sort().join(',');
+  const specTypes = Object.keys(specBody?.content ?? {})
+    .sort()
+    .join(',');
+  const ourTypes = Object.keys(ourBody?.content ?? {})
+    .sort()
+    .join(',');
   if (specTypes !== ourTypes) diff('body', '', `spec body [${specTypes}], ours [${ourTypes}]`);
   else if (specBody?.content?.['application/json']) {
     const sProps = propertiesOf(spec.doc, specBody.content['application/json'].schema) ?? {};
@@ -312,7 +527,8 @@ function compareOperation(spec: Op, ours: Op): Difference[] {
         diff('body-type', k, `body property ${k}: spec ${typeOf(spec.doc, s)}, ours ${typeOf(ours.doc, oProps[k])}`);
       }
     }
-    for (const k of Object.keys(oProps)) if (!(k in sProps)) diff('body-extra', k, `we read body property ${k}, the spec does not define it`);
+    for (const k of Object.keys(oProps))
+      if (!(k in sProps)) diff('body-extra', k, `we read body property ${k}, the spec does not define it`);
   }
 
   // Success answers.
@@ -324,8 +540,12 @@ function compareOperation(spec: Op, ours: Op): Difference[] {
   for (const s of sOk.filter((x) => oOk.includes(x))) {
     const sr = deref(spec.doc, spec.op.responses[s]);
     const or = deref(ours.doc, ours.op.responses[s]);
-    const sTypes = Object.keys(sr?.content ?? {}).sort().join(',');
-    const oTypes = Object.keys(or?.content ?? {}).sort().join(',');
+    const sTypes = Object.keys(sr?.content ?? {})
+      .sort()
+      .join(',');
+    const oTypes = Object.keys(or?.content ?? {})
+      .sort()
+      .join(',');
     if (sTypes !== oTypes) {
       diff('response', s, `spec ${s} content [${sTypes}], ours [${oTypes}]`);
       continue;
@@ -342,7 +562,8 @@ function compareOperation(spec: Op, ours: Op): Difference[] {
       continue;
     }
     for (const k of Object.keys(sProps)) if (!(k in oProps)) diff('response-missing', k, `spec response property ${k} never sent`);
-    for (const k of Object.keys(oProps)) if (!(k in sProps)) diff('response-extra', k, `we send response property ${k}, the spec does not define it`);
+    for (const k of Object.keys(oProps))
+      if (!(k in sProps)) diff('response-extra', k, `we send response property ${k}, the spec does not define it`);
   }
   return out;
 }
@@ -404,7 +625,10 @@ function refsOf(node: unknown, out: string[] = []): string[] {
 function arrowRows(from: number, n: number): Buffer {
   const table = new arrow.Table({
     id: arrow.vectorFromArray(Int32Array.from({ length: n }, (_, i) => from + i)),
-    name: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => `name-${from + i}`), new arrow.Utf8()),
+    name: arrow.vectorFromArray(
+      Array.from({ length: n }, (_, i) => `name-${from + i}`),
+      new arrow.Utf8(),
+    ),
   });
   return Buffer.from(arrow.tableToIPC(table, 'stream'));
 }
@@ -452,7 +676,10 @@ describe(`OpenAPI document [${kind}]`, () => {
     for (const o of ops) {
       assert.ok(o.op.summary, `${o.method} ${o.path} has a summary`);
       for (const name of [...o.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1])) {
-        assert.ok(o.params.some((p) => p.in === 'path' && p.name === name && p.required === true), `${o.method} ${o.path} declares {${name}}`);
+        assert.ok(
+          o.params.some((p) => p.in === 'path' && p.name === name && p.required === true),
+          `${o.method} ${o.path} declares {${name}}`,
+        );
       }
     }
     // Request bodies come from the zod schemas: CreateNamespace's reads mode and properties, RegisterTable needs location.
@@ -479,20 +706,27 @@ describe(`OpenAPI document [${kind}]`, () => {
 
   it('declares the security schemes and applies them per route', () => {
     const schemes = doc.components.securitySchemes;
-    assert.deepEqual({ type: schemes.ApiKeyAuth.type, in: schemes.ApiKeyAuth.in, name: schemes.ApiKeyAuth.name }, {
-      type: 'apiKey',
-      in: 'header',
-      name: 'x-api-key',
-    });
+    assert.deepEqual(
+      { type: schemes.ApiKeyAuth.type, in: schemes.ApiKeyAuth.in, name: schemes.ApiKeyAuth.name },
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'x-api-key',
+      },
+    );
     assert.equal(schemes.BearerAuth.type, 'http');
     assert.equal(schemes.BearerAuth.scheme, 'bearer');
     assert.equal(schemes.BearerAuth.bearerFormat, 'JWT');
     assert.equal(schemes.OperatorKeyAuth.type, 'apiKey');
     assert.equal(schemes.OperatorKeyAuth.name, 'x-api-key');
     for (const o of operationsOf(doc)) {
-      const names = (o.op.security ?? []).flatMap((s: Json) => Object.keys(s)).sort().join(',');
+      const names = (o.op.security ?? [])
+        .flatMap((s: Json) => Object.keys(s))
+        .sort()
+        .join(',');
       if (o.path.startsWith('/v1/')) assert.equal(names, 'ApiKeyAuth,BearerAuth', `${o.method} ${o.path}`);
-      else if (/^\/admin\/v1\/(databases(\/\{name\}(\/maintenance)?)?|usage(\/top-storage)?)$/.test(o.path)) assert.equal(names, 'OperatorKeyAuth', `${o.method} ${o.path}`);
+      else if (/^\/admin\/v1\/(databases(\/\{name\}(\/maintenance)?)?|usage(\/top-storage)?)$/.test(o.path))
+        assert.equal(names, 'OperatorKeyAuth', `${o.method} ${o.path}`);
       else if (o.path.startsWith('/admin/')) assert.equal(names, 'ApiKeyAuth,BearerAuth,OperatorKeyAuth', `${o.method} ${o.path}`);
       else if (o.path === '/metrics') assert.deepEqual(o.op.security, [{ MetricsKeyAuth: [] }, {}], 'the metrics key, or none when unset');
       else assert.deepEqual(o.op.security, [], `${o.method} ${o.path} is public`);
@@ -513,19 +747,26 @@ describe(`OpenAPI document [${kind}]`, () => {
       for (const [status, r] of Object.entries<Json>(o.op.responses)) {
         if (!/^[45]/.test(status)) continue;
         count++;
-        assert.equal(deref(doc, r).content['application/json'].schema.$ref, '#/components/schemas/ErrorResponse', `${o.method} ${o.path} ${status}`);
+        assert.equal(
+          deref(doc, r).content['application/json'].schema.$ref,
+          '#/components/schemas/ErrorResponse',
+          `${o.method} ${o.path} ${status}`,
+        );
       }
     }
     assert.ok(count > 100, `error answers documented (${count})`);
   });
 
-  it('documents the error body like an actual error answer, with the spec\'s fields plus the problem-details ones', async () => {
+  it("documents the error body like an actual error answer, with the spec's fields plus the problem-details ones", async () => {
     const res = await tenant.api.post('/v1/namespace/no_such_ns/describe', {});
     assert.equal(res.status, 404);
     assert.deepEqual(Object.keys(res.body).sort(), Object.keys(doc.components.schemas.ErrorResponse.properties).sort());
     const ours = Object.keys(doc.components.schemas.ErrorResponse.properties);
     const theirs = Object.keys(spec.components.schemas.ErrorResponse.properties);
-    const found = [...ours.filter((k) => !theirs.includes(k)).map((k) => `extra:${k}`), ...theirs.filter((k) => !ours.includes(k)).map((k) => `missing:${k}`)];
+    const found = [
+      ...ours.filter((k) => !theirs.includes(k)).map((k) => `extra:${k}`),
+      ...theirs.filter((k) => !ours.includes(k)).map((k) => `missing:${k}`),
+    ];
     assert.deepEqual(found.sort(), Object.keys(ALLOWED_ERROR_BODY_DIFFERENCES).sort());
   });
 
@@ -614,7 +855,11 @@ describe(`OpenAPI document [${kind}]`, () => {
         const type = types.find((t) => ct.startsWith(t.split(';')[0]));
         assert.ok(type, `${method} ${docPath} ${res.status}: content type '${ct}' documented (${types.join(', ')})`);
         if (type === 'application/json') {
-          assert.deepEqual(conformance(doc, documented.content[type].schema, parsed, 'body'), [], `${method} ${docPath} ${res.status}: ${text.slice(0, 300)}`);
+          assert.deepEqual(
+            conformance(doc, documented.content[type].schema, parsed, 'body'),
+            [],
+            `${method} ${docPath} ${res.status}: ${text.slice(0, 300)}`,
+          );
         }
       }
       checked.add(`${method} ${docPath}`);
@@ -635,7 +880,13 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/table/{id}/declare', `/v1/table/${decl}/declare`, 200, {});
     await call('POST', '/v1/table/{id}/create', `/v1/table/${orders}/create`, 200, arrowRows(0, 20));
     await call('POST', '/v1/table/{id}/insert', `/v1/table/${orders}/insert`, 200, arrowRows(20, 5));
-    await call('POST', '/v1/table/{id}/merge_insert', `/v1/table/${orders}/merge_insert?on=id&when_matched_update_all=true&when_not_matched_insert_all=true`, 200, arrowRows(22, 5));
+    await call(
+      'POST',
+      '/v1/table/{id}/merge_insert',
+      `/v1/table/${orders}/merge_insert?on=id&when_matched_update_all=true&when_not_matched_insert_all=true`,
+      200,
+      arrowRows(22, 5),
+    );
     await call('POST', '/v1/table/{id}/describe', `/v1/table/${orders}/describe?load_detailed_metadata=true`, 200, {});
     await call('POST', '/v1/table/{id}/describe', `/v1/table/${decl}/describe?check_declared=true`, 200, {});
     await call('POST', '/v1/table/{id}/exists', `/v1/table/${orders}/exists`, 200, {});
@@ -649,24 +900,48 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('GET', '/v1/table/{id}/maintenance', `/v1/table/${orders}/maintenance`, 200, undefined, tenant.reader.headers);
     await call('POST', '/v1/table/{id}/maintenance/run', `/v1/table/${orders}/maintenance/run`, 200, { type: 'cleanup', dry_run: true });
     await call('POST', '/v1/table/{id}/maintenance/run', `/v1/table/${orders}/maintenance/run`, 200, { type: 'compact' });
-    await call('POST', '/v1/table/{id}/maintenance/run', `/v1/table/${orders}/maintenance/run`, 403, { type: 'compact' }, tenant.reader.headers);
-    await call('POST', '/admin/v1/databases/{name}/maintenance/run', `/admin/v1/databases/${tenant.name}/maintenance/run`, 200, { table_id: ['docs', 'orders'], type: 'cleanup', dry_run: true }, operator(gw).headers);
+    await call(
+      'POST',
+      '/v1/table/{id}/maintenance/run',
+      `/v1/table/${orders}/maintenance/run`,
+      403,
+      { type: 'compact' },
+      tenant.reader.headers,
+    );
+    await call(
+      'POST',
+      '/admin/v1/databases/{name}/maintenance/run',
+      `/admin/v1/databases/${tenant.name}/maintenance/run`,
+      200,
+      { table_id: ['docs', 'orders'], type: 'cleanup', dry_run: true },
+      operator(gw).headers,
+    );
     await call('GET', '/v1/table/{id}/count_rows', `/v1/table/${orders}/count_rows`, 200);
     await call('POST', '/v1/table/{id}/query', `/v1/table/${orders}/query`, 200, { k: 5, filter: 'id < 10', vector: null });
     await call('POST', '/v1/table/{id}/explain_plan', `/v1/table/${orders}/explain_plan`, 200, { query: { k: 5, filter: 'id < 10' } });
     await call('POST', '/v1/table/{id}/update', `/v1/table/${orders}/update`, 200, { updates: [['name', "'x'"]], predicate: 'id = 1' });
     await call('POST', '/v1/table/{id}/delete', `/v1/table/${orders}/delete`, 200, { predicate: 'id = 2' });
-    await call('POST', '/v1/table/{id}/create_index', `/v1/table/${orders}/create_index`, 200, { column: 'id', index_type: 'BTREE', name: 'id_idx' });
+    await call('POST', '/v1/table/{id}/create_index', `/v1/table/${orders}/create_index`, 200, {
+      column: 'id',
+      index_type: 'BTREE',
+      name: 'id_idx',
+    });
     await call('POST', '/v1/table/{id}/index/list', `/v1/table/${orders}/index/list`, 200, {});
     await call('POST', '/v1/table/{id}/index/{index_name}/stats', `/v1/table/${orders}/index/id_idx/stats`, 200, {});
     await call('POST', '/v1/table/{id}/index/{index_name}/drop', `/v1/table/${orders}/index/id_idx/drop`, 200, {});
     await call('POST', '/v1/table/{id}/version/list', `/v1/table/${orders}/version/list`, 200);
     await call('POST', '/v1/table/{id}/version/describe', `/v1/table/${orders}/version/describe`, 200, { version: 1 });
-    await call('POST', '/v1/table/{id}/add_columns', `/v1/table/${orders}/add_columns`, 200, { new_columns: [{ name: 'twice', expression: 'id * 2' }] });
-    await call('POST', '/v1/table/{id}/alter_columns', `/v1/table/${orders}/alter_columns`, 200, { alterations: [{ path: 'twice', rename: 'double' }] });
+    await call('POST', '/v1/table/{id}/add_columns', `/v1/table/${orders}/add_columns`, 200, {
+      new_columns: [{ name: 'twice', expression: 'id * 2' }],
+    });
+    await call('POST', '/v1/table/{id}/alter_columns', `/v1/table/${orders}/alter_columns`, 200, {
+      alterations: [{ path: 'twice', rename: 'double' }],
+    });
     await call('POST', '/v1/table/{id}/drop_columns', `/v1/table/${orders}/drop_columns`, 200, { columns: ['double'] });
     // A computed column, filled by a backfill job; the job routes.
-    await call('POST', '/v1/table/{id}/add_columns', `/v1/table/${orders}/add_columns`, 200, { new_columns: [{ name: 'triple', computed: '1 + 2' }] });
+    await call('POST', '/v1/table/{id}/add_columns', `/v1/table/${orders}/add_columns`, 200, {
+      new_columns: [{ name: 'triple', computed: '1 + 2' }],
+    });
     const job = await call('POST', '/v1/table/{id}/backfill_column', `/v1/table/${orders}/backfill_column`, 202, { column: 'triple' });
     await call('POST', '/v1/jobs/list', '/v1/jobs/list', 200, {});
     const ended = await eventually(async () => {
@@ -690,17 +965,45 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/table/{id}/branches/create', `/v1/table/${orders}/branches/create`, 409, { name: 'dev' });
     await call('POST', '/v1/table/{id}/branches/list', `/v1/table/${orders}/branches/list`, 200);
     await call('POST', '/v1/table/{id}/branches/diff', `/v1/table/${orders}/branches/diff`, 406, { from_branch: 'dev' });
-    await call('POST', '/v1/table/{id}/branches/cherry_pick', `/v1/table/${orders}/branches/cherry_pick`, 406, { from_branch: 'dev', dry_run: true });
+    await call('POST', '/v1/table/{id}/branches/cherry_pick', `/v1/table/${orders}/branches/cherry_pick`, 406, {
+      from_branch: 'dev',
+      dry_run: true,
+    });
     await call('POST', '/v1/table/{id}/branches/delete', `/v1/table/${orders}/branches/delete`, 200, { name: 'dev' });
-    await call('POST', '/v1/table/{id}/update_field_metadata', `/v1/table/${orders}/update_field_metadata`, 200, { updates: [{ path: 'id', metadata: { unit: 'n' } }] });
+    await call('POST', '/v1/table/{id}/update_field_metadata', `/v1/table/${orders}/update_field_metadata`, 200, {
+      updates: [{ path: 'id', metadata: { unit: 'n' } }],
+    });
     await call('POST', '/v1/table/{id}/schema_metadata/update', `/v1/table/${orders}/schema_metadata/update`, 406, { owner: 'a' });
     await call('POST', '/v1/table/{id}/analyze_plan', `/v1/table/${orders}/analyze_plan`, 200, { k: 5, filter: 'id < 10' });
-    await call('POST', '/v1/table/{id}/create_scalar_index', `/v1/table/${orders}/create_scalar_index`, 200, { column: 'id', index_type: 'BITMAP', name: 'id_bitmap' });
-    await call('POST', '/v1/table/{id}/clone', `/v1/table/${idPath('docs', 'orders_clone')}/clone`, 200, { source_location: 'docs$orders', is_shallow: false });
+    await call('POST', '/v1/table/{id}/create_scalar_index', `/v1/table/${orders}/create_scalar_index`, 200, {
+      column: 'id',
+      index_type: 'BITMAP',
+      name: 'id_bitmap',
+    });
+    await call('POST', '/v1/table/{id}/clone', `/v1/table/${idPath('docs', 'orders_clone')}/clone`, 200, {
+      source_location: 'docs$orders',
+      is_shallow: false,
+    });
     const upload = await call('POST', '/v1/table/{id}/multipart_write/create', `/v1/table/${orders}/multipart_write/create`, 200);
-    await call('POST', '/v1/table/{id}/insert', `/v1/table/${orders}/insert?upload_id=${upload.body.upload_id}&upload_part_id=p1`, 200, arrowRows(100, 3));
-    await call('POST', '/v1/table/{id}/multipart_write/complete', `/v1/table/${orders}/multipart_write/complete?upload_id=${upload.body.upload_id}`, 200);
-    await call('POST', '/v1/table/{id}/multipart_write/abort', `/v1/table/${orders}/multipart_write/abort?upload_id=${upload.body.upload_id}`, 200);
+    await call(
+      'POST',
+      '/v1/table/{id}/insert',
+      `/v1/table/${orders}/insert?upload_id=${upload.body.upload_id}&upload_part_id=p1`,
+      200,
+      arrowRows(100, 3),
+    );
+    await call(
+      'POST',
+      '/v1/table/{id}/multipart_write/complete',
+      `/v1/table/${orders}/multipart_write/complete?upload_id=${upload.body.upload_id}`,
+      200,
+    );
+    await call(
+      'POST',
+      '/v1/table/{id}/multipart_write/abort',
+      `/v1/table/${orders}/multipart_write/abort?upload_id=${upload.body.upload_id}`,
+      200,
+    );
     await call('POST', '/v1/table/{id}/restore', `/v1/table/${orders}/restore`, 200, { version: 1 });
     await call('POST', '/v1/table/{id}/rename', `/v1/table/${decl}/rename`, 200, { new_table_name: 'decl2' });
     const gone = await call('POST', '/v1/table/{id}/deregister', `/v1/table/${orders}/deregister`, 200, {});
@@ -722,18 +1025,61 @@ describe(`OpenAPI document [${kind}]`, () => {
     const mvT = idPath('mv_t');
     await call('POST', '/v1/table/{id}/create', `/v1/table/${mvT}/create`, 200, arrowRows(0, 3), mv);
     const mvLoc = (await call('POST', '/v1/table/{id}/describe', `/v1/table/${mvT}/describe`, 200, {}, mv)).body.location as string;
-    const manifestOf = (v: number) => `${mvLoc.replace(/^\/+/, '')}/_versions/${((1n << 64n) - 1n - BigInt(v)).toString().padStart(20, '0')}.manifest`;
+    const manifestOf = (v: number) =>
+      `${mvLoc.replace(/^\/+/, '')}/_versions/${((1n << 64n) - 1n - BigInt(v)).toString().padStart(20, '0')}.manifest`;
     // The gateway's own write was recorded in the catalog (adopted); its record is dropped, then made again by name.
     await call('POST', '/v1/table/{id}/version/list', `/v1/table/${mvT}/version/list?descending=true`, 200, undefined, mv);
-    await call('POST', '/v1/table/{id}/version/delete', `/v1/table/${mvT}/version/delete`, 200, { ranges: [{ start_version: 0, end_version: -1 }] }, mv);
-    await call('POST', '/v1/table/{id}/version/create', `/v1/table/${mvT}/version/create`, 200, { version: 1, manifest_path: manifestOf(1) }, mv);
-    await call('POST', '/v1/table/{id}/version/create', `/v1/table/${mvT}/version/create`, 409, { version: 1, manifest_path: manifestOf(1) }, mv);
+    await call(
+      'POST',
+      '/v1/table/{id}/version/delete',
+      `/v1/table/${mvT}/version/delete`,
+      200,
+      { ranges: [{ start_version: 0, end_version: -1 }] },
+      mv,
+    );
+    await call(
+      'POST',
+      '/v1/table/{id}/version/create',
+      `/v1/table/${mvT}/version/create`,
+      200,
+      { version: 1, manifest_path: manifestOf(1) },
+      mv,
+    );
+    await call(
+      'POST',
+      '/v1/table/{id}/version/create',
+      `/v1/table/${mvT}/version/create`,
+      409,
+      { version: 1, manifest_path: manifestOf(1) },
+      mv,
+    );
     await call('POST', '/v1/table/{id}/version/create', `/v1/table/${orders}/version/create`, 406, { version: 9, manifest_path: 'x' });
-    await call('POST', '/v1/table/version/batch-create', '/v1/table/version/batch-create', 409, { entries: [{ id: ['mv_t'], version: 1, manifest_path: manifestOf(1) }] }, mv);
-    await call('POST', '/v1/table/batch-commit', '/v1/table/batch-commit', 200, {
-      operations: [{ delete_table_versions: { id: ['mv_t'], ranges: [{ start_version: 1, end_version: -1 }] } }],
-    }, mv);
-    await call('POST', '/v1/table/version/batch-create', '/v1/table/version/batch-create', 200, { entries: [{ id: ['mv_t'], version: 1, manifest_path: manifestOf(1) }] }, mv);
+    await call(
+      'POST',
+      '/v1/table/version/batch-create',
+      '/v1/table/version/batch-create',
+      409,
+      { entries: [{ id: ['mv_t'], version: 1, manifest_path: manifestOf(1) }] },
+      mv,
+    );
+    await call(
+      'POST',
+      '/v1/table/batch-commit',
+      '/v1/table/batch-commit',
+      200,
+      {
+        operations: [{ delete_table_versions: { id: ['mv_t'], ranges: [{ start_version: 1, end_version: -1 }] } }],
+      },
+      mv,
+    );
+    await call(
+      'POST',
+      '/v1/table/version/batch-create',
+      '/v1/table/version/batch-create',
+      200,
+      { entries: [{ id: ['mv_t'], version: 1, manifest_path: manifestOf(1) }] },
+      mv,
+    );
 
     // Errors: the documented body.
     await call('POST', '/v1/namespace/{id}/describe', `/v1/namespace/${idPath('missing')}/describe`, 404, {});
@@ -748,23 +1094,68 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/admin/v1/databases', '/admin/v1/databases', 201, { name: 'docs_db', properties: { plan: 'gold' } }, op);
     await call('GET', '/admin/v1/databases', '/admin/v1/databases?limit=1', 200, undefined, op);
     await call('GET', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 200, undefined, op);
-    await call('PATCH', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 200, { rate_limit: { limit: 50, window_ms: 1000 } }, op);
-    const key = await call('POST', '/admin/v1/databases/{name}/api-keys', '/admin/v1/databases/docs_db/api-keys', 201, { role: 'read', description: 'docs' }, op);
+    await call(
+      'PATCH',
+      '/admin/v1/databases/{name}',
+      '/admin/v1/databases/docs_db',
+      200,
+      { rate_limit: { limit: 50, window_ms: 1000 } },
+      op,
+    );
+    const key = await call(
+      'POST',
+      '/admin/v1/databases/{name}/api-keys',
+      '/admin/v1/databases/docs_db/api-keys',
+      201,
+      { role: 'read', description: 'docs' },
+      op,
+    );
     await call('GET', '/admin/v1/databases/{name}/api-keys', '/admin/v1/databases/docs_db/api-keys', 200, undefined, op);
     await call('GET', '/admin/v1/databases/{name}/audit', `/admin/v1/databases/${tenant.name}/audit`, 200, undefined, op);
     await call('GET', '/admin/v1/databases/{name}/usage', `/admin/v1/databases/${tenant.name}/usage?granularity=hour`, 200, undefined, op);
     await call('GET', '/admin/v1/usage', '/admin/v1/usage?sort=requests&limit=2', 200, undefined, op);
     await call('GET', '/admin/v1/usage/top-storage', '/admin/v1/usage/top-storage?limit=3', 200, undefined, op);
-    await call('PATCH', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 200, { quotas: { max_tables: 10, max_storage_bytes: null } }, op);
-    await call('PUT', '/admin/v1/databases/{name}/maintenance', '/admin/v1/databases/docs_db/maintenance', 200, { cleanup_retention_seconds: 3600 }, op);
+    await call(
+      'PATCH',
+      '/admin/v1/databases/{name}',
+      '/admin/v1/databases/docs_db',
+      200,
+      { quotas: { max_tables: 10, max_storage_bytes: null } },
+      op,
+    );
+    await call(
+      'PUT',
+      '/admin/v1/databases/{name}/maintenance',
+      '/admin/v1/databases/docs_db/maintenance',
+      200,
+      { cleanup_retention_seconds: 3600 },
+      op,
+    );
     await call('GET', '/admin/v1/databases/{name}/maintenance', '/admin/v1/databases/docs_db/maintenance', 200, undefined, op);
-    await call('DELETE', '/admin/v1/databases/{name}/api-keys/{id}', `/admin/v1/databases/docs_db/api-keys/${key.body.id}`, 204, undefined, op);
+    await call(
+      'DELETE',
+      '/admin/v1/databases/{name}/api-keys/{id}',
+      `/admin/v1/databases/docs_db/api-keys/${key.body.id}`,
+      204,
+      undefined,
+      op,
+    );
     await call('DELETE', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 204, undefined, op);
     await call('GET', '/admin/v1/databases/{name}', '/admin/v1/databases/docs_db', 404, undefined, op);
 
     // Soft-delete, undrop and protection (docs/soft-delete.md): the tenant's routes need an admin key.
-    await call('PATCH', '/admin/v1/databases/{name}', `/admin/v1/databases/${tenant.name}`, 200, { drop_profile: 'soft', drop_retention_seconds: 3600, protected: false }, op);
-    const adm = { 'x-api-key': (await operator(gw).post(`/admin/v1/databases/${tenant.name}/api-keys`, { role: 'admin' })).body.api_key, 'x-service-database': tenant.name };
+    await call(
+      'PATCH',
+      '/admin/v1/databases/{name}',
+      `/admin/v1/databases/${tenant.name}`,
+      200,
+      { drop_profile: 'soft', drop_retention_seconds: 3600, protected: false },
+      op,
+    );
+    const adm = {
+      'x-api-key': (await operator(gw).post(`/admin/v1/databases/${tenant.name}/api-keys`, { role: 'admin' })).body.api_key,
+      'x-service-database': tenant.name,
+    };
     const softT = idPath('soft_t');
     const declareAndDrop = async () => {
       assert.equal((await tenant.api.post(`/v1/table/${softT}/declare`, {})).status, 200);
@@ -779,17 +1170,45 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('POST', '/v1/namespace/{id}/protection', `/v1/namespace/${idPath('docs_p')}/protection`, 200, { protected: false }, adm);
     assert.equal((await tenant.api.post(`/v1/table/${softT}/drop`, {})).status, 200);
     const dropped = await call('POST', '/v1/dropped_tables/list', '/v1/dropped_tables/list', 200, {}, adm);
-    await call('POST', '/v1/dropped_tables/{dropped_id}/undrop', `/v1/dropped_tables/${dropped.body.dropped_tables[0].id}/undrop`, 200, {}, adm);
+    await call(
+      'POST',
+      '/v1/dropped_tables/{dropped_id}/undrop',
+      `/v1/dropped_tables/${dropped.body.dropped_tables[0].id}/undrop`,
+      200,
+      {},
+      adm,
+    );
     assert.equal((await tenant.api.post(`/v1/table/${softT}/drop`, {})).status, 200);
-    const opDropped = await call('GET', '/admin/v1/databases/{name}/dropped-tables', `/admin/v1/databases/${tenant.name}/dropped-tables`, 200, undefined, op);
+    const opDropped = await call(
+      'GET',
+      '/admin/v1/databases/{name}/dropped-tables',
+      `/admin/v1/databases/${tenant.name}/dropped-tables`,
+      200,
+      undefined,
+      op,
+    );
     const did = opDropped.body.dropped_tables[0].id;
-    await call('POST', '/admin/v1/databases/{name}/dropped-tables/{id}/undrop', `/admin/v1/databases/${tenant.name}/dropped-tables/${did}/undrop`, 200, {}, op);
+    await call(
+      'POST',
+      '/admin/v1/databases/{name}/dropped-tables/{id}/undrop',
+      `/admin/v1/databases/${tenant.name}/dropped-tables/${did}/undrop`,
+      200,
+      {},
+      op,
+    );
     assert.equal((await tenant.api.post(`/v1/table/${softT}/drop`, {})).status, 200);
     await call('POST', '/v1/dropped_tables/{dropped_id}/purge', `/v1/dropped_tables/${did}/purge`, 200, {}, adm);
     await call('POST', '/v1/dropped_tables/{dropped_id}/purge', `/v1/dropped_tables/${did}/purge`, 404, {}, adm);
     await declareAndDrop();
     const last = (await operator(gw).get(`/admin/v1/databases/${tenant.name}/dropped-tables`)).body.dropped_tables[0].id;
-    await call('POST', '/admin/v1/databases/{name}/dropped-tables/{id}/purge', `/admin/v1/databases/${tenant.name}/dropped-tables/${last}/purge`, 200, {}, op);
+    await call(
+      'POST',
+      '/admin/v1/databases/{name}/dropped-tables/{id}/purge',
+      `/admin/v1/databases/${tenant.name}/dropped-tables/${last}/purge`,
+      200,
+      {},
+      op,
+    );
 
     // Health, metrics and the documentation itself.
     await call('GET', '/healthz', '/healthz', 200, undefined, {});
@@ -800,7 +1219,11 @@ describe(`OpenAPI document [${kind}]`, () => {
 
     // Every documented operation was exercised.
     const all = operationsOf(doc).map((o) => `${o.method} ${o.path}`);
-    assert.deepEqual(all.filter((r) => !checked.has(r)), [], 'operations not exercised by this test');
+    assert.deepEqual(
+      all.filter((r) => !checked.has(r)),
+      [],
+      'operations not exercised by this test',
+    );
   });
 
   it('matches the Lance Namespace spec, but for the commented allow-list', () => {
@@ -822,7 +1245,11 @@ describe(`OpenAPI document [${kind}]`, () => {
     const unexplained = differences.filter((d) => !ALLOWED_DIFFERENCES.some((a) => matches(a, d)));
     const stale = ALLOWED_DIFFERENCES.filter((a) => !differences.some((d) => matches(a, d)));
     const show = (d: Difference) => `  ${d.op} ${d.kind} ${d.name}: ${d.detail}`;
-    assert.deepEqual(unexplained.map(show), [], `differences from the Lance spec missing from ALLOWED_DIFFERENCES:\n${unexplained.map(show).join('\n')}`);
+    assert.deepEqual(
+      unexplained.map(show),
+      [],
+      `differences from the Lance spec missing from ALLOWED_DIFFERENCES:\n${unexplained.map(show).join('\n')}`,
+    );
     assert.deepEqual(
       stale.map((a) => `${a.op} ${a.kind} ${a.name}`),
       [],
@@ -888,7 +1315,8 @@ describe('OpenAPI document of routes not described yet', () => {
     assert.equal(other.operationId, 'LaterController_other');
     for (const op of [tags, other]) {
       const names = op.parameters.map((p: Json) => `${p.in}:${p.name}`);
-      for (const n of ['path:id', 'query:delimiter', 'header:x-service-database', 'header:x-service-database-prefix']) assert.ok(names.includes(n), n);
+      for (const n of ['path:id', 'query:delimiter', 'header:x-service-database', 'header:x-service-database-prefix'])
+        assert.ok(names.includes(n), n);
       assert.deepEqual(op.security, [{ ApiKeyAuth: [] }, { BearerAuth: [] }]);
       assert.equal(deref(doc, op.responses['404']).content['application/json'].schema.$ref, '#/components/schemas/ErrorResponse');
     }

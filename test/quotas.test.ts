@@ -18,7 +18,10 @@ const ARROW = 'application/vnd.apache.arrow.stream';
 function rowsOf(from: number, n: number): Buffer {
   const table = new arrow.Table({
     id: arrow.vectorFromArray(Int32Array.from({ length: n }, (_, i) => from + i)),
-    name: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => `name-${from + i}`), new arrow.Utf8()),
+    name: arrow.vectorFromArray(
+      Array.from({ length: n }, (_, i) => `name-${from + i}`),
+      new arrow.Utf8(),
+    ),
   });
   return Buffer.from(arrow.tableToIPC(table, 'stream'));
 }
@@ -99,7 +102,9 @@ forEachCatalog('quotas', (kind) => {
 
   it('refuses a namespace past max_namespaces; an existing one is still kept', async () => {
     assert.equal((await api.post(`/v1/namespace/${idPath('ns1')}/create`, {})).status, 200);
-    expectProblem(await api.post(`/v1/namespace/${idPath('ns2')}/create`, {}), 403, 15, { msg: /max_namespaces = 1; it holds 1 namespaces/ });
+    expectProblem(await api.post(`/v1/namespace/${idPath('ns2')}/create`, {}), 403, 15, {
+      msg: /max_namespaces = 1; it holds 1 namespaces/,
+    });
     assert.equal((await api.post(`/v1/namespace/${idPath('ns1')}/create`, { mode: 'exist_ok' })).status, 200);
     const listed = await reader.get(`/v1/namespace/${idPath()}/list`);
     assert.deepEqual(listed.body.namespaces, ['ns1']);
@@ -107,8 +112,12 @@ forEachCatalog('quotas', (kind) => {
 
   it('refuses a write past max_rows_per_write with nothing written', async () => {
     const version = (await reader.post(`/v1/table/${idPath('t1')}/describe`, {})).body.version;
-    expectProblem(await arrowPost('/v1/table/t1/insert', rowsOf(100, 21)), 403, 15, { msg: /max_rows_per_write = 20; this write has 21 rows/ });
-    expectProblem(await arrowPost('/v1/table/t1/merge_insert?on=id&when_not_matched_insert_all=true', rowsOf(100, 21)), 403, 15, { msg: 'max_rows_per_write' });
+    expectProblem(await arrowPost('/v1/table/t1/insert', rowsOf(100, 21)), 403, 15, {
+      msg: /max_rows_per_write = 20; this write has 21 rows/,
+    });
+    expectProblem(await arrowPost('/v1/table/t1/merge_insert?on=id&when_not_matched_insert_all=true', rowsOf(100, 21)), 403, 15, {
+      msg: 'max_rows_per_write',
+    });
     assert.equal(await countRows('t1'), 15);
     assert.equal((await reader.post(`/v1/table/${idPath('t1')}/describe`, {})).body.version, version, 'no version committed');
     // A streamed create stops before writing: room for tables first.
@@ -131,7 +140,9 @@ forEachCatalog('quotas', (kind) => {
     assert.equal(patched.body.quotas.max_storage_bytes, measured + 10);
     const body = rowsOf(500, 5);
     const refused = await arrowPost('/v1/table/t1/insert', body);
-    expectProblem(refused, 403, 15, { msg: `max_storage_bytes = ${measured + 10}; it stores ${measured} bytes and this write adds about ${body.length}` });
+    expectProblem(refused, 403, 15, {
+      msg: `max_storage_bytes = ${measured + 10}; it stores ${measured} bytes and this write adds about ${body.length}`,
+    });
     expectProblem(await arrowPost('/v1/tables/t4', body), 403, 15, { msg: 'max_storage_bytes' });
     assert.equal(await countRows('t1'), 35);
     assert.ok(!(await tables()).includes('t4'));
@@ -145,13 +156,24 @@ forEachCatalog('quotas', (kind) => {
 
   it('adds no catalog query to reads: a database with every quota set reads like one with none', async () => {
     const op = operator(gw);
-    assert.equal((await op.request('PATCH', `/admin/v1/databases/${name}`, { quotas: { max_storage_bytes: 1 << 30, max_tables: 10, max_namespaces: 10 } })).status, 200);
+    assert.equal(
+      (
+        await op.request('PATCH', `/admin/v1/databases/${name}`, {
+          quotas: { max_storage_bytes: 1 << 30, max_tables: 10, max_namespaces: 10 },
+        })
+      ).status,
+      200,
+    );
     const free = `free_${kind}`;
     assert.equal((await op.post('/admin/v1/databases', { name: free, quotas: { max_rows_per_write: null } })).status, 201);
     const fr = await op.post(`/admin/v1/databases/${free}/api-keys`, { role: 'read' });
     const fw = await op.post(`/admin/v1/databases/${free}/api-keys`, { role: 'write' });
     const freeWriter = { 'x-api-key': fw.body.api_key, 'x-service-database': free };
-    const created = await fetch(`${gw.url}/v1/tables/t1`, { method: 'POST', headers: { ...freeWriter, 'content-type': ARROW }, body: rowsOf(0, 10) });
+    const created = await fetch(`${gw.url}/v1/tables/t1`, {
+      method: 'POST',
+      headers: { ...freeWriter, 'content-type': ARROW },
+      body: rowsOf(0, 10),
+    });
     assert.equal(created.status, 201);
     const freeReader = new Api(gw.url, { 'x-api-key': fr.body.api_key, 'x-service-database': free });
 
@@ -161,7 +183,10 @@ forEachCatalog('quotas', (kind) => {
     const dbGetter = Object.getOwnPropertyDescriptor(UnitOfWork.prototype, 'db')!.get!;
     const read = uow.read.bind(uow);
     Object.defineProperty(uow, 'db', { configurable: true, get: () => (statements++, dbGetter.call(uow)) });
-    Object.defineProperty(uow, 'read', { configurable: true, value: (sql: string, params: readonly unknown[]) => (statements++, read(sql, params)) });
+    Object.defineProperty(uow, 'read', {
+      configurable: true,
+      value: (sql: string, params: readonly unknown[]) => (statements++, read(sql, params)),
+    });
     const readsCost = async (r: Api) => {
       await r.post(`/v1/table/${idPath('t1')}/describe`, {}); // warm: data already seen on storage
       const before = statements;

@@ -17,7 +17,10 @@ type Json = Record<string, any>;
 
 /** The access a document operation states, from its security requirements. */
 function accessOf(op: Json): Access {
-  const schemes = (op.security ?? []).flatMap((s: Json) => Object.keys(s)).sort().join(',');
+  const schemes = (op.security ?? [])
+    .flatMap((s: Json) => Object.keys(s))
+    .sort()
+    .join(',');
   const byScheme: Record<string, Access> = {
     '': 'public',
     'ApiKeyAuth,BearerAuth': 'catalog',
@@ -178,7 +181,10 @@ describe(`route access: the document against the guards [${kind}]`, () => {
 
   it('metrics routes: the metrics key (when set), as a bearer token or x-api-key', async () => {
     const metrics = routes.filter((r) => r.access === 'metrics');
-    assert.deepEqual(metrics.map((r) => r.path), ['/metrics']);
+    assert.deepEqual(
+      metrics.map((r) => r.path),
+      ['/metrics'],
+    );
     for (const r of metrics) {
       const anonymous = await call(r, {});
       assert.equal(anonymous.status, 401, show(r, anonymous));

@@ -1,7 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
-import { Api, forEachCatalog, idPath, newTenant, rawRequest, Reply, startGateway, Tenant, TEST_STORAGE, TestGateway } from './helpers/gateway';
+import {
+  Api,
+  forEachCatalog,
+  idPath,
+  newTenant,
+  rawRequest,
+  Reply,
+  startGateway,
+  Tenant,
+  TEST_STORAGE,
+  TestGateway,
+} from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
 import { writeTable } from './helpers/lance';
 import * as stored from './helpers/stored';
@@ -10,8 +21,6 @@ import * as stored from './helpers/stored';
  * Tenancy resolution (issue 3): which database a request addresses — the database header or its alias, else the
  * host name under TENANT_HOST_SUFFIX — and which catalog inside it (the database prefix).
  */
-
-
 
 forEachCatalog('tenancy: database from the host name', (kind) => {
   const SUFFIX = '.gw.example.com';
@@ -134,7 +143,6 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
   const isUnder = stored.isInside;
   const names = (r: Reply) => r.body.namespaces as string[];
   const ids = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i }));
-
 
   before(async () => {
     gw = await startGateway(kind);
@@ -268,7 +276,9 @@ forEachCatalog('tenancy: database prefixes are separate catalogs', (kind) => {
     }
     expectProblem(await t.api.post(`/v1/table/${idPath('stolen')}/exists`, {}), 404, 4);
     // From another prefix, the way out is a traversal: refused too.
-    const fromTeam2 = await team2.post(`/v1/table/${idPath('stolen')}/register`, { location: `../team1/${stored.basename(d.body.location)}` });
+    const fromTeam2 = await team2.post(`/v1/table/${idPath('stolen')}/register`, {
+      location: `../team1/${stored.basename(d.body.location)}`,
+    });
     expectProblem(fromTeam2, 400, 13);
 
     // Inside its own folder a prefix registers fine (a relative path from the prefix folder).

@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
-import { Api, eventually, forEachCatalog, idPath, newTenant, operator, startGateway, Tenant, TEST_STORAGE, TestGateway } from './helpers/gateway';
+import {
+  Api,
+  eventually,
+  forEachCatalog,
+  idPath,
+  newTenant,
+  operator,
+  startGateway,
+  Tenant,
+  TEST_STORAGE,
+  TestGateway,
+} from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
 import { exists } from './helpers/stored';
 import { execFile } from 'node:child_process';
@@ -25,7 +36,10 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
   /** A database with a soft profile (retention in seconds), its write key, and an admin key. */
   async function softTenant(retentionSeconds = 3600): Promise<Tenant & { admin: Api }> {
     const t = await newTenant(gw);
-    const patched = await op.request('PATCH', `/admin/v1/databases/${t.name}`, { drop_profile: 'soft', drop_retention_seconds: retentionSeconds });
+    const patched = await op.request('PATCH', `/admin/v1/databases/${t.name}`, {
+      drop_profile: 'soft',
+      drop_retention_seconds: retentionSeconds,
+    });
     assert.equal(patched.status, 200, patched.text);
     assert.deepEqual(patched.body.drop_profile, {
       profile: 'soft',
@@ -37,11 +51,18 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
   }
 
   const remote = (t: Tenant, key = t.writeKey) => lancedb.connect(`db://${t.name}`, { apiKey: key, hostOverride: gw.url });
-  const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: from + i, label: `row-${from + i}`, vector: [from + i, 1] }));
+  const rows = (from: number, n: number) =>
+    Array.from({ length: n }, (_, i) => ({ id: from + i, label: `row-${from + i}`, vector: [from + i, 1] }));
   const listDropped = async (t: { admin: Api }) => {
     const r = await t.admin.post('/v1/dropped_tables/list', {});
     assert.equal(r.status, 200, r.text);
-    return r.body.dropped_tables as Array<{ id: string; table: string[]; location: string; last_version: number | null; purge_after: string }>;
+    return r.body.dropped_tables as Array<{
+      id: string;
+      table: string[];
+      location: string;
+      last_version: number | null;
+      purge_after: string;
+    }>;
   };
 
   before(async () => {
@@ -117,9 +138,15 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     const back = await db.openTable('orders');
     assert.equal(await back.countRows(), 310);
     assert.equal(await back.version(), version);
-    assert.deepEqual((await back.listVersions()).map((v) => v.version), versions);
+    assert.deepEqual(
+      (await back.listVersions()).map((v) => v.version),
+      versions,
+    );
     assert.equal(await (await back.tags()).getVersion('first'), 1);
-    assert.deepEqual((await back.listIndices()).map((i) => i.name), ['id_idx']);
+    assert.deepEqual(
+      (await back.listIndices()).map((i) => i.name),
+      ['id_idx'],
+    );
     assert.equal((await back.query().where('id = 305').toArray()).length, 1);
     await back.add(rows(400, 1));
     assert.equal(await back.countRows(), 311, 'an undropped table takes writes');
@@ -155,7 +182,7 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     db.close();
   });
 
-  it('the retention\'s end purges the data and the entry; purge now removes it at once', async () => {
+  it("the retention's end purges the data and the entry; purge now removes it at once", async () => {
     const t = await softTenant(1);
     const db = await remote(t);
     await db.createTable('short', rows(0, 20));
@@ -252,7 +279,10 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
 
     // A namespace: its own drop, and a cascade from above that would remove it, are refused whole.
     for (const p of [['top'], ['top', 'inner']]) assert.equal((await t.api.post(`/v1/namespace/${idPath(...p)}/create`, {})).status, 200);
-    const nsApi = await lancedb.connectNamespace('rest', { uri: gw.url, headers: { 'x-api-key': t.writeKey, 'x-service-database': t.name } });
+    const nsApi = await lancedb.connectNamespace('rest', {
+      uri: gw.url,
+      headers: { 'x-api-key': t.writeKey, 'x-service-database': t.name },
+    });
     await nsApi.createTable('inside', rows(0, 1), ['top', 'inner']);
     assert.equal((await t.admin.post(`/v1/namespace/${idPath('top', 'inner')}/protection`, { protected: true })).status, 200);
     expectProblem(await t.api.post(`/v1/namespace/${idPath('top')}/drop`, { behavior: 'Cascade' }), 409, 19);
@@ -279,7 +309,7 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     nsApi.close();
   });
 
-  it('the reclaimer and the storage scan leave a soft-dropped table\'s data alone', async () => {
+  it("the reclaimer and the storage scan leave a soft-dropped table's data alone", async () => {
     const t = await softTenant();
     const db = await remote(t);
     await db.createTable('kept', rows(0, 7));
@@ -290,7 +320,15 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     // Records of dead work at its location (an in-place write and a clean-up whose writers went away).
     const pending = gw.app.get(PendingLocationsRepository);
     for (const kind of ['write', 'cleanup'] as const) {
-      await pending.insert({ id: randomUUID(), databaseId: dbId, databaseName: t.name, location: row.location, kind, requestId: null, owner: 'dead-replica' });
+      await pending.insert({
+        id: randomUUID(),
+        databaseId: dbId,
+        databaseName: t.name,
+        location: row.location,
+        kind,
+        requestId: null,
+        owner: 'dead-replica',
+      });
     }
     await new Promise((r) => setTimeout(r, 1500)); // older than RECLAIM_AFTER_SECONDS
     await gw.app.get(Reclaimer).runOnce();
@@ -322,7 +360,7 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     db.close();
   });
 
-  it('only admin keys list, undrop and purge; another database\'s dropped table is a 404; audit records carry location and version', async () => {
+  it("only admin keys list, undrop and purge; another database's dropped table is a 404; audit records carry location and version", async () => {
     const t = await softTenant();
     const other = await softTenant();
     const db = await remote(t);
@@ -349,7 +387,11 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     const [again] = await listDropped(t);
     assert.equal((await t.admin.post(`/v1/dropped_tables/${again.id}/purge`, {})).status, 200);
 
-    const events = (await op.get(`/admin/v1/databases/${t.name}/audit?limit=50`)).body.events as Array<{ action: string; target: string; details: any }>;
+    const events = (await op.get(`/admin/v1/databases/${t.name}/audit?limit=50`)).body.events as Array<{
+      action: string;
+      target: string;
+      details: any;
+    }>;
     const of = (action: string) => events.filter((e) => e.action === action);
     assert.equal(of('table.drop').length, 2);
     for (const e of of('table.drop')) {
@@ -368,7 +410,7 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     db.close();
   });
 
-  it('managed versioning: an undropped table\'s versions are in the catalog again (taken back from its manifests)', async () => {
+  it("managed versioning: an undropped table's versions are in the catalog again (taken back from its manifests)", async () => {
     const name = `mv_${randomUUID().slice(0, 8)}`;
     const made = await op.post('/admin/v1/databases', { name, managed_versioning: true });
     if (made.status === 400) return; // a store without put-if-absent (not the local or S3 ones this suite runs on)
@@ -393,7 +435,7 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     db.close();
   });
 
-  it('shallow clones: a dropped clone\'s source is purged only after the clone; a clone is undropped only after its source', async () => {
+  it("shallow clones: a dropped clone's source is purged only after the clone; a clone is undropped only after its source", async () => {
     if (TEST_STORAGE === 's3') return; // shallow clones are local-storage only
     const t = await softTenant();
     const db = await remote(t);
@@ -419,19 +461,41 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     const t = await newTenant(gw);
     const cli = (...args: string[]) =>
       new Promise<{ code: number; json: any; stderr: string }>((resolve) => {
-        const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: gw.config.databaseUrl, DATA_DIR: gw.dataDir, STORAGE_ROOT: gw.config.storageRoot, NODE_NO_WARNINGS: '1' };
-        if (TEST_STORAGE === 's3') Object.assign(env, { STORAGE_OPTIONS: JSON.stringify(gw.config.storage.profiles.get('default')!.options) });
-        execFile(process.execPath, [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
-          let json: unknown;
-          try {
-            json = JSON.parse(stdout);
-          } catch {
-            json = undefined;
-          }
-          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, json, stderr });
-        });
+        const env: NodeJS.ProcessEnv = {
+          ...process.env,
+          DATABASE_URL: gw.config.databaseUrl,
+          DATA_DIR: gw.dataDir,
+          STORAGE_ROOT: gw.config.storageRoot,
+          NODE_NO_WARNINGS: '1',
+        };
+        if (TEST_STORAGE === 's3')
+          Object.assign(env, { STORAGE_OPTIONS: JSON.stringify(gw.config.storage.profiles.get('default')!.options) });
+        execFile(
+          process.execPath,
+          [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args],
+          { env, timeout: 60_000 },
+          (err, stdout, stderr) => {
+            let json: unknown;
+            try {
+              json = JSON.parse(stdout);
+            } catch {
+              json = undefined;
+            }
+            resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, json, stderr });
+          },
+        );
       });
-    const updated = await cli('databases', 'update', t.name, '--drop-profile', 'soft', '--drop-retention-seconds', '600', '--protected', 'true');
+    const updated = await cli(
+      'databases',
+      'update',
+      t.name,
+      '--drop-profile',
+      'soft',
+      '--drop-retention-seconds',
+      '600',
+      '--protected',
+      'true',
+    );
     assert.equal(updated.code, 0, updated.stderr);
     assert.equal(updated.json.drop_profile.profile, 'soft');
     assert.equal(updated.json.drop_profile.retention_seconds, 600);

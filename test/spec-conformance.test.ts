@@ -19,10 +19,38 @@ const ARROW = 'application/vnd.apache.arrow.stream';
 
 /** The type names the Lance Namespace converters read (`lance_namespace::schema::convert_json_arrow_type`). */
 const NAMESPACE_READS = new Set([
-  'null', 'bool', 'boolean', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64',
-  'float16', 'float32', 'float64', 'decimal32', 'decimal64', 'decimal128', 'decimal256', 'date32', 'date64',
-  'timestamp', 'duration', 'utf8', 'large_utf8', 'binary', 'large_binary', 'fixed_size_binary', 'list',
-  'large_list', 'fixed_size_list', 'struct', 'map',
+  'null',
+  'bool',
+  'boolean',
+  'int8',
+  'uint8',
+  'int16',
+  'uint16',
+  'int32',
+  'uint32',
+  'int64',
+  'uint64',
+  'float16',
+  'float32',
+  'float64',
+  'decimal32',
+  'decimal64',
+  'decimal128',
+  'decimal256',
+  'date32',
+  'date64',
+  'timestamp',
+  'duration',
+  'utf8',
+  'large_utf8',
+  'binary',
+  'large_binary',
+  'fixed_size_binary',
+  'list',
+  'large_list',
+  'fixed_size_list',
+  'struct',
+  'map',
 ]);
 
 const f = (name: string, type: arrow.DataType, nullable = true) => new arrow.Field(name, type, nullable);
@@ -32,21 +60,54 @@ function typedRows(from: number, n: number): Buffer {
   const ids = Array.from({ length: n }, (_, i) => from + i);
   const cols: Record<string, arrow.Vector> = {
     id: arrow.vectorFromArray(ids.map(BigInt), new arrow.Int64()),
-    name: arrow.vectorFromArray(ids.map((i) => `row-${i}`), new arrow.Utf8()),
-    big_text: arrow.vectorFromArray(ids.map((i) => `long-${i}`), new arrow.LargeUtf8()),
-    small: arrow.vectorFromArray(ids.map((i) => i % 100), new arrow.Int8()),
-    count: arrow.vectorFromArray(ids.map((i) => i), new arrow.Uint32()),
-    score: arrow.vectorFromArray(ids.map((i) => i / 2), new arrow.Float32()),
-    precise: arrow.vectorFromArray(ids.map((i) => i / 3), new arrow.Float64()),
-    flag: arrow.vectorFromArray(ids.map((i) => i % 2 === 0), new arrow.Bool()),
-    raw: arrow.vectorFromArray(ids.map((i) => Uint8Array.of(i % 256)), new arrow.Binary()),
-    day: arrow.vectorFromArray(ids.map((i) => new Date(Date.UTC(2024, 0, 1 + i))), new arrow.DateDay()),
-    at: arrow.vectorFromArray(ids.map((i) => Date.UTC(2024, 0, 1) + i * 1000), new arrow.TimestampMillisecond('UTC')),
+    name: arrow.vectorFromArray(
+      ids.map((i) => `row-${i}`),
+      new arrow.Utf8(),
+    ),
+    big_text: arrow.vectorFromArray(
+      ids.map((i) => `long-${i}`),
+      new arrow.LargeUtf8(),
+    ),
+    small: arrow.vectorFromArray(
+      ids.map((i) => i % 100),
+      new arrow.Int8(),
+    ),
+    count: arrow.vectorFromArray(
+      ids.map((i) => i),
+      new arrow.Uint32(),
+    ),
+    score: arrow.vectorFromArray(
+      ids.map((i) => i / 2),
+      new arrow.Float32(),
+    ),
+    precise: arrow.vectorFromArray(
+      ids.map((i) => i / 3),
+      new arrow.Float64(),
+    ),
+    flag: arrow.vectorFromArray(
+      ids.map((i) => i % 2 === 0),
+      new arrow.Bool(),
+    ),
+    raw: arrow.vectorFromArray(
+      ids.map((i) => Uint8Array.of(i % 256)),
+      new arrow.Binary(),
+    ),
+    day: arrow.vectorFromArray(
+      ids.map((i) => new Date(Date.UTC(2024, 0, 1 + i))),
+      new arrow.DateDay(),
+    ),
+    at: arrow.vectorFromArray(
+      ids.map((i) => Date.UTC(2024, 0, 1) + i * 1000),
+      new arrow.TimestampMillisecond('UTC'),
+    ),
     vector: arrow.vectorFromArray(
       ids.map((i) => [i, i * 2, 1, 0.5]),
       new arrow.FixedSizeList(4, f('item', new arrow.Float32())),
     ),
-    tags: arrow.vectorFromArray(ids.map((i) => [`t${i}`, 'x']), new arrow.List(f('item', new arrow.Utf8()))),
+    tags: arrow.vectorFromArray(
+      ids.map((i) => [`t${i}`, 'x']),
+      new arrow.List(f('item', new arrow.Utf8())),
+    ),
     point: arrow.vectorFromArray(
       ids.map((i) => ({ x: i, label: `p${i}` })),
       new arrow.Struct([f('x', new arrow.Int32()), f('label', new arrow.Utf8())]),
@@ -60,7 +121,13 @@ function plainRows(from: number, n: number): Buffer {
   const ids = Array.from({ length: n }, (_, i) => from + i);
   return Buffer.from(
     arrow.tableToIPC(
-      new arrow.Table({ id: arrow.vectorFromArray(ids.map(BigInt), new arrow.Int64()), name: arrow.vectorFromArray(ids.map((i) => `n${i}`), new arrow.Utf8()) }),
+      new arrow.Table({
+        id: arrow.vectorFromArray(ids.map(BigInt), new arrow.Int64()),
+        name: arrow.vectorFromArray(
+          ids.map((i) => `n${i}`),
+          new arrow.Utf8(),
+        ),
+      }),
       'stream',
     ),
   );
@@ -120,7 +187,7 @@ forEachCatalog('spec conformance: schema spelling, versions, branches, register,
   }
 
   describe("describe's schema: each client reads its own spelling of Arrow types", () => {
-    it('namespace clients get the Lance Namespace names, the remote client Lance\'s own, and both read their answer', async () => {
+    it("namespace clients get the Lance Namespace names, the remote client Lance's own, and both read their answer", async () => {
       const name = fresh('typed');
       expectOk(await postArrow(gw, t, `/v1/table/${idPath(name)}/create`, typedRows(0, 5)));
 
@@ -204,12 +271,15 @@ forEachCatalog('spec conformance: schema spelling, versions, branches, register,
   });
 
   describe('ListTableVersions', () => {
-    it('names each version\'s manifest, honours descending, limit and page_token', async () => {
+    it("names each version's manifest, honours descending, limit and page_token", async () => {
       const name = fresh('versions');
       const location = await threeVersions(name);
       const list = await t.api.post(`/v1/table/${idPath(name)}/version/list`);
       expectOk(list);
-      assert.deepEqual(list.body.versions.map((v: any) => v.version), [1, 2, 3]);
+      assert.deepEqual(
+        list.body.versions.map((v: any) => v.version),
+        [1, 2, 3],
+      );
       assert.equal(list.body.page_token, undefined);
       for (const v of list.body.versions) {
         assert.equal(typeof v.manifest_path, 'string');
@@ -224,31 +294,55 @@ forEachCatalog('spec conformance: schema spelling, versions, branches, register,
       assert.equal(new Set(list.body.versions.map((v: any) => v.manifest_path)).size, 3);
 
       const desc = await t.api.post(`/v1/table/${idPath(name)}/version/list?descending=true`);
-      assert.deepEqual(desc.body.versions.map((v: any) => v.version), [3, 2, 1]);
+      assert.deepEqual(
+        desc.body.versions.map((v: any) => v.version),
+        [3, 2, 1],
+      );
       assert.deepEqual(desc.body.versions[0], list.body.versions[2]);
       const asc = await t.api.post(`/v1/table/${idPath(name)}/version/list?descending=false`);
-      assert.deepEqual(asc.body.versions.map((v: any) => v.version), [1, 2, 3]);
+      assert.deepEqual(
+        asc.body.versions.map((v: any) => v.version),
+        [1, 2, 3],
+      );
 
       // Paging, both ways: `limit` cuts, `page_token` continues after the last one answered.
       const p1 = await t.api.post(`/v1/table/${idPath(name)}/version/list?descending=true&limit=2`);
-      assert.deepEqual(p1.body.versions.map((v: any) => v.version), [3, 2]);
+      assert.deepEqual(
+        p1.body.versions.map((v: any) => v.version),
+        [3, 2],
+      );
       assert.ok(p1.body.page_token);
       const p2 = await t.api.post(`/v1/table/${idPath(name)}/version/list?descending=true&limit=2&page_token=${p1.body.page_token}`);
-      assert.deepEqual(p2.body.versions.map((v: any) => v.version), [1]);
+      assert.deepEqual(
+        p2.body.versions.map((v: any) => v.version),
+        [1],
+      );
       assert.equal(p2.body.page_token, undefined);
       const a1 = await t.api.post(`/v1/table/${idPath(name)}/version/list?limit=1`);
-      assert.deepEqual(a1.body.versions.map((v: any) => v.version), [1]);
+      assert.deepEqual(
+        a1.body.versions.map((v: any) => v.version),
+        [1],
+      );
       const a2 = await t.api.post(`/v1/table/${idPath(name)}/version/list?limit=5&page_token=${a1.body.page_token}`);
-      assert.deepEqual(a2.body.versions.map((v: any) => v.version), [2, 3]);
+      assert.deepEqual(
+        a2.body.versions.map((v: any) => v.version),
+        [2, 3],
+      );
       // The latest version, as Lance's namespace-backed commit handler asks for it.
       const latest = await t.api.post(`/v1/table/${idPath(name)}/version/list?descending=true&limit=1`);
-      assert.deepEqual(latest.body.versions.map((v: any) => v.version), [3]);
+      assert.deepEqual(
+        latest.body.versions.map((v: any) => v.version),
+        [3],
+      );
       expectProblem(await t.api.post(`/v1/table/${idPath(name)}/version/list?page_token=nope`), 400, 13);
       expectProblem(await t.api.post(`/v1/table/${idPath(name)}/version/list?descending=maybe`), 400, 13);
 
       // The official remote client still reads the list.
       const table = await remote.openTable(name);
-      assert.deepEqual((await table.listVersions()).map((v) => v.version), [1, 2, 3]);
+      assert.deepEqual(
+        (await table.listVersions()).map((v) => v.version),
+        [1, 2, 3],
+      );
       table.close();
     });
 
@@ -271,7 +365,7 @@ forEachCatalog('spec conformance: schema spelling, versions, branches, register,
     });
   });
 
-  describe('branch: honoured on every data operation, or a 404 (code 22), never main\'s data', () => {
+  describe("branch: honoured on every data operation, or a 404 (code 22), never main's data", () => {
     let name: string;
     let location: string;
 
@@ -326,7 +420,10 @@ forEachCatalog('spec conformance: schema spelling, versions, branches, register,
 
       // The official remote client's listVersions (no branch) still reads main's.
       const table = await remote.openTable(name);
-      assert.deepEqual((await table.listVersions()).map((v) => v.version), [1, 2, 3]);
+      assert.deepEqual(
+        (await table.listVersions()).map((v) => v.version),
+        [1, 2, 3],
+      );
       table.close();
     });
 
@@ -341,11 +438,20 @@ forEachCatalog('spec conformance: schema spelling, versions, branches, register,
       expectOk(ins);
       assert.equal(await count('dev'), dev + 2);
       expectProblem(await postArrow(gw, t, `${p}/insert?branch=ghost`, plainRows(300, 2)), 404, 22);
-      const merged = await postArrow(gw, t, `${p}/merge_insert?branch=dev&on=id&when_not_matched_insert_all=true&when_matched_update_all=true`, plainRows(201, 3));
+      const merged = await postArrow(
+        gw,
+        t,
+        `${p}/merge_insert?branch=dev&on=id&when_not_matched_insert_all=true&when_matched_update_all=true`,
+        plainRows(201, 3),
+      );
       expectOk(merged);
       assert.equal(merged.body.num_inserted_rows, 2);
       assert.equal(await count('dev'), dev + 4);
-      expectProblem(await postArrow(gw, t, `${p}/merge_insert?branch=ghost&on=id&when_not_matched_insert_all=true`, plainRows(300, 1)), 404, 22);
+      expectProblem(
+        await postArrow(gw, t, `${p}/merge_insert?branch=ghost&on=id&when_not_matched_insert_all=true`, plainRows(300, 1)),
+        404,
+        22,
+      );
 
       expectOk(await t.api.post(`${p}/update`, { updates: [['name', "'changed'"]], predicate: 'id = 200', branch: 'dev' }));
       expectProblem(await t.api.post(`${p}/update`, { updates: [['name', "'x'"]], branch: 'ghost' }), 404, 22);
@@ -366,7 +472,10 @@ forEachCatalog('spec conformance: schema spelling, versions, branches, register,
       expectOk(await t.api.post(`${p}/create_index`, { column: 'id', index_type: 'BTREE', name: 'id_idx', branch: 'dev' }));
       expectProblem(await t.api.post(`${p}/create_index`, { column: 'id', index_type: 'BTREE', branch: 'ghost' }), 404, 22);
       const devIdx = await t.api.post(`${p}/index/list`, { branch: 'dev' });
-      assert.deepEqual(devIdx.body.indexes.map((i: any) => i.index_name), ['id_idx']);
+      assert.deepEqual(
+        devIdx.body.indexes.map((i: any) => i.index_name),
+        ['id_idx'],
+      );
       assert.equal((await t.api.post(`${p}/index/id_idx/stats`, { branch: 'dev' })).status, 200);
       expectProblem(await t.api.post(`${p}/index/id_idx/drop?branch=ghost`), 404, 22);
       expectProblem(await t.api.post(`${p}/index/id_idx/drop`), 404, 6, { what: 'main has no such index' });
@@ -382,7 +491,10 @@ forEachCatalog('spec conformance: schema spelling, versions, branches, register,
       assert.equal(await count(), main);
       assert.equal((await t.api.post(`${p}/version/list`)).body.versions.length, mainVersions);
       const mainSchema = await t.api.post(`${p}/describe`, {});
-      assert.deepEqual(mainSchema.body.schema.fields.map((x: any) => x.name), ['id', 'name']);
+      assert.deepEqual(
+        mainSchema.body.schema.fields.map((x: any) => x.name),
+        ['id', 'name'],
+      );
       assert.deepEqual((await t.api.post(`${p}/index/list`, {})).body.indexes, []);
     });
 
@@ -394,7 +506,11 @@ forEachCatalog('spec conformance: schema spelling, versions, branches, register,
       expectProblem(await t.api.post(`${p}/describe`, { branch: 'dev' }), 404, 22);
       expectProblem(await t.api.post(`${p}/stats`, { branch: 'dev' }), 404, 22);
       expectProblem(await postArrow(gw, t, `${p}/insert?branch=dev`, plainRows(0, 1)), 404, 22);
-      expectProblem(await postArrow(gw, t, `${p}/merge_insert?branch=dev&on=id&when_not_matched_insert_all=true`, plainRows(0, 1)), 404, 22);
+      expectProblem(
+        await postArrow(gw, t, `${p}/merge_insert?branch=dev&on=id&when_not_matched_insert_all=true`, plainRows(0, 1)),
+        404,
+        22,
+      );
       // Nothing was written: main's first version is still to come.
       assert.equal(Number((await t.api.post(`${p}/count_rows`, {})).body), 0);
       expectOk(await postArrow(gw, t, `${p}/insert?branch=main`, plainRows(0, 1)));
@@ -415,10 +531,8 @@ forEachCatalog('spec conformance: schema spelling, versions, branches, register,
       assert.equal(again.status, 409, again.text);
     });
 
-    it('a schema the engine refuses is the caller\'s input: 400 code 20, not a 500', async () => {
-      const body = Buffer.from(
-        arrow.tableToIPC(new arrow.Table({ 'a.b': arrow.vectorFromArray([1, 2], new arrow.Int32()) }), 'stream'),
-      );
+    it("a schema the engine refuses is the caller's input: 400 code 20, not a 500", async () => {
+      const body = Buffer.from(arrow.tableToIPC(new arrow.Table({ 'a.b': arrow.vectorFromArray([1, 2], new arrow.Int32()) }), 'stream'));
       const name = fresh('dotted');
       expectProblem(await postArrow(gw, t, `/v1/table/${idPath(name)}/create`, body), 400, 20, { msg: 'a.b' });
       expectProblem(await postArrow(gw, t, `/v1/tables/${name}`, body), 400, 20);

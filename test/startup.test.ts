@@ -14,7 +14,6 @@ import { program, ROOT } from './helpers/root';
 const MAIN = program(path.resolve(__dirname, '../src/main.js'));
 const START = path.join(ROOT, 'scripts/start.sh');
 
-
 describe('npm start on the embedded default (the built entry point, as a separate process)', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-start-'));
   after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
@@ -80,9 +79,7 @@ describe('npm start on the embedded default (the built entry point, as a separat
     try {
       await eventually(async () => output.includes('listening on'), 600, 100);
       const creds = JSON.parse(fs.readFileSync(path.join(dir, 'initial-api-key.json'), 'utf8'));
-      const body = Buffer.from(
-        arrow.tableToIPC(arrow.tableFromArrays({ id: Int32Array.from({ length: 5000 }, (_, i) => i) }), 'stream'),
-      );
+      const body = Buffer.from(arrow.tableToIPC(arrow.tableFromArrays({ id: Int32Array.from({ length: 5000 }, (_, i) => i) }), 'stream'));
       const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
         const req = http.request(
           {

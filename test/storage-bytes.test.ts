@@ -77,8 +77,7 @@ forEachCatalog('storage counted from real bytes', (kind) => {
     const r = await operator(gw).get('/admin/v1/usage/top-storage?limit=1000');
     assert.equal(r.status, 200, r.text);
     return r.body.databases.find((d: { database: string }) => d.database === t.name) as
-      | { storage_bytes: number; current_version_bytes: number; tables: number }
-      | undefined;
+      { storage_bytes: number; current_version_bytes: number; tables: number } | undefined;
   };
   const location = async (t: Tenant, table: string) => {
     const r = await t.reader.post(`/v1/table/${idPath(table)}/describe`, {});
@@ -111,12 +110,20 @@ forEachCatalog('storage counted from real bytes', (kind) => {
     const day = await usageToday(t);
     assert.ok(day.storage_bytes !== null && day.current_version_bytes !== null, JSON.stringify(day));
     const ratio = day.storage_bytes! / onStore;
-    assert.ok(Math.abs(ratio - 1) <= 0.05, `storage_bytes ${day.storage_bytes} vs ${onStore} bytes on the store (ratio ${ratio.toFixed(3)})`);
+    assert.ok(
+      Math.abs(ratio - 1) <= 0.05,
+      `storage_bytes ${day.storage_bytes} vs ${onStore} bytes on the store (ratio ${ratio.toFixed(3)})`,
+    );
     // The current version reads one overwrite's data files (half its rows deleted): a sixth of what the store holds.
     assert.equal(day.current_version_bytes, await currentBytes(t, 'probe'));
     assert.ok(day.current_version_bytes! * 3 < day.storage_bytes!, `current ${day.current_version_bytes} vs stored ${day.storage_bytes}`);
     const now = await storageNow(t);
-    assert.deepEqual(now, { database: t.name, storage_bytes: day.storage_bytes, current_version_bytes: day.current_version_bytes, tables: 1 });
+    assert.deepEqual(now, {
+      database: t.name,
+      storage_bytes: day.storage_bytes,
+      current_version_bytes: day.current_version_bytes,
+      tables: 1,
+    });
 
     // The CSV carries both figures.
     const csv = await operator(gw).get(`/admin/v1/databases/${t.name}/usage?from=${today()}`, { accept: 'text/csv' });
@@ -299,7 +306,11 @@ describe(
     let b: TestGateway;
 
     before(async () => {
-      pair = await twoReplicas('lgw_bytes', { USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0', AUTH_CACHE_TTL_MS: '0' });
+      pair = await twoReplicas('lgw_bytes', {
+        USAGE_FLUSH_INTERVAL_SECONDS: '3600',
+        USAGE_REFRESH_INTERVAL_SECONDS: '0',
+        AUTH_CACHE_TTL_MS: '0',
+      });
       ({ a, b } = pair);
     });
     after(() => pair?.close());
@@ -312,12 +323,17 @@ describe(
       } finally {
         db.close();
       }
-      assert.equal((await operator(a).request('PATCH', `/admin/v1/databases/${t.name}`, { quotas: { max_storage_bytes: 1024 } })).status, 200);
+      assert.equal(
+        (await operator(a).request('PATCH', `/admin/v1/databases/${t.name}`, { quotas: { max_storage_bytes: 1024 } })).status,
+        200,
+      );
       const body = smallIpc(5000, 10);
       const insert = (gw: TestGateway) =>
-        fetch(`${gw.url}/v1/table/${idPath('fresh')}/insert`, { method: 'POST', headers: { ...t.api.headers, 'content-type': ARROW }, body }).then(
-          async (r) => ({ status: r.status, headers: r.headers, text: await r.text() }),
-        );
+        fetch(`${gw.url}/v1/table/${idPath('fresh')}/insert`, {
+          method: 'POST',
+          headers: { ...t.api.headers, 'content-type': ARROW },
+          body,
+        }).then(async (r) => ({ status: r.status, headers: r.headers, text: await r.text() }));
       const parsed = async (r: { status: number; headers: Headers; text: string }) => ({ ...r, body: JSON.parse(r.text) });
       // a saw the create: refused there at once.
       expectProblem(await parsed(await insert(a)), 403, 15, { msg: 'max_storage_bytes' });

@@ -122,10 +122,19 @@ forEachCatalog('kept table handles', (kind) => {
     assert.equal(told.filter((l) => l === location).length, 0, 'nobody is told while the writes go on');
     await writer.close();
     await writer.close();
-    assert.deepEqual(told.filter((l) => l === location), [location], 'told once, when the writer closes');
+    assert.deepEqual(
+      told.filter((l) => l === location),
+      [location],
+      'told once, when the writer closes',
+    );
     assert.equal(await engine.latestVersion(location), 3);
-    const ids = await engine.readTable(location, async (tb) => ((await tb.query().toArray()) as Array<{ id: number }>).map((r) => Number(r.id)));
-    assert.deepEqual(ids.sort((x, y) => x - y), Array.from({ length: 12 }, (_, i) => i));
+    const ids = await engine.readTable(location, async (tb) =>
+      ((await tb.query().toArray()) as Array<{ id: number }>).map((r) => Number(r.id)),
+    );
+    assert.deepEqual(
+      ids.sort((x, y) => x - y),
+      Array.from({ length: 12 }, (_, i) => i),
+    );
     await assert.rejects(writer.write(chunk(12)), /after close/);
 
     // A chunk the engine refuses fails its write; closing after it tells nobody when nothing was committed.
@@ -138,7 +147,10 @@ forEachCatalog('kept table handles', (kind) => {
   it('a query answers from where the catalog says the table is now, not from where it was last found', async () => {
     // A query starts where the table was last found while the catalog confirms it (TableReadsService.query).
     const remote = await lancedb.connect(`db://${t.name}`, { apiKey: t.writeKey, hostOverride: a.url });
-    const ids = async () => ((await (await remote.openTable('moving')).query().toArray()) as Array<{ id: number }>).map((r) => Number(r.id)).sort((x, y) => x - y);
+    const ids = async () =>
+      ((await (await remote.openTable('moving')).query().toArray()) as Array<{ id: number }>)
+        .map((r) => Number(r.id))
+        .sort((x, y) => x - y);
     await remote.createTable('moving', rows(0, 3));
     assert.deepEqual(await ids(), [0, 1, 2]);
     assert.deepEqual(await ids(), [0, 1, 2], 'the second query, started early, answers the same');
@@ -151,7 +163,7 @@ forEachCatalog('kept table handles', (kind) => {
     remote.close();
   });
 
-  it("dropping a table and deleting a database close their kept handles", async () => {
+  it('dropping a table and deleting a database close their kept handles', async () => {
     const other = await newTenant(a);
     const remote = await lancedb.connect(`db://${other.name}`, { apiKey: other.writeKey, hostOverride: a.url });
     await remote.createTable('doomed', rows(0, 2));

@@ -30,12 +30,7 @@ import * as stored from './helpers/stored';
 
 type Row = { id: number; vector: number[] };
 
-const rows = (from: number, n: number): Row[] =>
-  Array.from({ length: n }, (_, i) => ({ id: from + i, vector: [0.1 * (from + i), 0.2] }));
-
-
-
-
+const rows = (from: number, n: number): Row[] => Array.from({ length: n }, (_, i) => ({ id: from + i, vector: [0.1 * (from + i), 0.2] }));
 
 const hasVersions = stored.hasVersions;
 
@@ -329,7 +324,10 @@ forEachCatalog('tables', (kind) => {
       const names = Array.from({ length: 12 }, (_, i) => `t${String(i).padStart(2, '0')}`);
       for (const n of names) await declare(t.api, 'ns', n);
       const pages = await allPages(t.api, `/v1/namespace/${idPath('ns')}/table/list`, 5);
-      assert.deepEqual(pages.map((p) => p.length), [5, 5, 2]);
+      assert.deepEqual(
+        pages.map((p) => p.length),
+        [5, 5, 2],
+      );
       const flat = pages.flat();
       assert.equal(new Set(flat).size, flat.length);
       assert.deepEqual(sorted(flat), names);
@@ -360,7 +358,10 @@ forEachCatalog('tables', (kind) => {
       assert.equal(all.body.page_token ?? undefined, undefined);
 
       const pages = await allPages(t.api, '/v1/table', 7);
-      assert.deepEqual(pages.map((p) => p.length), [7, 7, 7, 4]);
+      assert.deepEqual(
+        pages.map((p) => p.length),
+        [7, 7, 7, 4],
+      );
       const flat = pages.flat();
       assert.equal(new Set(flat).size, 25, 'no table listed twice');
       assert.deepEqual(sorted(flat), sorted(ids.map((id) => id.join('$'))));
@@ -642,7 +643,9 @@ forEachCatalog('tables', (kind) => {
       expectProblem(await reg(`../${other.name}/x.lance`), 400, 13, { msg: 'Path traversal' });
       expectProblem(await reg('sub/../../x.lance'), 400, 13, { msg: 'Path traversal' });
       // Another database's table by its full location: an absolute path locally, an s3:// URI on the object store.
-      expectProblem(await reg(stored.join(dbFolder(other), 'x.lance')), 400, 13, { msg: TEST_STORAGE === 's3' ? 'Absolute URIs' : 'Absolute paths' });
+      expectProblem(await reg(stored.join(dbFolder(other), 'x.lance')), 400, 13, {
+        msg: TEST_STORAGE === 's3' ? 'Absolute URIs' : 'Absolute paths',
+      });
       expectProblem(await reg('/abs/x.lance'), 400, 13, { msg: 'Absolute paths' });
       expectProblem(await reg('s3://b/x.lance'), 400, 13, { msg: 'Absolute URIs' });
       expectProblem(await reg('file:///tmp/x.lance'), 400, 13, { msg: 'Absolute URIs' });

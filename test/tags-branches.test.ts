@@ -31,7 +31,10 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     gw = await startGateway(kind);
     tenant = await newTenant(gw);
     remote = await lancedb.connect(`db://${tenant.name}`, { apiKey: tenant.writeKey, hostOverride: gw.url });
-    ns = await lancedb.connectNamespace('rest', { uri: gw.url, headers: { 'x-api-key': tenant.writeKey, 'x-service-database': tenant.name } });
+    ns = await lancedb.connectNamespace('rest', {
+      uri: gw.url,
+      headers: { 'x-api-key': tenant.writeKey, 'x-service-database': tenant.name },
+    });
   });
   after(async () => {
     remote?.close();
@@ -77,7 +80,10 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     const tagged = await api.post(path('described_tag', 'describe'), { tag: 'first' });
     assert.equal(tagged.status, 200, tagged.text);
     assert.equal(tagged.body.version, 1);
-    assert.deepEqual(tagged.body.schema.fields.map((f: { name: string }) => f.name), ['id', 'label']);
+    assert.deepEqual(
+      tagged.body.schema.fields.map((f: { name: string }) => f.name),
+      ['id', 'label'],
+    );
     const latest = await api.post(path('described_tag', 'describe'), {});
     assert.equal(latest.body.version, 4);
     assert.ok(latest.body.schema.fields.some((f: { name: string }) => f.name === 'twice'));
@@ -86,7 +92,10 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     const side = await (await t.branches()).checkout('side');
     await side.add(rows(100, 1));
     const sideVersion = await side.version();
-    assert.equal((await api.post(path('described_tag', 'tags/create'), { tag: 'on_side', version: sideVersion, branch: 'side' })).status, 200);
+    assert.equal(
+      (await api.post(path('described_tag', 'tags/create'), { tag: 'on_side', version: sideVersion, branch: 'side' })).status,
+      200,
+    );
     const onSide = await api.post(path('described_tag', 'describe'), { tag: 'on_side' });
     assert.equal(onSide.status, 200, onSide.text);
     assert.equal(onSide.body.version, sideVersion);
@@ -101,7 +110,10 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     assert.equal((await api.post(path('merging', 'branches/create'), { name: 'work' })).status, 200);
     const work = await (await t.branches()).checkout('work');
     await work.add(rows(50, 2));
-    for (const [op, body] of [['branches/diff', { from_branch: 'work' }], ['branches/cherry_pick', { from_branch: 'work', dry_run: false }]] as const) {
+    for (const [op, body] of [
+      ['branches/diff', { from_branch: 'work' }],
+      ['branches/cherry_pick', { from_branch: 'work', dry_run: false }],
+    ] as const) {
       expectProblem(await api.post(path('merging', op), body), 406, 0, { msg: /only for LanceDB Enterprise tables/ });
     }
     expectProblem(await api.post(path('nope_table', 'branches/diff'), { from_branch: 'work' }), 404, 4);
@@ -148,7 +160,7 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     assert.ok(actions.includes('table.tag_create'), actions.join(','));
   });
 
-  it('namespace mode: tags made through the gateway are Lance tags the client reads itself, and the client\'s tags are the gateway\'s', async () => {
+  it("namespace mode: tags made through the gateway are Lance tags the client reads itself, and the client's tags are the gateway's", async () => {
     await threeVersions('shared_tags');
     assert.equal((await tenant.api.post(path('shared_tags', 'tags/create'), { tag: 'gw_tag', version: 1 })).status, 200);
 
@@ -209,7 +221,9 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     expectProblem(await api.post(path('branched', 'branches/create'), { name: 'dev' }), 409, 23);
     expectProblem(await api.post(path('branched', 'branches/create'), { name: 'main' }), 409, 23);
     expectProblem(await api.post(path('branched', 'branches/create'), { name: 'x', from_branch: 'ghost' }), 404, 22);
-    expectProblem(await api.post(path('branched', 'branches/create'), { name: 'y', from_version: 99 }), 404, 11, { msg: 'version 99 not found' });
+    expectProblem(await api.post(path('branched', 'branches/create'), { name: 'y', from_version: 99 }), 404, 11, {
+      msg: 'version 99 not found',
+    });
     // A version the source branch does not have is no missing branch; the answer names the version and the branch,
     // never the manifest's storage path.
     const noVersion = await api.post(path('branched', 'branches/create'), { name: 'x', from_branch: 'dev', from_version: 99 });
@@ -223,7 +237,8 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     // A name part longer than a file name may be (found by the fuzzer): the caller's 400, never a 5xx.
     expectProblem(await api.post(path('branched', 'branches/create'), { name: 'x'.repeat(300) }), 400, 13);
     expectProblem(await api.post(path('branched', 'branches/create'), { name: `ok/${'x'.repeat(256)}` }), 400, 13);
-    for (const name of ['.', 'a/./b', '..']) expectProblem(await api.post(path('branched', 'branches/create'), { name }), 400, 13, { what: name });
+    for (const name of ['.', 'a/./b', '..'])
+      expectProblem(await api.post(path('branched', 'branches/create'), { name }), 400, 13, { what: name });
     expectProblem(await api.post(path('branched', 'count_rows'), { branch: '.' }), 400, 13);
     expectProblem(await api.post(path('branched', 'branches/delete'), { name: 'ghost' }), 404, 22);
     expectProblem(await tenant.reader.post(path('branched', 'branches/create'), { name: 'r' }), 403, 15);
@@ -243,10 +258,14 @@ forEachCatalog('tags, branches and metadata', (kind) => {
 
   it('concurrent creates of one branch or one tag: exactly one succeeds, the others get 409 with the spec code', async () => {
     await threeVersions('races');
-    const branchTries = await Promise.all(Array.from({ length: 6 }, () => tenant.api.post(path('races', 'branches/create'), { name: 'race' })));
+    const branchTries = await Promise.all(
+      Array.from({ length: 6 }, () => tenant.api.post(path('races', 'branches/create'), { name: 'race' })),
+    );
     assert.equal(branchTries.filter((r) => r.status === 200).length, 1, branchTries.map((r) => `${r.status} ${r.text}`).join('\n'));
     for (const r of branchTries.filter((x) => x.status !== 200)) expectProblem(r, 409, 23);
-    const tagTries = await Promise.all(Array.from({ length: 6 }, (_, i) => tenant.api.post(path('races', 'tags/create'), { tag: 'race', version: 1 + (i % 3) })));
+    const tagTries = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => tenant.api.post(path('races', 'tags/create'), { tag: 'race', version: 1 + (i % 3) })),
+    );
     assert.equal(tagTries.filter((r) => r.status === 200).length, 1, tagTries.map((r) => `${r.status} ${r.text}`).join('\n'));
     for (const r of tagTries.filter((x) => x.status !== 200)) expectProblem(r, 409, 9);
   });
@@ -268,7 +287,10 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     await assert.rejects(branches.checkout('ghost'), /not found|does not exist|ghost/i);
     // A tag made on a branch handle points into the branch.
     await (await dev.tags()).create('dev_tag', await dev.version());
-    assert.deepEqual((await tenant.api.post(path('remote_branches', 'tags/version'), { tag: 'dev_tag' })).body, { version: 4, branch: 'dev' });
+    assert.deepEqual((await tenant.api.post(path('remote_branches', 'tags/version'), { tag: 'dev_tag' })).body, {
+      version: 4,
+      branch: 'dev',
+    });
     await (await t.tags()).delete('dev_tag');
     await branches.delete('dev');
     assert.deepEqual(Object.keys(await branches.list()), []);
@@ -290,9 +312,17 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     const schema = await (await ns.openTable('fieldmeta')).schema();
     assert.equal(schema.fields.find((f) => f.name === 'id')?.metadata.get('unit'), 'count');
     assert.equal(schema.fields.find((f) => f.name === 'id')?.metadata.get('owner'), undefined);
-    expectProblem(await tenant.api.post(path('fieldmeta', 'update_field_metadata'), { updates: [{ path: 'nope', metadata: { a: 'b' } }] }), 404, 12);
+    expectProblem(
+      await tenant.api.post(path('fieldmeta', 'update_field_metadata'), { updates: [{ path: 'nope', metadata: { a: 'b' } }] }),
+      404,
+      12,
+    );
     expectProblem(await tenant.api.post(path('fieldmeta', 'update_field_metadata'), { updates: [] }), 400, 13);
-    expectProblem(await tenant.reader.post(path('fieldmeta', 'update_field_metadata'), { updates: [{ path: 'id', metadata: {} }] }), 403, 15);
+    expectProblem(
+      await tenant.reader.post(path('fieldmeta', 'update_field_metadata'), { updates: [{ path: 'id', metadata: {} }] }),
+      403,
+      15,
+    );
 
     // Schema metadata: the engine binding cannot replace it.
     expectProblem(await tenant.api.post(path('fieldmeta', 'schema_metadata/update'), { owner: 'a' }), 406, 0);
@@ -310,9 +340,15 @@ forEachCatalog('tags, branches and metadata', (kind) => {
     assert.equal(typeof spec.body, 'string');
     assert.match(spec.body, /output_rows=1/);
 
-    assert.equal((await tenant.api.post(path('plans', 'create_scalar_index'), { column: 'id', index_type: 'BTREE', name: 'id_btree' })).status, 200);
+    assert.equal(
+      (await tenant.api.post(path('plans', 'create_scalar_index'), { column: 'id', index_type: 'BTREE', name: 'id_btree' })).status,
+      200,
+    );
     const indexes = await tenant.api.post(path('plans', 'index/list'), {});
-    assert.deepEqual(indexes.body.indexes.map((i: { index_name: string; index_type: string }) => [i.index_name, i.index_type]), [['id_btree', 'BTREE']]);
+    assert.deepEqual(
+      indexes.body.indexes.map((i: { index_name: string; index_type: string }) => [i.index_name, i.index_type]),
+      [['id_btree', 'BTREE']],
+    );
     expectProblem(await tenant.api.post(path('plans', 'create_scalar_index'), { column: 'id', index_type: 'IVF_PQ' }), 400, 13);
     expectProblem(await tenant.reader.post(path('plans', 'create_scalar_index'), { column: 'label', index_type: 'BITMAP' }), 403, 15);
   });

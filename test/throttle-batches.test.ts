@@ -26,7 +26,10 @@ describe('rate-limit counting in batches (RedisThrottlerStorage)', () => {
     const key = fresh();
     const out = [];
     for (let i = 0; i < 7; i++) out.push(await s.increment(key, 60_000, 5, 60_000, 'database'));
-    assert.deepEqual(out.map((r) => r.isBlocked), [false, false, false, false, false, true, true]);
+    assert.deepEqual(
+      out.map((r) => r.isBlocked),
+      [false, false, false, false, false, true, true],
+    );
   });
 
   it('takes 1% of a large limit per round trip', async () => {

@@ -25,7 +25,8 @@ function expectSlowDown(r: Reply): void {
 }
 
 const list = (api: Api) => api.get('/v1/namespace/%24/list');
-const setLimit = (gw: TestGateway, db: string, rateLimit: unknown) => operator(gw).request('PATCH', `/admin/v1/databases/${db}`, { rate_limit: rateLimit });
+const setLimit = (gw: TestGateway, db: string, rateLimit: unknown) =>
+  operator(gw).request('PATCH', `/admin/v1/databases/${db}`, { rate_limit: rateLimit });
 
 async function statuses(n: number, send: () => Promise<Reply>): Promise<number[]> {
   const out: number[] = [];
@@ -50,7 +51,7 @@ forEachCatalog('throttling, in-memory store', (kind) => {
     assert.equal((await new Api(gw.url).get('/readyz')).status, 200, 'readiness is never throttled');
   });
 
-  it("one database over its limit does not slow another", async () => {
+  it('one database over its limit does not slow another', async () => {
     const noisy = await newTenant(gw);
     const quiet = await newTenant(gw);
     await statuses(5, () => list(noisy.api));
@@ -191,7 +192,10 @@ describe('Postgres connection loss', () => {
       for (let i = 0; i < 5; i++) seen.push((await t.api.post(`/v1/namespace/r${round}_${i}/create`, {})).status);
     }
     assert.ok(!seen.includes(500), JSON.stringify(seen));
-    assert.ok(seen.every((s) => s === 200 || s === 503), JSON.stringify(seen));
+    assert.ok(
+      seen.every((s) => s === 200 || s === 503),
+      JSON.stringify(seen),
+    );
     const listed = (await list(t.api)).body.namespaces as string[];
     for (const [i, s] of seen.entries()) {
       const name = `r${Math.floor(i / 5)}_${i % 5}`;

@@ -59,35 +59,39 @@ forEachCatalog('unit of work', (kind) => {
     assert.equal(await transactions.find(scope.databaseId, txId), null);
   });
 
-  it('a unit that ends while another is open leaves the other its transaction', {
-    skip: kind === 'embedded' && 'the embedded catalog has one connection: its units take turns and cannot overlap',
-  }, async () => {
-    // Overlapping units: B must keep its transaction across awaits after A, opened and ended inside B's lifetime, is
-    // over, and roll back whole.
-    let aMayStart!: () => void;
-    const started = new Promise<void>((r) => (aMayStart = r));
-    let bMayEnd!: () => void;
-    const ending = new Promise<void>((r) => (bMayEnd = r));
-    const b = uow.run(async () => {
-      await namespaces.insert(scope, ns('b-first'));
-      aMayStart();
-      await ending;
-      assert.equal(uow.inProgress, true);
-      await namespaces.insert(scope, ns('b-second'));
-      throw new Error('b fails');
-    });
-    await started;
-    await uow.run(async () => {
-      await namespaces.insert(scope, ns('a-only'));
-      assert.equal(uow.inProgress, true);
-    });
-    bMayEnd();
-    await assert.rejects(b, /b fails/);
-    assert.ok(await namespaces.find(scope, 'a-only'));
-    assert.equal(await namespaces.find(scope, 'b-first'), null);
-    assert.equal(await namespaces.find(scope, 'b-second'), null);
-    assert.equal(uow.inProgress, false);
-  });
+  it(
+    'a unit that ends while another is open leaves the other its transaction',
+    {
+      skip: kind === 'embedded' && 'the embedded catalog has one connection: its units take turns and cannot overlap',
+    },
+    async () => {
+      // Overlapping units: B must keep its transaction across awaits after A, opened and ended inside B's lifetime, is
+      // over, and roll back whole.
+      let aMayStart!: () => void;
+      const started = new Promise<void>((r) => (aMayStart = r));
+      let bMayEnd!: () => void;
+      const ending = new Promise<void>((r) => (bMayEnd = r));
+      const b = uow.run(async () => {
+        await namespaces.insert(scope, ns('b-first'));
+        aMayStart();
+        await ending;
+        assert.equal(uow.inProgress, true);
+        await namespaces.insert(scope, ns('b-second'));
+        throw new Error('b fails');
+      });
+      await started;
+      await uow.run(async () => {
+        await namespaces.insert(scope, ns('a-only'));
+        assert.equal(uow.inProgress, true);
+      });
+      bMayEnd();
+      await assert.rejects(b, /b fails/);
+      assert.ok(await namespaces.find(scope, 'a-only'));
+      assert.equal(await namespaces.find(scope, 'b-first'), null);
+      assert.equal(await namespaces.find(scope, 'b-second'), null);
+      assert.equal(uow.inProgress, false);
+    },
+  );
 
   it('outside a unit, each write stands alone', async () => {
     assert.equal(uow.inProgress, false);

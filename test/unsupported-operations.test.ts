@@ -35,14 +35,16 @@ forEachCatalog('operations the engine cannot do', (kind) => {
     );
   });
 
-  it('AlterTransaction: 406 code 0 for a transaction of the database, 404 code 10 for an unknown one or another database\'s', async () => {
+  it("AlterTransaction: 406 code 0 for a transaction of the database, 404 code 10 for an unknown one or another database's", async () => {
     const api = tenant.api;
     assert.equal((await api.post(`/v1/namespace/${idPath('big')}/create`, {})).status, 200);
     assert.equal((await api.post(`/v1/table/${idPath('big', 't')}/declare`, {})).status, 200);
     const dropped = await api.post(`/v1/namespace/${idPath('big')}/drop`, { behavior: 'Cascade' });
     assert.equal(dropped.status, 200, dropped.text);
     const txid: string = dropped.body.transaction_id[0];
-    const r = await api.post(`/v1/transaction/${encodeURIComponent(txid)}/alter`, { actions: [{ type: 'SetStatusAction', status: 'Failed' }] });
+    const r = await api.post(`/v1/transaction/${encodeURIComponent(txid)}/alter`, {
+      actions: [{ type: 'SetStatusAction', status: 'Failed' }],
+    });
     expectProblem(r, 406, 0, { msg: /cannot be altered.*already committed/ });
     // Nothing changed: the clean-up still reports its own progress.
     const d = await api.post(`/v1/transaction/${encodeURIComponent(txid)}/describe`, {});

@@ -24,7 +24,8 @@ async function storageToday(
   return r.body.periods[0];
 }
 
-const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: from + i, label: `row-${from + i}`, vector: [from + i, 1, 2, 3] }));
+const rows = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => ({ id: from + i, label: `row-${from + i}`, vector: [from + i, 1, 2, 3] }));
 
 forEachCatalog('storage refresher', (kind) => {
   let gw: TestGateway;
@@ -34,7 +35,10 @@ forEachCatalog('storage refresher', (kind) => {
   before(async () => {
     gw = await startGateway(kind, { USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0' });
     tenant = await newTenant(gw);
-    ns = await lancedb.connectNamespace('rest', { uri: gw.url, headers: { 'x-api-key': tenant.writeKey, 'x-service-database': tenant.name } });
+    ns = await lancedb.connectNamespace('rest', {
+      uri: gw.url,
+      headers: { 'x-api-key': tenant.writeKey, 'x-service-database': tenant.name },
+    });
   });
   after(async () => {
     ns?.close();
@@ -107,12 +111,15 @@ forEachCatalog('storage refresher', (kind) => {
 
     const top = await operator(gw).get('/admin/v1/usage/top-storage?limit=5');
     assert.equal(top.status, 200);
-    assert.deepEqual(top.body.databases.find((d: any) => d.database === tenant.name), {
-      database: tenant.name,
-      storage_bytes: more,
-      current_version_bytes: current,
-      tables: 1,
-    });
+    assert.deepEqual(
+      top.body.databases.find((d: any) => d.database === tenant.name),
+      {
+        database: tenant.name,
+        storage_bytes: more,
+        current_version_bytes: current,
+        tables: 1,
+      },
+    );
   });
 
   it('exposes fleet gauges without a database label', async () => {
@@ -135,7 +142,11 @@ describe('storage refresher: two replicas and a bounded round [postgres]', { ski
   let b: TestGateway;
 
   before(async () => {
-    pair = await twoReplicas('lgw_refresh', { USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0', USAGE_REFRESH_TABLES_PER_MINUTE: '3' });
+    pair = await twoReplicas('lgw_refresh', {
+      USAGE_FLUSH_INTERVAL_SECONDS: '3600',
+      USAGE_REFRESH_INTERVAL_SECONDS: '0',
+      USAGE_REFRESH_TABLES_PER_MINUTE: '3',
+    });
     ({ a, b } = pair);
   });
   after(() => pair?.close());

@@ -37,13 +37,25 @@ const ARROW = 'application/vnd.apache.arrow.stream';
 function rowsOf(from: number, n: number): Buffer {
   const table = new arrow.Table({
     id: arrow.vectorFromArray(Int32Array.from({ length: n }, (_, i) => from + i)),
-    name: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => `name-${from + i}`), new arrow.Utf8()),
+    name: arrow.vectorFromArray(
+      Array.from({ length: n }, (_, i) => `name-${from + i}`),
+      new arrow.Utf8(),
+    ),
   });
   return Buffer.from(arrow.tableToIPC(table, 'stream'));
 }
 
-async function postArrow(url: string, t: { name: string; writeKey: string }, p: string, body: Buffer): Promise<{ status: number; text: string }> {
-  const res = await fetch(url + p, { method: 'POST', headers: { 'x-api-key': t.writeKey, 'x-service-database': t.name, 'content-type': ARROW }, body });
+async function postArrow(
+  url: string,
+  t: { name: string; writeKey: string },
+  p: string,
+  body: Buffer,
+): Promise<{ status: number; text: string }> {
+  const res = await fetch(url + p, {
+    method: 'POST',
+    headers: { 'x-api-key': t.writeKey, 'x-service-database': t.name, 'content-type': ARROW },
+    body,
+  });
   return { status: res.status, text: await res.text() };
 }
 
@@ -208,10 +220,23 @@ forEachCatalog('usage metering', (kind) => {
     assert.equal(csv.status, 200);
     assert.match(csv.headers.get('content-type') ?? '', /^text\/csv/);
     const lines = csv.text.trim().split('\r\n');
-    assert.equal(lines[0], 'database,granularity,start,read_requests,write_requests,requests,rows_written,bytes_ingested,queries,storage_bytes,tables,namespaces,current_version_bytes');
+    assert.equal(
+      lines[0],
+      'database,granularity,start,read_requests,write_requests,requests,rows_written,bytes_ingested,queries,storage_bytes,tables,namespaces,current_version_bytes',
+    );
     assert.equal(lines.length, 2, csv.text);
     const f = lines[1].split(',');
-    assert.deepEqual(f.slice(0, 9), [tenant.name, 'day', `${today()}T00:00:00.000Z`, String(e.read), String(e.write), String(e.read + e.write), String(e.rows), String(e.bytes), String(e.queries)]);
+    assert.deepEqual(f.slice(0, 9), [
+      tenant.name,
+      'day',
+      `${today()}T00:00:00.000Z`,
+      String(e.read),
+      String(e.write),
+      String(e.read + e.write),
+      String(e.rows),
+      String(e.bytes),
+      String(e.queries),
+    ]);
 
     const bad = await operator(gw).get(`/admin/v1/databases/${tenant.name}/usage?granularity=week`);
     expectProblem(bad, 400, 13);
@@ -246,7 +271,10 @@ forEachCatalog('usage metering', (kind) => {
     assert.ok(names.indexOf(tenant.name) < names.indexOf(busy.name), 'most requests first');
     assert.ok(names.indexOf(busy.name) < names.indexOf(quiet.name));
     const keys = all.map((d: any) => d.requests);
-    assert.deepEqual(keys, [...keys].sort((a: number, b: number) => b - a));
+    assert.deepEqual(
+      keys,
+      [...keys].sort((a: number, b: number) => b - a),
+    );
     // Page by page: the same rows, in the same order.
     const paged: string[] = [];
     let token: string | undefined;
@@ -276,12 +304,16 @@ describe('usage metering: two gateways on one Postgres and Redis [postgres]', { 
   let b: TestGateway;
 
   before(async () => {
-    pair = await twoReplicas('lgw_usage', { REDIS_URL: SHARED_REDIS_URL, USAGE_FLUSH_INTERVAL_SECONDS: '3600', USAGE_REFRESH_INTERVAL_SECONDS: '0' });
+    pair = await twoReplicas('lgw_usage', {
+      REDIS_URL: SHARED_REDIS_URL,
+      USAGE_FLUSH_INTERVAL_SECONDS: '3600',
+      USAGE_REFRESH_INTERVAL_SECONDS: '0',
+    });
     ({ a, b } = pair);
   });
   after(() => pair?.close());
 
-  it('adds both replicas\' counts exactly, each flush once', async () => {
+  it("adds both replicas' counts exactly, each flush once", async () => {
     const t = await newTenant(a);
     const e = new Expected();
     await workload(a.url, t, 'shared', 0, e, true);
@@ -302,8 +334,11 @@ describe('usage metering: two gateways on one Postgres and Redis [postgres]', { 
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
         const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: pair.databaseUrl, DATA_DIR: a.dataDir, NODE_NO_WARNINGS: '1' };
         delete env.ADMIN_API_KEY;
-        execFile(process.execPath, [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args], { env, timeout: 120_000 }, (err, stdout, stderr) =>
-          resolve({ code: err ? Number((err as any).code ?? -1) : 0, stdout, stderr }),
+        execFile(
+          process.execPath,
+          [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args],
+          { env, timeout: 120_000 },
+          (err, stdout, stderr) => resolve({ code: err ? Number((err as any).code ?? -1) : 0, stdout, stderr }),
         );
       });
     const json = await cli('usage', t.name, '--from', today());
@@ -316,7 +351,12 @@ describe('usage metering: two gateways on one Postgres and Redis [postgres]', { 
     assert.equal(csv.code, 0, csv.stderr);
     const lines = csv.stdout.trim().split('\r\n');
     assert.equal(lines.length, 2);
-    assert.ok(lines[1].startsWith(`${t.name},day,${today()}T00:00:00.000Z,${e.read},${e.write},${e.read + e.write},${e.rows},${e.bytes},${e.queries},`), lines[1]);
+    assert.ok(
+      lines[1].startsWith(
+        `${t.name},day,${today()}T00:00:00.000Z,${e.read},${e.write},${e.read + e.write},${e.rows},${e.bytes},${e.queries},`,
+      ),
+      lines[1],
+    );
     const fleet = await cli('usage', '--date', today(), '--sort', 'requests');
     assert.equal(fleet.code, 0, fleet.stderr);
     assert.equal(JSON.parse(fleet.stdout).databases[0].database, t.name);

@@ -26,7 +26,12 @@ function vectorStream(from: number, n: number, batchRows = n): Buffer {
     const values = new Float32Array(k * DIMS);
     for (let i = 0; i < values.length; i++) values[i] = ((from + at) * DIMS + i) % 997;
     const vector = arrow.makeVector(
-      arrow.makeData({ type, length: k, nullCount: 0, child: arrow.makeData({ type: new arrow.Float32(), length: k * DIMS, data: values }) }),
+      arrow.makeData({
+        type,
+        length: k,
+        nullCount: 0,
+        child: arrow.makeData({ type: new arrow.Float32(), length: k * DIMS, data: values }),
+      }),
     );
     const id = arrow.makeVector(Int32Array.from({ length: k }, (_, i) => from + at + i));
     batches.push(...new arrow.Table({ id, vector }).batches);
@@ -41,12 +46,15 @@ function openUpload(url: string, p: string, headers: Record<string, string>) {
   const u = new URL(url);
   let req!: http.ClientRequest;
   const response = new Promise<Answer>((resolve) => {
-    req = http.request({ host: u.hostname, port: Number(u.port), method: 'POST', path: p, headers: { 'content-type': ARROW, ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
-      res.on('error', (error) => resolve({ error }));
-    });
+    req = http.request(
+      { host: u.hostname, port: Number(u.port), method: 'POST', path: p, headers: { 'content-type': ARROW, ...headers } },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
+        res.on('error', (error) => resolve({ error }));
+      },
+    );
     req.on('error', (error) => resolve({ error }));
   });
   return { req, response };
@@ -97,7 +105,11 @@ forEachCatalog('write memory budget and spilled bodies', (kind) => {
 
   before(async () => {
     // Refusals at once (no waiting for the budget), so that the test sees them without waiting.
-    gw = await startGateway(kind, { WRITE_MEMORY_BUDGET_BYTES: String(BUDGET), ARROW_BUFFERED_LIMIT_BYTES: String(BUFFERED_LIMIT), WRITE_BUDGET_WAIT_MS: '0' });
+    gw = await startGateway(kind, {
+      WRITE_MEMORY_BUDGET_BYTES: String(BUDGET),
+      ARROW_BUFFERED_LIMIT_BYTES: String(BUFFERED_LIMIT),
+      WRITE_BUDGET_WAIT_MS: '0',
+    });
     tenant = await newTenant(gw);
     headers = { 'x-api-key': tenant.writeKey, 'x-service-database': tenant.name };
     db = await lancedb.connect(`db://${tenant.name}`, { apiKey: tenant.writeKey, hostOverride: gw.url });
@@ -155,7 +167,8 @@ forEachCatalog('write memory budget and spilled bodies', (kind) => {
 
   it('commits concurrent writes within the budget exactly once each (official client)', async () => {
     await create('together');
-    const rowsOf = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: from + i, vector: Array.from({ length: DIMS }, (_, j) => (i + j) % 7) }));
+    const rowsOf = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ id: from + i, vector: Array.from({ length: DIMS }, (_, j) => (i + j) % 7) }));
     const t = await db.openTable('together');
     // Three bodies of ~50 KB: all fit in the budget at once.
     await Promise.all([t.add(rowsOf(100, 100)), t.add(rowsOf(200, 100)), t.add(rowsOf(300, 100))]);

@@ -152,7 +152,9 @@ async function main(argv: string[]): Promise<unknown> {
             return [p.slice(0, i), p.slice(i + 1)];
           }),
         );
-        return await audited(name, 'database.create', name, () => databases.create(name, properties, null, values['storage-profile'], values['managed-versioning'] ?? false));
+        return await audited(name, 'database.create', name, () =>
+          databases.create(name, properties, null, values['storage-profile'], values['managed-versioning'] ?? false),
+        );
       }
       case 'databases list': {
         need(0);
@@ -182,14 +184,16 @@ async function main(argv: string[]): Promise<unknown> {
         }
         const retention = values['drop-retention-seconds'];
         if (retention !== undefined) {
-          if (retention !== 'default' && !/^[1-9]\d{0,9}$/.test(retention)) throw new UsageError('--drop-retention-seconds must be a positive integer or default');
+          if (retention !== 'default' && !/^[1-9]\d{0,9}$/.test(retention))
+            throw new UsageError('--drop-retention-seconds must be a positive integer or default');
           change.dropRetentionSeconds = retention === 'default' ? null : Number(retention);
         }
         if (values.protected !== undefined) {
           if (!['true', 'false'].includes(values.protected)) throw new UsageError('--protected must be true or false');
           change.protected = values.protected === 'true';
         }
-        if (Object.keys(change).length === 0) throw new UsageError('databases update: give --drop-profile, --drop-retention-seconds and/or --protected');
+        if (Object.keys(change).length === 0)
+          throw new UsageError('databases update: give --drop-profile, --drop-retention-seconds and/or --protected');
         return await audited(name, 'database.update', name, () => databases.update(name, change));
       }
       case 'dropped list': {
@@ -208,7 +212,9 @@ async function main(argv: string[]): Promise<unknown> {
       case 'dropped undrop': {
         const [name, id] = need(2);
         const ns = values.namespace === undefined ? undefined : values.namespace === '' ? [] : values.namespace.split('/');
-        return await audited(name, 'table.undrop', id, async () => app.get(DroppedTablesService).undrop(await droppedScope(name), id, values.name, ns));
+        return await audited(name, 'table.undrop', id, async () =>
+          app.get(DroppedTablesService).undrop(await droppedScope(name), id, values.name, ns),
+        );
       }
       case 'dropped purge': {
         const [name, id] = need(2);
@@ -242,7 +248,14 @@ async function main(argv: string[]): Promise<unknown> {
         const policy = DatabasePolicyBody.safeParse(
           Object.fromEntries(
             Object.entries({
-              enabled: values.enabled === undefined ? undefined : values.enabled === 'true' ? true : values.enabled === 'false' ? false : values.enabled,
+              enabled:
+                values.enabled === undefined
+                  ? undefined
+                  : values.enabled === 'true'
+                    ? true
+                    : values.enabled === 'false'
+                      ? false
+                      : values.enabled,
               compact_min_fragments: int('compact-min-fragments'),
               index_min_unindexed_rows: int('index-min-unindexed-rows'),
               cleanup_retention_seconds: int('cleanup-retention-seconds'),
@@ -250,7 +263,10 @@ async function main(argv: string[]): Promise<unknown> {
             }).filter(([, v]) => v !== undefined),
           ),
         );
-        if (!policy.success) throw new UsageError(`invalid maintenance policy: ${policy.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        if (!policy.success)
+          throw new UsageError(
+            `invalid maintenance policy: ${policy.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+          );
         return await audited(name, 'database.maintenance', name, () => app.get(MaintenanceAdmin).set(name, policy.data));
       }
       case 'maintenance run': {
@@ -263,7 +279,8 @@ async function main(argv: string[]): Promise<unknown> {
           dry_run: values['dry-run'] === true,
           ...(values['retention-seconds'] !== undefined ? { retention_seconds: Number(values['retention-seconds']) } : {}),
         });
-        if (!body.success) throw new UsageError(`invalid maintenance run: ${body.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        if (!body.success)
+          throw new UsageError(`invalid maintenance run: ${body.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
         return await audited(name, 'table.maintenance', tableId.join('$'), () => app.get(MaintenanceAdmin).run(name, body.data, actor));
       }
       case 'storage scan': {
@@ -317,7 +334,7 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`${err.message ? `${err.message}\n\n` : ''}${USAGE}\n`);
       process.exit(2);
     }
-    const message = err instanceof ApiError || err instanceof ConfigError ? err.message : (err as Error)?.stack ?? String(err);
+    const message = err instanceof ApiError || err instanceof ConfigError ? err.message : ((err as Error)?.stack ?? String(err));
     process.stderr.write(`error: ${message}\n`);
     process.exit(1);
   },

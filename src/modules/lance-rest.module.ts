@@ -8,7 +8,15 @@ import { TransactionsModule } from './catalog/transactions/transactions.module';
 import { DroppedTablesModule } from './catalog/dropped/dropped-tables.module';
 
 /** The feature modules that serve the Lance REST contract (mounted under BASE_PATH when one is set). */
-export const LANCE_REST_MODULES = [NamespacesModule, TablesModule, TransactionsModule, DataplaneModule, JobsModule, DroppedTablesModule, MaintenanceModule];
+export const LANCE_REST_MODULES = [
+  NamespacesModule,
+  TablesModule,
+  TransactionsModule,
+  DataplaneModule,
+  JobsModule,
+  DroppedTablesModule,
+  MaintenanceModule,
+];
 
 @Module({ imports: LANCE_REST_MODULES })
 export class LanceRestModule {}

@@ -16,12 +16,17 @@ async function main(): Promise<void> {
   const config = loadConfig({ DATA_DIR: '/nonexistent', ALLOCATOR_RETAIN_BYTES: process.env.RETAIN ?? String(64 * MiB) });
   const budget = new WriteBudget(config);
   const registry = new Registry();
-  const retention = new AllocatorRetention(config, { httpAdapter: {} } as never, { registry } as never, {
-    get: () => {
-      if (process.env.NO_WRITE_ACTIVITY) throw new Error('no provider');
-      return budget;
-    },
-  } as never);
+  const retention = new AllocatorRetention(
+    config,
+    { httpAdapter: {} } as never,
+    { registry } as never,
+    {
+      get: () => {
+        if (process.env.NO_WRITE_ACTIVITY) throw new Error('no provider');
+        return budget;
+      },
+    } as never,
+  );
   retention.onApplicationBootstrap();
   retention.pauseTimer(); // the ticks below are the only ones
   await retention.settled();

@@ -66,7 +66,7 @@ export interface RawMessage {
 /** The messages of a well-formed stream. */
 export function messagesOf(stream: Buffer): RawMessage[] {
   const out: RawMessage[] = [];
-  for (let at = 0; at + 8 <= stream.length; ) {
+  for (let at = 0; at + 8 <= stream.length;) {
     const len = stream.readInt32LE(at + 4);
     if (len === 0) break;
     const meta = stream.subarray(at + 8, at + 8 + len);

@@ -40,5 +40,6 @@ export function expectProblem(r: ErrorReply, status: number, code: number, expec
   assert.equal(r.body.instance, r.headers.get('x-request-id'), `${what}instance is the request id`);
   if (status === 401) assert.equal(r.headers.get('www-authenticate'), 'Bearer');
   if (expect.msg instanceof RegExp) assert.match(r.body.error, expect.msg, `${what}${r.text}`);
-  else if (expect.msg !== undefined) assert.ok(String(r.body.error).includes(expect.msg), `${what}'${r.body.error}' should mention '${expect.msg}'`);
+  else if (expect.msg !== undefined)
+    assert.ok(String(r.body.error).includes(expect.msg), `${what}'${r.body.error}' should mention '${expect.msg}'`);
 }

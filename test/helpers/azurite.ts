@@ -19,7 +19,17 @@ export async function startAzurite(): Promise<Azurite> {
   const main = require.resolve('azurite/dist/src/blob/main.js');
   const child: ChildProcess = spawn(
     process.execPath,
-    [main, '--inMemoryPersistence', '--disableTelemetry', '--skipApiVersionCheck', '--silent', '--blobHost', '127.0.0.1', '--blobPort', '0'],
+    [
+      main,
+      '--inMemoryPersistence',
+      '--disableTelemetry',
+      '--skipApiVersionCheck',
+      '--silent',
+      '--blobHost',
+      '127.0.0.1',
+      '--blobPort',
+      '0',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir }, // in memory; the folder catches anything it might still write
   );
   // Azurite's own failures stay in its process; these are the child's and its pipes' (a failed kill, say), logged

@@ -36,7 +36,7 @@ export const HOSTILE_STRINGS: readonly string[] = [
   '"',
   '`',
   "FUZZ' OR '1'='1",
-  "x'); DROP TABLE \"Database\"; --",
+  'x\'); DROP TABLE "Database"; --',
   '${jndi:ldap://127.0.0.1/FUZZ}',
   '${7*7}',
   '{{7*7}}',
@@ -110,29 +110,106 @@ export const FILTERS: readonly string[] = [
   'id > 1; DROP TABLE x',
   "cast(id as varchar) = 'x'",
   "regexp_match(text, '(a+)+$') IS NOT NULL",
-  '(' .repeat(500) + 'id > 1' + ')'.repeat(500),
+  '('.repeat(500) + 'id > 1' + ')'.repeat(500),
   'id > ' + '9'.repeat(400),
   'id = 1e400',
   'id / 0 > 1',
   "name = '\ud800'",
   'FUZZ',
   'id IN (' + Array.from({ length: 2000 }, (_, i) => i).join(',') + ')',
-  "array_has(vector, 1.0)",
+  'array_has(vector, 1.0)',
   'unnest(vector) > 0',
   'sleep(100)',
 ];
 
-export const COLUMNS: readonly string[] = ['id', 'name', 'vector', 'text', 'writer', 'fz_c', 'nonexistent', '', 'id.x', 'vector.item', '_rowid', '_distance', '*'];
+export const COLUMNS: readonly string[] = [
+  'id',
+  'name',
+  'vector',
+  'text',
+  'writer',
+  'fz_c',
+  'nonexistent',
+  '',
+  'id.x',
+  'vector.item',
+  '_rowid',
+  '_distance',
+  '*',
+];
 
-const EXPRESSIONS: readonly string[] = ['id + 1', "'x'", 'id * 2', 'NULL', "concat(name, 'FUZZ')", '$', '${jndi:x}', 'id +', "'\u0000'", 'cast(id as float)', '1/0', 'random()'];
+const EXPRESSIONS: readonly string[] = [
+  'id + 1',
+  "'x'",
+  'id * 2',
+  'NULL',
+  "concat(name, 'FUZZ')",
+  '$',
+  '${jndi:x}',
+  'id +',
+  "'\u0000'",
+  'cast(id as float)',
+  '1/0',
+  'random()',
+];
 
-const INDEX_TYPES: readonly string[] = ['BTREE', 'BITMAP', 'LABEL_LIST', 'FTS', 'INVERTED', 'IVF_PQ', 'IVF_HNSW_SQ', 'IVF_HNSW_PQ', 'IVF_FLAT', 'IVF_RQ', 'SCALAR', 'VECTOR', 'btree', 'bogus', ''];
+const INDEX_TYPES: readonly string[] = [
+  'BTREE',
+  'BITMAP',
+  'LABEL_LIST',
+  'FTS',
+  'INVERTED',
+  'IVF_PQ',
+  'IVF_HNSW_SQ',
+  'IVF_HNSW_PQ',
+  'IVF_FLAT',
+  'IVF_RQ',
+  'SCALAR',
+  'VECTOR',
+  'btree',
+  'bogus',
+  '',
+];
 
 const DISTANCES: readonly string[] = ['l2', 'cosine', 'dot', 'hamming', 'L2', 'COSINE', 'bogus', ''];
 
-const MODES: readonly string[] = ['Create', 'ExistOk', 'Overwrite', 'create', 'exist_ok', 'overwrite', 'append', 'Fail', 'Skip', 'CREATE', 'bogus', ''];
+const MODES: readonly string[] = [
+  'Create',
+  'ExistOk',
+  'Overwrite',
+  'create',
+  'exist_ok',
+  'overwrite',
+  'append',
+  'Fail',
+  'Skip',
+  'CREATE',
+  'bogus',
+  '',
+];
 
-export const NUMBERS: readonly number[] = [0, 1, 2, 3, 5, 10, 50, 100, 1000, 1_000_000, -1, -0.5, 0.5, 2 ** 31, 2 ** 53, Number.MAX_SAFE_INTEGER + 2, 1e21, 1e308, -1e308, 5e-324];
+export const NUMBERS: readonly number[] = [
+  0,
+  1,
+  2,
+  3,
+  5,
+  10,
+  50,
+  100,
+  1000,
+  1_000_000,
+  -1,
+  -0.5,
+  0.5,
+  2 ** 31,
+  2 ** 53,
+  Number.MAX_SAFE_INTEGER + 2,
+  1e21,
+  1e308,
+  -1e308,
+  5e-324,
+];
 
 /** A JSON value of another type than the schema asks for. */
 export const WRONG_TYPES: readonly unknown[] = [
@@ -202,14 +279,17 @@ export function encodeSegment(s: string, style: 'component' | 'raw' | 'double'):
   if (style === 'double') return pctEncode(pctEncode(s));
   let out = '';
   for (const b of wtf8(s)) {
-    out += b <= 0x20 || b === 0x7f || b === 0x3f || b === 0x23 ? `%${b.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCharCode(b);
+    out +=
+      b <= 0x20 || b === 0x7f || b === 0x3f || b === 0x23 ? `%${b.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCharCode(b);
   }
   return out; // a latin1 string: one character per byte
 }
 
 /** A header value the request line can carry: bytes as latin1, CR and LF removed (those belong to the raw phase). */
 export function headerSafe(s: string): string {
-  return wtf8(s).toString('latin1').replace(/[\r\n]/g, ' ');
+  return wtf8(s)
+    .toString('latin1')
+    .replace(/[\r\n]/g, ' ');
 }
 
 export function hostile(rng: Prng): string {
@@ -275,7 +355,10 @@ function hinted(rng: Prng, prop: string, ctx: BodyContext, gen: () => unknown): 
     case 'filter':
       return rng.chance(0.9) ? rng.pick(FILTERS) : hostile(rng);
     case 'updates':
-      return Array.from({ length: rng.int(1, 2) }, () => [rng.chance(0.8) ? rng.pick(COLUMNS) : hostile(rng), rng.chance(0.8) ? rng.pick(EXPRESSIONS) : hostile(rng)]);
+      return Array.from({ length: rng.int(1, 2) }, () => [
+        rng.chance(0.8) ? rng.pick(COLUMNS) : hostile(rng),
+        rng.chance(0.8) ? rng.pick(EXPRESSIONS) : hostile(rng),
+      ]);
     case 'new_table_name':
       return rng.chance(0.7) ? rng.pick(FUZZ_NAMES) : hostile(rng);
     case 'new_namespace_id':
@@ -303,7 +386,13 @@ function hinted(rng: Prng, prop: string, ctx: BodyContext, gen: () => unknown): 
         [2, () => [1, 2, 3]],
         [1, () => []],
         [1, () => Array.from({ length: 5000 }, (_, i) => i)],
-        [1, () => [[1, 2, 3, 4], [4, 3, 2, 1]]],
+        [
+          1,
+          () => [
+            [1, 2, 3, 4],
+            [4, 3, 2, 1],
+          ],
+        ],
         [1, () => ({ single_vector: [1, 2, 3, 4] })],
         [1, () => ({ multi_vector: [[1, 2, 3, 4]] })],
         [1, () => [1e308, -1e308, 0, 5e-324]],
@@ -362,7 +451,14 @@ function hinted(rng: Prng, prop: string, ctx: BodyContext, gen: () => unknown): 
     case 'description':
       return rng.chance(0.7) ? `fz_${hostile(rng)}` : 'FUZZ'.repeat(200);
     case 'expires_at':
-      return rng.pick(['2099-01-01T00:00:00Z', '1970-01-01T00:00:00Z', '2000-02-30T00:00:00Z', '+275760-09-13T00:00:00.000Z', 'tomorrow', hostile(rng)]);
+      return rng.pick([
+        '2099-01-01T00:00:00Z',
+        '1970-01-01T00:00:00Z',
+        '2000-02-30T00:00:00Z',
+        '+275760-09-13T00:00:00.000Z',
+        'tomorrow',
+        hostile(rng),
+      ]);
     case 'rate_limit':
       return rng.pick<unknown>([null, { limit: rng.pick(NUMBERS), window_ms: rng.pick(NUMBERS) }, { limit: 'x' }]);
     case 'branch':
@@ -410,7 +506,12 @@ export class SchemaFuzzer {
           out[prop] = hinted(rng, prop, ctx, () => this.generate(rng, sub, ctx, depth + 1));
         }
         if (!s.properties && s.additionalProperties && rng.chance(0.7)) {
-          out[rng.chance(0.7) ? 'fz_key' : hostile(rng)] = this.generate(rng, s.additionalProperties === true ? {} : s.additionalProperties, ctx, depth + 1);
+          out[rng.chance(0.7) ? 'fz_key' : hostile(rng)] = this.generate(
+            rng,
+            s.additionalProperties === true ? {} : s.additionalProperties,
+            ctx,
+            depth + 1,
+          );
         }
         return out;
       }
@@ -449,7 +550,8 @@ export class SchemaFuzzer {
     ]);
     // A copy: nothing generated may share objects with the pools above (a mutation would change later requests).
     const value = JSON.parse(JSON.stringify(this.generate(rng, schema, ctx)) ?? 'null');
-    const obj: Record<string, unknown> = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    const obj: Record<string, unknown> =
+      value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
     const json = (v: unknown) => Buffer.from(JSON.stringify(v) ?? 'null', 'utf8');
     switch (kind) {
       case 'valid':
@@ -462,9 +564,12 @@ export class SchemaFuzzer {
         else if (how === 'drop-required' && keys.length) delete obj[rng.pick(keys)];
         else if (how === 'unknown-field') obj[rng.chance(0.5) ? 'fz_unknown' : hostile(rng)] = wrongType(rng);
         else if (how === 'proto') {
-          const text = JSON.stringify(obj).replace(/^\{/, '{"__proto__":{"isAdmin":true,"role":"admin"},"constructor":{"prototype":{"polluted":"FUZZ"}},').replace(/,\}$/, '}');
+          const text = JSON.stringify(obj)
+            .replace(/^\{/, '{"__proto__":{"isAdmin":true,"role":"admin"},"constructor":{"prototype":{"polluted":"FUZZ"}},')
+            .replace(/,\}$/, '}');
           return { text: Buffer.from(text), note: 'mutated:proto' };
-        } else if (how === 'long-string' && (keys.length || props.length)) obj[rng.pick(keys.length ? keys : props)] = 'FUZZ'.repeat(rng.pick([1000, 60_000]));
+        } else if (how === 'long-string' && (keys.length || props.length))
+          obj[rng.pick(keys.length ? keys : props)] = 'FUZZ'.repeat(rng.pick([1000, 60_000]));
         else if (how === 'many-keys') for (let i = 0; i < 5000; i++) obj[`fz_${i}`] = i;
         return { text: json(obj), note: `mutated:${how}` };
       }
@@ -498,13 +603,27 @@ export class SchemaFuzzer {
         const nested = '['.repeat(depth) + ']'.repeat(depth);
         const keys = Object.keys(this.resolve(schema).properties ?? {});
         const key = keys.length ? rng.pick(keys) : 'fz_deep';
-        return { text: Buffer.from(JSON.stringify({ ...obj, [key]: 0 }).replace(`"${key}":0`, `"${key}":${nested}`)), note: `deep:${depth}:${key}` };
+        return {
+          text: Buffer.from(JSON.stringify({ ...obj, [key]: 0 }).replace(`"${key}":0`, `"${key}":${nested}`)),
+          note: `deep:${depth}:${key}`,
+        };
       }
       case 'big-number': {
         const keys = Object.keys(this.resolve(schema).properties ?? {});
         const key = keys.length ? rng.pick(keys) : 'fz_num';
-        const lit = rng.pick(['1e400', '-1e400', '123456789012345678901234567890', '0.' + '0'.repeat(400) + '1', '-0', '1E+308', '9007199254740993']);
-        return { text: Buffer.from(JSON.stringify({ ...obj, [key]: 0 }).replace(`"${key}":0`, `"${key}":${lit}`)), note: `big-number:${key}=${lit}` };
+        const lit = rng.pick([
+          '1e400',
+          '-1e400',
+          '123456789012345678901234567890',
+          '0.' + '0'.repeat(400) + '1',
+          '-0',
+          '1E+308',
+          '9007199254740993',
+        ]);
+        return {
+          text: Buffer.from(JSON.stringify({ ...obj, [key]: 0 }).replace(`"${key}":0`, `"${key}":${lit}`)),
+          note: `big-number:${key}=${lit}`,
+        };
       }
       default: {
         // The right JSON in the wrong bytes: UTF-16, a byte-order mark, invalid UTF-8.
@@ -512,7 +631,10 @@ export class SchemaFuzzer {
         const text = JSON.stringify(obj);
         if (how === 'utf16') return { text: Buffer.from(text, 'utf16le'), note: 'encoding:utf16' };
         if (how === 'bom') return { text: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]), note: 'encoding:bom' };
-        return { text: Buffer.concat([Buffer.from('{"fz":"'), Buffer.from([0xff, 0xfe, 0xc0, 0x80]), Buffer.from('"}')]), note: 'encoding:bad-utf8' };
+        return {
+          text: Buffer.concat([Buffer.from('{"fz":"'), Buffer.from([0xff, 0xfe, 0xc0, 0x80]), Buffer.from('"}')]),
+          note: 'encoding:bad-utf8',
+        };
       }
     }
   }
@@ -533,8 +655,14 @@ function vectorColumn(rows: number, dim: number, from: number) {
 export function fixtureStream(from: number, rows: number): Buffer {
   const t = new arrow.Table({
     id: arrow.vectorFromArray(Int32Array.from({ length: rows }, (_, i) => from + i)),
-    name: arrow.vectorFromArray(Array.from({ length: rows }, (_, i) => `n-${from + i}`), new arrow.Utf8()),
-    text: arrow.vectorFromArray(Array.from({ length: rows }, (_, i) => ((from + i) % 2 ? 'red apple' : 'green pear')), new arrow.Utf8()),
+    name: arrow.vectorFromArray(
+      Array.from({ length: rows }, (_, i) => `n-${from + i}`),
+      new arrow.Utf8(),
+    ),
+    text: arrow.vectorFromArray(
+      Array.from({ length: rows }, (_, i) => ((from + i) % 2 ? 'red apple' : 'green pear')),
+      new arrow.Utf8(),
+    ),
     vector: vectorColumn(rows, 4, from),
   });
   return Buffer.from(arrow.tableToIPC(t, 'stream'));
@@ -552,7 +680,9 @@ export function baseArrowStreams(): Buffer[] {
     id: arrow.vectorFromArray(Float64Array.from([1.5, 2.5])),
     fz_c: arrow.vectorFromArray([true, false], new arrow.Bool()),
   });
-  const schemaOnly = new arrow.Table(new arrow.Schema([new arrow.Field('id', new arrow.Int32(), true), new arrow.Field('name', new arrow.Utf8(), true)]));
+  const schemaOnly = new arrow.Table(
+    new arrow.Schema([new arrow.Field('id', new arrow.Int32(), true), new arrow.Field('name', new arrow.Utf8(), true)]),
+  );
   return [
     fixtureStream(1000, 3),
     fixtureStream(2000, 20),

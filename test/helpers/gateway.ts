@@ -116,7 +116,11 @@ export async function startGateway(
   // The object-store pass: tables on the local S3 server, and the same options vended to namespace-mode clients.
   const s3 = TEST_STORAGE === 's3' && env.STORAGE_ROOT === undefined && env.STORAGE_PROFILES === undefined ? await useLocalS3() : undefined;
   const storageEnv: Record<string, string> = s3
-    ? { STORAGE_ROOT: `s3://${TEST_BUCKET}/${freshPrefix()}`, STORAGE_OPTIONS: JSON.stringify(s3.options), STORAGE_CLIENT_OPTIONS: JSON.stringify(s3.options) }
+    ? {
+        STORAGE_ROOT: `s3://${TEST_BUCKET}/${freshPrefix()}`,
+        STORAGE_OPTIONS: JSON.stringify(s3.options),
+        STORAGE_CLIENT_OPTIONS: JSON.stringify(s3.options),
+      }
     : {};
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -233,7 +237,13 @@ export async function newTenant(gw: { url: string }, name = `db${++tenantCounter
  * A request through node:http, which (unlike fetch) sends the path exactly as given (no folding of `.`/`..`
  * segments) and lets the test choose the Host header. A string body is sent as is, anything else as JSON.
  */
-export function rawRequest(base: string, method: string, rawPath: string, headers: Record<string, string> = {}, body?: unknown): Promise<Reply> {
+export function rawRequest(
+  base: string,
+  method: string,
+  rawPath: string,
+  headers: Record<string, string> = {},
+  body?: unknown,
+): Promise<Reply> {
   const u = new URL(base);
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {

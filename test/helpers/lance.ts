@@ -9,7 +9,11 @@ import { activeS3 } from './s3';
 function target(location: string): { dir: string; name: string; opts: Partial<lancedb.ConnectionOptions> } {
   if (location.startsWith('s3://')) {
     const cut = location.lastIndexOf('/');
-    return { dir: location.slice(0, cut), name: location.slice(cut + 1).replace(/\.lance$/, ''), opts: { storageOptions: activeS3().options } };
+    return {
+      dir: location.slice(0, cut),
+      name: location.slice(cut + 1).replace(/\.lance$/, ''),
+      opts: { storageOptions: activeS3().options },
+    };
   }
   return { dir: path.dirname(location), name: path.basename(location, '.lance'), opts: {} };
 }

@@ -43,7 +43,9 @@ export function importsOf(srcDir: string): Edge[] {
         const text = fs.readFileSync(p, 'utf8');
         for (const m of text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
           const base = path.resolve(path.dirname(p), m[1]).replace(/\.js$/, '');
-          const target = [`${base}.ts`, path.join(base, 'index.ts'), `${base}.js`, path.join(base, 'index.js')].find((c) => fs.existsSync(c));
+          const target = [`${base}.ts`, path.join(base, 'index.ts'), `${base}.js`, path.join(base, 'index.js')].find((c) =>
+            fs.existsSync(c),
+          );
           if (target) edges.push({ from: path.relative(srcDir, p), to: path.relative(srcDir, target) });
         }
       }
@@ -63,7 +65,8 @@ export function violations(edges: Edge[]): string[] {
     const a = unitOf(from);
     const b = unitOf(to);
     if (b.layer === 'generated') {
-      if (!from.startsWith('platform/db/') && !from.endsWith('.repository.ts')) found.push(`${from} -> ${to}: only repositories and platform/db use Prisma`);
+      if (!from.startsWith('platform/db/') && !from.endsWith('.repository.ts'))
+        found.push(`${from} -> ${to}: only repositories and platform/db use Prisma`);
     } else if (RANK[b.layer] > RANK[a.layer]) {
       found.push(`${from} -> ${to}: ${a.layer} must not import ${b.layer}`);
     } else if (a.layer === 'features' && b.layer === 'features' && a.unit !== b.unit && to !== `${b.unit}/index.ts`) {

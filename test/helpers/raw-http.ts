@@ -220,15 +220,16 @@ export function rawExchange(host: string, port: number, steps: RawStep[], opts: 
         }
         const data = typeof step === 'string' ? Buffer.from(step, 'latin1') : step;
         const ok = socket.write(data);
-        if (!ok) await new Promise<void>((r) => {
-          const done = () => {
-            socket.off('drain', done);
-            socket.off('close', done);
-            r();
-          };
-          socket.on('drain', done);
-          socket.on('close', done);
-        });
+        if (!ok)
+          await new Promise<void>((r) => {
+            const done = () => {
+              socket.off('drain', done);
+              socket.off('close', done);
+              r();
+            };
+            socket.on('drain', done);
+            socket.on('close', done);
+          });
       }
       if (settled) return;
       writing = false;

@@ -33,13 +33,24 @@ export async function useLocalS3(): Promise<LocalS3> {
   if (!shared) {
     starting = (async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-s3-'));
-      const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: TEST_BUCKET }, { name: TEST_BUCKET_2 }] });
+      const server = new S3rver({
+        port: 0,
+        address: '127.0.0.1',
+        silent: true,
+        directory: dir,
+        configureBuckets: [{ name: TEST_BUCKET }, { name: TEST_BUCKET_2 }],
+      });
       honourConditionalCreate(server);
       containErrors(server);
       const { port } = (await server.run()) as { port: number };
       containServerErrors(server);
       const endpoint = `http://127.0.0.1:${port}`;
-      const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+      const client = new S3Client({
+        endpoint,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+      });
       shared = { server, dir, endpoint, users: 0, client };
     })();
     try {
@@ -107,7 +118,10 @@ export function activeS3(): { endpoint: string; options: Record<string, string>;
  */
 function honourConditionalCreate(server: unknown): void {
   type Ctx = { method: string; path: string; headers: Record<string, string | undefined>; status: number; type: string; body: unknown };
-  const app = server as { middleware: Array<(ctx: Ctx, next: () => Promise<void>) => Promise<void>>; store: { existsObject(b: string, k: string): Promise<boolean> } };
+  const app = server as {
+    middleware: Array<(ctx: Ctx, next: () => Promise<void>) => Promise<void>>;
+    store: { existsObject(b: string, k: string): Promise<boolean> };
+  };
   const busy = new Map<string, Promise<void>>();
   app.middleware.unshift(async (ctx, next) => {
     if (ctx.method !== 'PUT' || ctx.headers['if-none-match'] !== '*') return next();
@@ -157,7 +171,12 @@ export function containErrors(server: unknown): void {
   };
   // s3rver's model of an object (it checks and picks the stored metadata as its own code does).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const S3Object = require('s3rver/lib/models/object') as new (bucket: string, key: string, content: Readable, metadata: Record<string, string>) => S3Obj;
+  const S3Object = require('s3rver/lib/models/object') as new (
+    bucket: string,
+    key: string,
+    content: Readable,
+    metadata: Record<string, string>,
+  ) => S3Obj;
   const store = app.store;
   store.putObject = async function (object) {
     const r = await writeWhole(this.getResourcePath(object.bucket, object.key, 'object'), object.content);

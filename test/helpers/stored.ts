@@ -58,7 +58,8 @@ export const basename = (location: string, ext?: string): string =>
   isS3(location) ? path.posix.basename(location, ext) : path.basename(location, ext);
 
 /** The folder holding a location. */
-export const dirname = (location: string): string => (isS3(location) ? location.slice(0, location.lastIndexOf('/')) : path.dirname(location));
+export const dirname = (location: string): string =>
+  isS3(location) ? location.slice(0, location.lastIndexOf('/')) : path.dirname(location);
 
 /** True when the location holds anything: an existing file or folder (local), any object under `key/` (s3). */
 export async function exists(location: string): Promise<boolean> {

@@ -89,7 +89,8 @@ export class StsStub {
       return this.error(res, 400, 'InvalidAction', `the stub answers AssumeRole only, not ${params.Action}`, requestId);
     }
     if (this.failWith) return this.error(res, this.failWith.status, this.failWith.code, this.failWith.message, requestId);
-    if (!params.RoleArn || !params.RoleSessionName) return this.error(res, 400, 'ValidationError', 'RoleArn and RoleSessionName are required', requestId);
+    if (!params.RoleArn || !params.RoleSessionName)
+      return this.error(res, 400, 'ValidationError', 'RoleArn and RoleSessionName are required', requestId);
     const lifetime = this.expiresInSeconds ?? Number(params.DurationSeconds ?? 3600);
     const issued: StsIssued = {
       accessKeyId: `ASIASTUB${randomBytes(6).toString('hex').toUpperCase()}`,

@@ -75,7 +75,15 @@ export class SupervisedGateway {
     child.stdout?.on('data', keeper());
     child.stderr?.on('data', keeper());
     child.on('exit', (code, signal) => {
-      if (!this.stopping) this.deaths.push({ code, signal, tail: this.output.filter((l) => !/^\s+(\d+:|at) /.test(l)).slice(-12).join('\n') });
+      if (!this.stopping)
+        this.deaths.push({
+          code,
+          signal,
+          tail: this.output
+            .filter((l) => !/^\s+(\d+:|at) /.test(l))
+            .slice(-12)
+            .join('\n'),
+        });
     });
     await new Promise<void>((resolve, reject) => {
       child.once('message', () => resolve());

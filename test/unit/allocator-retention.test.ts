@@ -13,29 +13,37 @@ function run(env: Record<string, string>): Record<string, unknown> {
 }
 
 describe('allocator retention (jemalloc keeps read buffers, hands back write memory)', () => {
-  test('keeps freed memory between reads, hands it back once quiet or past the cap, and decays as configured while writes hold memory', { skip: !jemallocInstalled && 'jemalloc is not installed' }, () => {
-    const out = run({});
-    assert.equal(out.active, true, JSON.stringify(out));
-    assert.equal(out.decayReading, -1, 'no write in flight: freed pages are kept');
-    assert.equal(out.oversizeDecayReading, -1, 'in the oversize arena too');
-    assert.ok((out.keptAfterReads as number) >= 36, `40 MiB freed by a read are kept: ${out.keptAfterReads}`);
-    assert.ok((out.keptAfterBusyTick as number) >= 36, `not handed back while the engine is busy: ${out.keptAfterBusyTick}`);
-    assert.ok((out.keptAfterQuiet as number) < 4, `handed back after a quiet second: ${out.keptAfterQuiet}`);
-    assert.ok((out.keptBeforeCap as number) > 64, `80 MiB freed: ${out.keptBeforeCap}`);
-    assert.ok((out.keptAfterCap as number) < 4, `past ALLOCATOR_RETAIN_BYTES it is handed back though not quiet: ${out.keptAfterCap}`);
-    assert.equal(out.decayWriting, 1000, "a write in flight: jemalloc's configured decay (scripts/start.sh: 1000 ms)");
-    assert.equal(out.oversizeDecayWriting, 0, 'the oversize arena, as jemalloc sets it: handed back at once');
-    assert.equal(out.decayAfterWrite, -1, 'the last write ended: kept again');
-    assert.equal(out.oversizeDecayAfterWrite, -1);
-    assert.ok((out.keptAfterWrite as number) < 4, `what the writes left is handed back when they end: ${out.keptAfterWrite}`);
-    assert.deepEqual(out.purges, { quiet: 2, cap: 1, 'writes-ended': 1 }, 'the first quiet purge is the set-up after the oversize block');
-    assert.equal(out.decayAfterStop, 1000, "stopped (the gateway closing): jemalloc's own decay again");
-    assert.equal(out.activeAfterStop, false);
-  });
+  test(
+    'keeps freed memory between reads, hands it back once quiet or past the cap, and decays as configured while writes hold memory',
+    { skip: !jemallocInstalled && 'jemalloc is not installed' },
+    () => {
+      const out = run({});
+      assert.equal(out.active, true, JSON.stringify(out));
+      assert.equal(out.decayReading, -1, 'no write in flight: freed pages are kept');
+      assert.equal(out.oversizeDecayReading, -1, 'in the oversize arena too');
+      assert.ok((out.keptAfterReads as number) >= 36, `40 MiB freed by a read are kept: ${out.keptAfterReads}`);
+      assert.ok((out.keptAfterBusyTick as number) >= 36, `not handed back while the engine is busy: ${out.keptAfterBusyTick}`);
+      assert.ok((out.keptAfterQuiet as number) < 4, `handed back after a quiet second: ${out.keptAfterQuiet}`);
+      assert.ok((out.keptBeforeCap as number) > 64, `80 MiB freed: ${out.keptBeforeCap}`);
+      assert.ok((out.keptAfterCap as number) < 4, `past ALLOCATOR_RETAIN_BYTES it is handed back though not quiet: ${out.keptAfterCap}`);
+      assert.equal(out.decayWriting, 1000, "a write in flight: jemalloc's configured decay (scripts/start.sh: 1000 ms)");
+      assert.equal(out.oversizeDecayWriting, 0, 'the oversize arena, as jemalloc sets it: handed back at once');
+      assert.equal(out.decayAfterWrite, -1, 'the last write ended: kept again');
+      assert.equal(out.oversizeDecayAfterWrite, -1);
+      assert.ok((out.keptAfterWrite as number) < 4, `what the writes left is handed back when they end: ${out.keptAfterWrite}`);
+      assert.deepEqual(out.purges, { quiet: 2, cap: 1, 'writes-ended': 1 }, 'the first quiet purge is the set-up after the oversize block');
+      assert.equal(out.decayAfterStop, 1000, "stopped (the gateway closing): jemalloc's own decay again");
+      assert.equal(out.activeAfterStop, false);
+    },
+  );
 
-  test('is off without jemalloc, with ALLOCATOR_RETAIN_BYTES=0, and without a WRITE_ACTIVITY provider', { skip: !jemallocInstalled && 'jemalloc is not installed' }, () => {
-    assert.deepEqual(run({ LGW_ALLOCATOR: 'glibc' }), { active: false, why: 'jemalloc is not preloaded' });
-    assert.deepEqual(run({ RETAIN: '0' }), { active: false, why: 'off' });
-    assert.deepEqual(run({ NO_WRITE_ACTIVITY: '1' }), { active: false, why: 'off' }, 'it could not tell reads from writes');
-  });
+  test(
+    'is off without jemalloc, with ALLOCATOR_RETAIN_BYTES=0, and without a WRITE_ACTIVITY provider',
+    { skip: !jemallocInstalled && 'jemalloc is not installed' },
+    () => {
+      assert.deepEqual(run({ LGW_ALLOCATOR: 'glibc' }), { active: false, why: 'jemalloc is not preloaded' });
+      assert.deepEqual(run({ RETAIN: '0' }), { active: false, why: 'off' });
+      assert.deepEqual(run({ NO_WRITE_ACTIVITY: '1' }), { active: false, why: 'off' }, 'it could not tell reads from writes');
+    },
+  );
 });

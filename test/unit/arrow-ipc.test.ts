@@ -65,7 +65,10 @@ describe('the crash fixture (test/fixtures/arrow/schema-oom.arrow)', () => {
     const changed = [...fixture].map((b, i) => (b !== valid[i] ? i : -1)).filter((i) => i >= 0);
     assert.equal(changed.length, 2);
     const schemaEnd = 8 + valid.readInt32LE(4);
-    assert.ok(changed.every((i) => i >= 8 && i < schemaEnd), `changed bytes ${changed} lie in the schema message`);
+    assert.ok(
+      changed.every((i) => i >= 8 && i < schemaEnd),
+      `changed bytes ${changed} lie in the schema message`,
+    );
   });
 
   test("still runs apache-arrow's Message.decode out of memory (a child with a 32 MiB heap)", () => {
@@ -173,7 +176,10 @@ describe('verifying message metadata', () => {
 
   test('field count: 10,000 fields pass, 10,001 do not', () => {
     assert.equal(verifyMessage(schemaMessage(wideSchema(UNTRUSTED_LIMITS.maxFields))).schema!.fields, UNTRUSTED_LIMITS.maxFields);
-    assert.throws(() => verifyMessage(schemaMessage(wideSchema(UNTRUSTED_LIMITS.maxFields + 1))), isInvalid(/more than 10000 fields|10001 entries/));
+    assert.throws(
+      () => verifyMessage(schemaMessage(wideSchema(UNTRUSTED_LIMITS.maxFields + 1))),
+      isInvalid(/more than 10000 fields|10001 entries/),
+    );
   });
 
   test('nesting depth: 64 levels pass, 65 do not', () => {
@@ -287,10 +293,7 @@ describe('compressed bodies', () => {
 
   test('a buffer declaring 1 TiB once decompressed is a 413 (the engine would abort the process allocating it)', async () => {
     await assert.rejects(read(compressedStream(oneRowTable(), { buffer: 1, size: BigInt(2) ** BigInt(40) })), isTooLarge);
-    await assert.rejects(
-      read(compressedStream(oneRowTable(), { buffer: 1, size: BigInt(MAX_DECOMPRESSED_BATCH_BYTES + 1) })),
-      isTooLarge,
-    );
+    await assert.rejects(read(compressedStream(oneRowTable(), { buffer: 1, size: BigInt(MAX_DECOMPRESSED_BATCH_BYTES + 1) })), isTooLarge);
   });
 
   test('a negative declared size is a 400', async () => {
@@ -422,7 +425,10 @@ describe('chunked uploads', () => {
     // write takes a while and reads its file only at the end, when the next chunk has been laid out meanwhile: a
     // buffer reused too early (the two chunk buffers are used in turn) shows up as another chunk's rows.
     const batches = Array.from({ length: 40 }, (_, b) =>
-      arrow.tableFromArrays({ id: Int32Array.from({ length: 100 }, (_, i) => b * 100 + i), v: Float64Array.from({ length: 100 }, (_, i) => b + i / 1000) }),
+      arrow.tableFromArrays({
+        id: Int32Array.from({ length: 100 }, (_, i) => b * 100 + i),
+        v: Float64Array.from({ length: 100 }, (_, i) => b + i / 1000),
+      }),
     );
     const stream = streamOf(new arrow.Table(batches.flatMap((t) => t.batches)));
     const pieces: Buffer[] = [];
@@ -439,7 +445,11 @@ describe('chunked uploads', () => {
     });
     assert.ok(result.chunks >= 8, `several chunks (${result.chunks})`);
     assert.equal(result.rows, 4000);
-    assert.deepEqual(seen.flat(), Array.from({ length: 4000 }, (_, i) => i), 'every row once, in order');
+    assert.deepEqual(
+      seen.flat(),
+      Array.from({ length: 4000 }, (_, i) => i),
+      'every row once, in order',
+    );
   });
 
   test('a dictionary-encoded column: every chunk carries the dictionaries and decodes to the values sent', async () => {
@@ -465,6 +475,9 @@ describe('chunked uploads', () => {
       ids.push(...id);
     });
     assert.ok(result.chunks >= 5, `several chunks (${result.chunks})`);
-    assert.deepEqual(ids, Array.from({ length: 1500 }, (_, i) => i));
+    assert.deepEqual(
+      ids,
+      Array.from({ length: 1500 }, (_, i) => i),
+    );
   });
 });

@@ -19,16 +19,71 @@ import {
 
 /** The type names `lance_namespace::schema::convert_json_arrow_type` accepts; anything else is "Unsupported Arrow type". */
 const NAMESPACE_READS = new Set([
-  'null', 'bool', 'boolean', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64',
-  'float16', 'float32', 'float64', 'decimal32', 'decimal64', 'decimal128', 'decimal256', 'date32', 'date64',
-  'timestamp', 'duration', 'utf8', 'large_utf8', 'binary', 'large_binary', 'fixed_size_binary', 'list',
-  'large_list', 'fixed_size_list', 'struct', 'map',
+  'null',
+  'bool',
+  'boolean',
+  'int8',
+  'uint8',
+  'int16',
+  'uint16',
+  'int32',
+  'uint32',
+  'int64',
+  'uint64',
+  'float16',
+  'float32',
+  'float64',
+  'decimal32',
+  'decimal64',
+  'decimal128',
+  'decimal256',
+  'date32',
+  'date64',
+  'timestamp',
+  'duration',
+  'utf8',
+  'large_utf8',
+  'binary',
+  'large_binary',
+  'fixed_size_binary',
+  'list',
+  'large_list',
+  'fixed_size_list',
+  'struct',
+  'map',
 ]);
 /** The names (or prefixes, ending in ':') `lance::arrow::json::JsonDataType` accepts. */
 const LANCE_READS = [
-  'null', 'bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'halffloat', 'float',
-  'double', 'string', 'binary', 'large_string', 'large_binary', 'date32:day', 'date64:ms', 'time32:', 'time64:',
-  'timestamp:', 'duration:', 'dict:', 'decimal:', 'list', 'large_list', 'fixed_size_list', 'struct', 'fixed_size_binary',
+  'null',
+  'bool',
+  'int8',
+  'int16',
+  'int32',
+  'int64',
+  'uint8',
+  'uint16',
+  'uint32',
+  'uint64',
+  'halffloat',
+  'float',
+  'double',
+  'string',
+  'binary',
+  'large_string',
+  'large_binary',
+  'date32:day',
+  'date64:ms',
+  'time32:',
+  'time64:',
+  'timestamp:',
+  'duration:',
+  'dict:',
+  'decimal:',
+  'list',
+  'large_list',
+  'fixed_size_list',
+  'struct',
+  'fixed_size_binary',
 ];
 const lanceReads = (name: string) => LANCE_READS.some((n) => (n.endsWith(':') ? name.startsWith(n) : name === n));
 
@@ -99,9 +154,14 @@ const CASES: Case[] = [
       ['TimeMicrosecond', new arrow.TimeMicrosecond(), 'time64:us', 'time64'],
       ['TimeNanosecond', new arrow.TimeNanosecond(), 'time64:ns', 'time64'],
     ] as const
-  ).map(
-    ([name, type, l, n]): Case => ({ name, type, lance: { type: l }, namespace: { type: n }, namespaceBack: null, namespaceUnreadable: true }),
-  ),
+  ).map(([name, type, l, n]): Case => ({
+    name,
+    type,
+    lance: { type: l },
+    namespace: { type: n },
+    namespaceBack: null,
+    namespaceUnreadable: true,
+  })),
   // …and a timestamp or duration without unit or zone, read as microseconds without a zone.
   {
     name: 'Timestamp(us, UTC)',
@@ -138,15 +198,13 @@ const CASES: Case[] = [
       ['DurationMicrosecond', new arrow.DurationMicrosecond(), 'duration:us'],
       ['DurationNanosecond', new arrow.DurationNanosecond(), 'duration:ns'],
     ] as const
-  ).map(
-    ([name, type, l]): Case => ({
-      name,
-      type,
-      lance: { type: l },
-      namespace: { type: 'duration' },
-      namespaceBack: new arrow.Duration(arrow.TimeUnit.MICROSECOND),
-    }),
-  ),
+  ).map(([name, type, l]): Case => ({
+    name,
+    type,
+    lance: { type: l },
+    namespace: { type: 'duration' },
+    namespaceBack: new arrow.Duration(arrow.TimeUnit.MICROSECOND),
+  })),
   {
     name: 'List<Float32>',
     type: new arrow.List(f32()),
@@ -181,8 +239,38 @@ const CASES: Case[] = [
     // Lance's JSON schema has no map (its reader refuses one); the namespace converters read `map` with its entries.
     name: 'Map<Utf8, Int32>',
     type: new arrow.Map_(entries() as never),
-    lance: { type: 'map', fields: [{ name: 'entries', type: { type: 'struct', fields: [{ name: 'key', type: { type: 'string' }, nullable: false }, { name: 'value', type: { type: 'int32' }, nullable: true }] }, nullable: false }] },
-    namespace: { type: 'map', fields: [{ name: 'entries', type: { type: 'struct', fields: [{ name: 'key', type: { type: 'utf8' }, nullable: false }, { name: 'value', type: { type: 'int32' }, nullable: true }] }, nullable: false }] },
+    lance: {
+      type: 'map',
+      fields: [
+        {
+          name: 'entries',
+          type: {
+            type: 'struct',
+            fields: [
+              { name: 'key', type: { type: 'string' }, nullable: false },
+              { name: 'value', type: { type: 'int32' }, nullable: true },
+            ],
+          },
+          nullable: false,
+        },
+      ],
+    },
+    namespace: {
+      type: 'map',
+      fields: [
+        {
+          name: 'entries',
+          type: {
+            type: 'struct',
+            fields: [
+              { name: 'key', type: { type: 'utf8' }, nullable: false },
+              { name: 'value', type: { type: 'int32' }, nullable: true },
+            ],
+          },
+          nullable: false,
+        },
+      ],
+    },
     lanceUnreadable: true,
   },
   {
@@ -344,7 +432,10 @@ describe('arrow JSON schema: reading', () => {
       assert.deepEqual(json.fields[1].metadata, { comment: 'display name' });
       assert.equal(json.fields[0].metadata, undefined, 'no empty metadata');
       const back = parseJsonSchema(JSON.parse(JSON.stringify(json)));
-      assert.deepEqual(back.fields.map((f) => f.name), ['id', 'name', 'vector', 'at', 'tags']);
+      assert.deepEqual(
+        back.fields.map((f) => f.name),
+        ['id', 'name', 'vector', 'at', 'tags'],
+      );
       back.fields.forEach((f, i) => {
         sameType(f.type, schema.fields[i].type, `${dialect} ${f.name}`);
         assert.equal(f.nullable, schema.fields[i].nullable);

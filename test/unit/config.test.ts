@@ -18,9 +18,20 @@ describe('configuration', () => {
 
   test('usage metering and quota defaults, and their validation', () => {
     const c = loadConfig({});
-    assert.deepEqual(c.usage, { metering: true, flushIntervalMs: 10_000, refreshIntervalMs: 60_000, refreshTablesPerMinute: 600, fullScanMs: 24 * 3600_000 });
+    assert.deepEqual(c.usage, {
+      metering: true,
+      flushIntervalMs: 10_000,
+      refreshIntervalMs: 60_000,
+      refreshTablesPerMinute: 600,
+      fullScanMs: 24 * 3600_000,
+    });
     assert.deepEqual(c.quotas, { maxTables: undefined, maxNamespaces: undefined, maxStorageBytes: undefined, maxRowsPerWrite: undefined });
-    const q = loadConfig({ QUOTA_MAX_TABLES: '100', QUOTA_MAX_STORAGE_BYTES: '1099511627776', USAGE_METERING: 'false', USAGE_REFRESH_INTERVAL_SECONDS: '0' });
+    const q = loadConfig({
+      QUOTA_MAX_TABLES: '100',
+      QUOTA_MAX_STORAGE_BYTES: '1099511627776',
+      USAGE_METERING: 'false',
+      USAGE_REFRESH_INTERVAL_SECONDS: '0',
+    });
     assert.equal(q.quotas.maxTables, 100);
     assert.equal(q.quotas.maxStorageBytes, 1024 ** 4);
     assert.equal(q.usage.metering, false);
@@ -61,7 +72,10 @@ describe('configuration', () => {
       intervalMs: 0,
       heartbeatMs: 1000,
     });
-    assert.throws(() => loadConfig({ RECLAIM_AFTER_SECONDS: '0', RECLAIM_INTERVAL_SECONDS: '-1' }), /RECLAIM_AFTER_SECONDS[\s\S]*RECLAIM_INTERVAL_SECONDS/);
+    assert.throws(
+      () => loadConfig({ RECLAIM_AFTER_SECONDS: '0', RECLAIM_INTERVAL_SECONDS: '-1' }),
+      /RECLAIM_AFTER_SECONDS[\s\S]*RECLAIM_INTERVAL_SECONDS/,
+    );
   });
 
   test('cross-field rules', () => {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApiError } from '../../src/platform/http/errors';
-import { cleanEngineMessage, ENGINE_ERROR_RULES, EngineFault, engineErrorRule, translateEngineError } from '../../src/engine/lance/engine-errors';
+import {
+  cleanEngineMessage,
+  ENGINE_ERROR_RULES,
+  EngineFault,
+  engineErrorRule,
+  translateEngineError,
+} from '../../src/engine/lance/engine-errors';
 import { engineSqlProblem } from '../../src/engine/lance/engine-sql';
 
 /**
@@ -77,13 +83,15 @@ const CASES: Case[] = [
   },
   {
     what: 'branches.delete of a branch a tag points into',
-    message: 'lance error: Ref conflict error: Branch dev is referenced by tags [("onb", 3)], can not delete  Caused by: Ref conflict error: Branch dev is referenced by tags [("onb", 3)], can not delete',
+    message:
+      'lance error: Ref conflict error: Branch dev is referenced by tags [("onb", 3)], can not delete  Caused by: Ref conflict error: Branch dev is referenced by tags [("onb", 3)], can not delete',
     rule: 'branch-in-use',
     answer: [409, 19],
   },
   {
     what: 'tags.create at a version the table does not have',
-    message: 'lance error: Version not found error: version main:99 does not exist  Caused by: Version not found error: version main:99 does not exist',
+    message:
+      'lance error: Version not found error: version main:99 does not exist  Caused by: Version not found error: version main:99 does not exist',
     rule: 'ref-version-not-found',
     answer: [404, 11],
   },
@@ -118,13 +126,15 @@ const CASES: Case[] = [
   // branch-invalid
   {
     what: "branch 'a..b'",
-    message: "lance error: Ref is invalid: Branch name cannot contain '..' or '\\'  Caused by: Ref is invalid: Branch name cannot contain '..' or '\\'",
+    message:
+      "lance error: Ref is invalid: Branch name cannot contain '..' or '\\'  Caused by: Ref is invalid: Branch name cannot contain '..' or '\\'",
     rule: 'branch-invalid',
     answer: [400, 13],
   },
   {
     what: "branch 'a b'",
-    message: "lance error: Ref is invalid: Branch segment 'a b' contains invalid characters. Only alphanumeric, '.', '-', '_' are allowed.  Caused by: Ref is invalid",
+    message:
+      "lance error: Ref is invalid: Branch segment 'a b' contains invalid characters. Only alphanumeric, '.', '-', '_' are allowed.  Caused by: Ref is invalid",
     rule: 'branch-invalid',
     answer: [400, 13],
   },
@@ -136,7 +146,7 @@ const CASES: Case[] = [
     answer: [404, 22],
   },
   {
-    what: "from_branch with blanks and quotes (found by the fuzz test)",
+    what: 'from_branch with blanks and quotes (found by the fuzz test)',
     message: `lance error: Not found: ${LOC}/tree/x'); DROP TABLE "Database"; --/_versions, ${RS}/lance-table-12.0.0/src/io/commit.rs:670:26`,
     rule: 'branch-not-found',
     answer: [404, 22],
@@ -169,24 +179,46 @@ const CASES: Case[] = [
     answer: [404, 4],
   },
   // schema-mismatch
-  { what: 'insert of rows with an unknown column (IPC)', message: "Invalid input, field 'zzz' does not exist in table schema", rule: 'schema-mismatch', answer: [400, 20] },
-  { what: 'add() of rows with an unknown column', message: 'Found field not in schema: extra at row 0', rule: 'schema-mismatch', answer: [400, 20] },
+  {
+    what: 'insert of rows with an unknown column (IPC)',
+    message: "Invalid input, field 'zzz' does not exist in table schema",
+    rule: 'schema-mismatch',
+    answer: [400, 20],
+  },
+  {
+    what: 'add() of rows with an unknown column',
+    message: 'Found field not in schema: extra at row 0',
+    rule: 'schema-mismatch',
+    answer: [400, 20],
+  },
   // duplicate-field
   {
     what: 'create from a stream with two fields named a',
-    message: 'lance error: LanceError(Schema): Duplicate field name "a" in schema:\n Schema {\n    fields: [\n        Field {\n            name: "a",',
+    message:
+      'lance error: LanceError(Schema): Duplicate field name "a" in schema:\n Schema {\n    fields: [\n        Field {\n            name: "a",',
     rule: 'duplicate-field',
     answer: [400, 13],
   },
   // bad-arrow
-  { what: 'create from bytes that are no IPC file', message: 'Failed to read IPC file: Arrow error: Parser error: Arrow file does not contain correct footer', rule: 'bad-arrow', answer: [400, 13] },
   {
-    what: 'insert whose body has an out-of-bounds offset (found by the fuzz test, seed issue-9 #4225)',
-    message: 'Failed to read record batch from IPC file: Invalid argument error: Offset invariant failure: offset at position 19 out of bounds: 65394 > 120',
+    what: 'create from bytes that are no IPC file',
+    message: 'Failed to read IPC file: Arrow error: Parser error: Arrow file does not contain correct footer',
     rule: 'bad-arrow',
     answer: [400, 13],
   },
-  { what: 'add of garbage bytes', message: 'Failed to read IPC file: Arrow error: Io error: invalid seek to a negative or overflowing position', rule: 'bad-arrow', answer: [400, 13] },
+  {
+    what: 'insert whose body has an out-of-bounds offset (found by the fuzz test, seed issue-9 #4225)',
+    message:
+      'Failed to read record batch from IPC file: Invalid argument error: Offset invariant failure: offset at position 19 out of bounds: 65394 > 120',
+    rule: 'bad-arrow',
+    answer: [400, 13],
+  },
+  {
+    what: 'add of garbage bytes',
+    message: 'Failed to read IPC file: Arrow error: Io error: invalid seek to a negative or overflowing position',
+    rule: 'bad-arrow',
+    answer: [400, 13],
+  },
   // unprocessable
   {
     what: 'IVF_PQ num_partitions 1000000 on 50 rows',
@@ -208,33 +240,51 @@ const CASES: Case[] = [
     answer: 'fault',
   },
   // invalid-input
-  { what: "count_rows('id >')", message: 'Invalid input, Error parsing statement: SELECT 1 FROM t WHERE id > (sql parser error: Expected: an expression, found: EOF)', rule: 'invalid-input', answer: [400, 13] },
   {
-    what: "count_rows('nope = 1')",
-    message: 'Invalid input, Schema error: No field named nope. Valid fields are id, text, vector, _rowid, _rowaddr, _row_last_updated_at_version, _row_created_at_version, _rowoffset.',
+    what: "count_rows('id >')",
+    message: 'Invalid input, Error parsing statement: SELECT 1 FROM t WHERE id > (sql parser error: Expected: an expression, found: EOF)',
     rule: 'invalid-input',
     answer: [400, 13],
   },
   {
-    what: "count_rows(\"id = 'abc'\")",
+    what: "count_rows('nope = 1')",
+    message:
+      'Invalid input, Schema error: No field named nope. Valid fields are id, text, vector, _rowid, _rowaddr, _row_last_updated_at_version, _row_created_at_version, _rowoffset.',
+    rule: 'invalid-input',
+    answer: [400, 13],
+  },
+  {
+    what: 'count_rows("id = \'abc\'")',
     message: `Invalid input, Error resolving filter expression id = 'abc': Invalid user input: Received literal Utf8("abc") and could not convert to literal of type 'Float64', ${RS}/lance-datafusion-12.0.0/src/logical_expr.rs:24:88`,
     rule: 'invalid-input',
     answer: [400, 13],
   },
   {
     what: "count_rows('sum(id) > 1')",
-    message: 'lance error: Not supported: This feature is not implemented: Physical plan does not support logical expression AggregateFunction(AggregateFunction { func: AggregateUDF { inner: Sum {',
+    message:
+      'lance error: Not supported: This feature is not implemented: Physical plan does not support logical expression AggregateFunction(AggregateFunction { func: AggregateUDF { inner: Sum {',
     rule: 'invalid-input',
     answer: [400, 13],
   },
-  { what: "count_rows('frobnicate(id)')", message: "Invalid input, Error parsing function: Error during planning: Invalid function 'frobnicate'.\nDid you mean 'concat'?", rule: 'invalid-input', answer: [400, 13] },
+  {
+    what: "count_rows('frobnicate(id)')",
+    message: "Invalid input, Error parsing function: Error during planning: Invalid function 'frobnicate'.\nDid you mean 'concat'?",
+    rule: 'invalid-input',
+    answer: [400, 13],
+  },
   {
     what: 'a 2-d query vector on a 4-d column',
-    message: 'Failed to execute query stream: GenericFailure, Invalid input, No vector column found to match with the query vector dimension: 2',
+    message:
+      'Failed to execute query stream: GenericFailure, Invalid input, No vector column found to match with the query vector dimension: 2',
     rule: 'invalid-input',
     answer: [400, 13],
   },
-  { what: 'BTREE on a vector column', message: 'Schema Error: A BTree index cannot be created on the field `vector` which has data type FixedSizeList(4 x Float32)', rule: 'invalid-input', answer: [400, 13] },
+  {
+    what: 'BTREE on a vector column',
+    message: 'Schema Error: A BTree index cannot be created on the field `vector` which has data type FixedSizeList(4 x Float32)',
+    rule: 'invalid-input',
+    answer: [400, 13],
+  },
   {
     what: 'IVF_PQ num_bits 3',
     message: `lance error: LanceError(Index): ProductQuantization: num_bits 3 not supported, ${RS}/lance-index-12.0.0/src/vector/pq.rs:152:22`,
@@ -242,7 +292,7 @@ const CASES: Case[] = [
     answer: [400, 13],
   },
   {
-    what: "count_rows(\"text['a'] = 1\")",
+    what: 'count_rows("text[\'a\'] = 1")',
     message: `lance error: Query Execution error: Execution error: Cannot access field at argument 1: type Utf8 is not Struct, Map, or Null, ${RS}/lance-12.0.0/src/dataset/scanner.rs:802:33`,
     rule: 'invalid-input',
     answer: [400, 13],
@@ -253,7 +303,12 @@ const CASES: Case[] = [
     rule: 'invalid-input',
     answer: [400, 13],
   },
-  { what: "drop_columns(['nope'])", message: 'Invalid input, Column nope does not exist in the dataset', rule: 'invalid-input', answer: [400, 13] },
+  {
+    what: "drop_columns(['nope'])",
+    message: 'Invalid input, Column nope does not exist in the dataset',
+    rule: 'invalid-input',
+    answer: [400, 13],
+  },
   {
     what: 'merge_insert on an unknown key',
     message: "Failed to execute merge insert: GenericFailure, Invalid input, Merge insert key column 'nope' does not exist in schema",
@@ -309,7 +364,8 @@ describe('engine error translation', () => {
   });
 
   test('a missing version names the version and the branch asked for', () => {
-    const missing = (at: string) => new Error(`lance error: Dataset at path ${LOC}/${at}/99.manifest was not found: Not found: ${LOC}/${at}/99.manifest`);
+    const missing = (at: string) =>
+      new Error(`lance error: Dataset at path ${LOC}/${at}/99.manifest was not found: Not found: ${LOC}/${at}/99.manifest`);
     const onDev = translateEngineError(missing('tree/dev/_versions'), ROOT, { branch: 'dev' });
     assert.ok(onDev instanceof ApiError);
     assert.deepEqual([onDev.status, onDev.code, onDev.message], [404, 11, "version 99 of branch 'dev' not found"]);
@@ -330,8 +386,14 @@ describe('engine error translation', () => {
       `lance error: Dataset at path ${LOC}/_versions/9.manifest was not found: Not found: ${LOC}/_versions/9.manifest, ${RS}/lance-io-12.0.0/src/local.rs:273:40  Caused by: Dataset at path ${LOC}`,
       ROOT,
     );
-    assert.equal(cleaned, 'Dataset at path acme/0f8e6c1e-5d0c-4a8e-9a3f-3b2f1c0d9e7a.lance/_versions/9.manifest was not found: Not found: acme/0f8e6c1e-5d0c-4a8e-9a3f-3b2f1c0d9e7a.lance/_versions/9.manifest');
-    assert.equal(cleanEngineMessage('Invalid input, Invalid directory path: /root/.local/share/lance/x'), 'Invalid input, Invalid directory path: <path>');
+    assert.equal(
+      cleaned,
+      'Dataset at path acme/0f8e6c1e-5d0c-4a8e-9a3f-3b2f1c0d9e7a.lance/_versions/9.manifest was not found: Not found: acme/0f8e6c1e-5d0c-4a8e-9a3f-3b2f1c0d9e7a.lance/_versions/9.manifest',
+    );
+    assert.equal(
+      cleanEngineMessage('Invalid input, Invalid directory path: /root/.local/share/lance/x'),
+      'Invalid input, Invalid directory path: <path>',
+    );
     assert.equal(cleanEngineMessage('x'.repeat(5000)).length, 1000);
   });
 });

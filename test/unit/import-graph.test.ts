@@ -51,8 +51,16 @@ describe('import graph', () => {
 
   it('no file-level import circle (what forced forwardRef before)', () => {
     assert.deepEqual(cycles(edges, true), []);
-    assert.deepEqual(cycles([...edges, { from: 'platform/http/errors.ts', to: 'platform/http/ids.ts' }, { from: 'platform/http/ids.ts', to: 'platform/http/errors.ts' }], true), [
-      ['platform/http/errors.ts', 'platform/http/ids.ts'],
-    ]);
+    assert.deepEqual(
+      cycles(
+        [
+          ...edges,
+          { from: 'platform/http/errors.ts', to: 'platform/http/ids.ts' },
+          { from: 'platform/http/ids.ts', to: 'platform/http/errors.ts' },
+        ],
+        true,
+      ),
+      [['platform/http/errors.ts', 'platform/http/ids.ts']],
+    );
   });
 });

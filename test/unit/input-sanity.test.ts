@@ -8,7 +8,18 @@ import { sanitizeText, sanitizeValue } from '../../src/modules/audit/audit-sanit
 describe('input sanity', () => {
   test('names the first NUL or unpaired surrogate by its path', () => {
     assert.equal(findUnsafeString({ properties: { p: 'a\u0000b' } }, ''), 'properties.p contains a NUL character');
-    assert.equal(findUnsafeString({ updates: [['a', 'ok'], ['b', '\ud800']] }, ''), 'updates[1][1] contains an unpaired UTF-16 surrogate');
+    assert.equal(
+      findUnsafeString(
+        {
+          updates: [
+            ['a', 'ok'],
+            ['b', '\ud800'],
+          ],
+        },
+        '',
+      ),
+      'updates[1][1] contains an unpaired UTF-16 surrogate',
+    );
     assert.equal(findUnsafeString({ m: { 'a b': '\udc00x' } }, ''), 'm["a b"] contains an unpaired UTF-16 surrogate');
     assert.equal(findUnsafeString({ m: { 'k\u0000': 'v' } }, ''), 'a key of m contains a NUL character');
     assert.equal(findUnsafeString('x\u0000', 'query parameter q'), 'query parameter q contains a NUL character');
@@ -16,7 +27,13 @@ describe('input sanity', () => {
 
   test('lets well-formed text through, surrogate pairs included', () => {
     assert.equal(findUnsafeString({ a: 'emoji 😀', b: ['日本', 1, null, true], c: { d: '\ud83d\ude00' } }, ''), undefined);
-    assert.equal(findUnsafeString(Array.from({ length: 100_000 }, (_, i) => i), ''), undefined);
+    assert.equal(
+      findUnsafeString(
+        Array.from({ length: 100_000 }, (_, i) => i),
+        '',
+      ),
+      undefined,
+    );
   });
 
   test('refuses nesting deeper than the limit, without recursing itself', () => {
@@ -43,7 +60,9 @@ describe('audit sanitizing', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 20; i++) deep = { d: deep };
     assert.match(JSON.stringify(sanitizeValue(deep)), /nested too deeply/);
-    assert.deepEqual(sanitizeValue({ 'k\u0000': ['v\u0000', Infinity, 2n, undefined] }), { 'k\\u0000': ['v\\u0000', 'Infinity', '2', null] });
+    assert.deepEqual(sanitizeValue({ 'k\u0000': ['v\u0000', Infinity, 2n, undefined] }), {
+      'k\\u0000': ['v\\u0000', 'Infinity', '2', null],
+    });
   });
 });
 
@@ -53,17 +72,16 @@ describe('Postgres data exceptions', () => {
     Object.assign(new Error(`Raw query failed. Code: \`${code}\`. Message: \`${message}\``), {
       name: 'PrismaClientKnownRequestError',
       code: 'P2010',
-      meta: { driverAdapterError: { name: 'DriverAdapterError', cause: { originalCode: code, originalMessage: message, kind: 'postgres', code } } },
+      meta: {
+        driverAdapterError: { name: 'DriverAdapterError', cause: { originalCode: code, originalMessage: message, kind: 'postgres', code } },
+      },
     });
 
   test('class 22 is a 400 with code 13; other states are not data exceptions', () => {
     const nul = adapterError('22021', 'invalid byte sequence for encoding "UTF8": 0x00');
     assert.equal(sqlState(nul), '22021');
     assert.match(dataExceptionMessage(nul)!, /NUL/);
-    assert.deepEqual(
-      [renderError(nul).status, renderError(nul).code],
-      [400, 13],
-    );
+    assert.deepEqual([renderError(nul).status, renderError(nul).code], [400, 13]);
     assert.match(dataExceptionMessage(adapterError('22P05', 'unsupported Unicode escape sequence'))!, /\\u0000/);
     assert.match(dataExceptionMessage(adapterError('22P02', 'invalid input syntax for type uuid: "zz"'))!, /22P02.*uuid/);
     assert.equal(dataExceptionMessage(adapterError('23505', 'duplicate key value')), undefined);

@@ -39,7 +39,13 @@ describe('the leased worker', () => {
   test("'rerun' runs once more after the tick under way, however many calls came meanwhile", async () => {
     const { log } = logger();
     let calls = 0;
-    const w = new LeasedWorker<void>({ log, failure: 'x', result: () => undefined, tick: async () => void (calls++, await sleep(20)), overlap: 'rerun' });
+    const w = new LeasedWorker<void>({
+      log,
+      failure: 'x',
+      result: () => undefined,
+      tick: async () => void (calls++, await sleep(20)),
+      overlap: 'rerun',
+    });
     await Promise.all([w.runOnce(), w.runOnce(), w.runOnce()]);
     await sleep(60);
     assert.equal(calls, 2);

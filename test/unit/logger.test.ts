@@ -33,7 +33,13 @@ describe('the request log on stdout (batched writes)', () => {
 
   test('many lines come out whole and in order', () => {
     const r = run(5000, '');
-    const seen = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l).i);
-    assert.deepEqual(seen, Array.from({ length: 5000 }, (_, i) => i));
+    const seen = r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).i);
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 5000 }, (_, i) => i),
+    );
   });
 });

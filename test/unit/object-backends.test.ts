@@ -14,7 +14,10 @@ const noFile = (): string => {
 describe('reading Lance storage options', () => {
   test('aliases and case are one key; the profile wins over the environment; blanks are unset', () => {
     const keys = { name: ['azure_storage_account_name', 'account_name'], key: ['azure_storage_account_key', 'account_key'] } as const;
-    assert.deepEqual(resolveOptions(keys, { Account_Name: 'a' }, { AZURE_STORAGE_ACCOUNT_NAME: 'env', AZURE_STORAGE_ACCOUNT_KEY: 'k' }, 'AZURE_'), { name: 'a', key: 'k' });
+    assert.deepEqual(
+      resolveOptions(keys, { Account_Name: 'a' }, { AZURE_STORAGE_ACCOUNT_NAME: 'env', AZURE_STORAGE_ACCOUNT_KEY: 'k' }, 'AZURE_'),
+      { name: 'a', key: 'k' },
+    );
     assert.deepEqual(resolveOptions(keys, { account_name: '' }, { AZURE_STORAGE_ACCOUNT_NAME: 'env' }, 'AZURE_'), { name: 'env' });
     // Only variables with the store's prefix are read, and only by their full key names.
     assert.deepEqual(resolveOptions(keys, {}, { ACCOUNT_NAME: 'x', AZURE_ACCOUNT_NAME: 'y' }, 'AZURE_'), {});
@@ -28,31 +31,60 @@ describe('reading Lance storage options', () => {
   });
 
   test('store errors become one line without query strings', () => {
-    const msg = shortError(Object.assign(new Error(`Denied for https://a.blob.core.windows.net/c?sv=1&sig=${SECRET}\nRequestId:1`), { code: 'AuthFailed', statusCode: 403 }));
+    const msg = shortError(
+      Object.assign(new Error(`Denied for https://a.blob.core.windows.net/c?sv=1&sig=${SECRET}\nRequestId:1`), {
+        code: 'AuthFailed',
+        statusCode: 403,
+      }),
+    );
     assert.equal(msg, 'AuthFailed (HTTP 403): Denied for https://a.blob.core.windows.net/c?…');
     const gcs = Object.assign(new Error('The specified bucket does not exist.'), { code: 404, errors: [{ reason: 'notFound' }] });
     assert.equal(shortError(gcs), 'notFound (HTTP 404): The specified bucket does not exist.');
-    assert.equal(shortError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })), 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:1');
+    assert.equal(
+      shortError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })),
+      'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:1',
+    );
   });
 });
 
 describe('Azure options → client settings', () => {
   test('account name and key, default endpoint; the key never reaches the URL', () => {
     const c = azureClientConfig({ azure_storage_account_name: 'acct', azure_storage_account_key: SECRET }, {});
-    assert.deepEqual(c, { accountUrl: 'https://acct.blob.core.windows.net', account: 'acct', emulator: false, auth: { kind: 'shared_key', accountName: 'acct', accountKey: SECRET } });
+    assert.deepEqual(c, {
+      accountUrl: 'https://acct.blob.core.windows.net',
+      account: 'acct',
+      emulator: false,
+      auth: { kind: 'shared_key', accountName: 'acct', accountKey: SECRET },
+    });
   });
 
   test('short aliases, an explicit endpoint (trailing slash dropped) and the fabric endpoint', () => {
     const c = azureClientConfig({ account_name: 'acct', access_key: 'k', endpoint: 'http://10.0.0.5:10000/acct/' }, {});
     assert.equal(c.accountUrl, 'http://10.0.0.5:10000/acct');
-    assert.equal(azureClientConfig({ account_name: 'acct', account_key: 'k', use_fabric_endpoint: 'true' }, {}).accountUrl, 'https://acct.blob.fabric.microsoft.com');
-    assert.throws(() => azureClientConfig({ account_name: 'acct', account_key: 'k', endpoint: 'ftp://x' }, {}), /azure_storage_endpoint: must be an http\(s\) URL/);
+    assert.equal(
+      azureClientConfig({ account_name: 'acct', account_key: 'k', use_fabric_endpoint: 'true' }, {}).accountUrl,
+      'https://acct.blob.fabric.microsoft.com',
+    );
+    assert.throws(
+      () => azureClientConfig({ account_name: 'acct', account_key: 'k', endpoint: 'ftp://x' }, {}),
+      /azure_storage_endpoint: must be an http\(s\) URL/,
+    );
   });
 
   test('credentials in the engine order: bearer token, then account key, then SAS', () => {
-    assert.deepEqual(azureClientConfig({ account_name: 'a', account_key: 'k', sas_token: 's', token: 't' }, {}).auth, { kind: 'bearer', token: 't' });
-    assert.deepEqual(azureClientConfig({ account_name: 'a', account_key: 'k', sas_token: 's' }, {}).auth, { kind: 'shared_key', accountName: 'a', accountKey: 'k' });
-    assert.deepEqual(azureClientConfig({ account_name: 'a', azure_storage_sas_key: '?sv=1&sig=x' }, {}).auth, { kind: 'sas', sas: '?sv=1&sig=x' });
+    assert.deepEqual(azureClientConfig({ account_name: 'a', account_key: 'k', sas_token: 's', token: 't' }, {}).auth, {
+      kind: 'bearer',
+      token: 't',
+    });
+    assert.deepEqual(azureClientConfig({ account_name: 'a', account_key: 'k', sas_token: 's' }, {}).auth, {
+      kind: 'shared_key',
+      accountName: 'a',
+      accountKey: 'k',
+    });
+    assert.deepEqual(azureClientConfig({ account_name: 'a', azure_storage_sas_key: '?sv=1&sig=x' }, {}).auth, {
+      kind: 'sas',
+      sas: '?sv=1&sig=x',
+    });
     assert.deepEqual(azureClientConfig({ account_name: 'a', account_key: 'k', skip_signature: 'true' }, {}).auth, { kind: 'anonymous' });
   });
 
@@ -76,7 +108,10 @@ describe('Azure options → client settings', () => {
       emulator: true,
       auth: { kind: 'shared_key', accountName: AZURE_EMULATOR_ACCOUNT, accountKey: AZURE_EMULATOR_KEY },
     });
-    const c = azureClientConfig({ use_emulator: 'yes', account_name: 'other', account_key: 'k2' }, { AZURITE_BLOB_STORAGE_URL: 'http://azurite:10000/' });
+    const c = azureClientConfig(
+      { use_emulator: 'yes', account_name: 'other', account_key: 'k2' },
+      { AZURITE_BLOB_STORAGE_URL: 'http://azurite:10000/' },
+    );
     assert.equal(c.accountUrl, 'http://azurite:10000/other');
     assert.deepEqual(c.auth, { kind: 'shared_key', accountName: 'other', accountKey: 'k2' });
     assert.equal(azureClientConfig({}, { AZURE_STORAGE_USE_EMULATOR: 'true' }).emulator, true);
@@ -121,17 +156,35 @@ describe('GCS options → client settings', () => {
   });
 
   test("an emulator's service account: gcs_base_url sets the endpoint, disable_oauth sends no token", () => {
-    const c = gcsClientConfig({ service_account_key: JSON.stringify({ gcs_base_url: 'http://127.0.0.1:4443/', disable_oauth: true, client_email: '', private_key: '' }) }, {}, noFile);
+    const c = gcsClientConfig(
+      {
+        service_account_key: JSON.stringify({
+          gcs_base_url: 'http://127.0.0.1:4443/',
+          disable_oauth: true,
+          client_email: '',
+          private_key: '',
+        }),
+      },
+      {},
+      noFile,
+    );
     assert.equal(c.apiEndpoint, 'http://127.0.0.1:4443');
     assert.equal(c.useAuthWithCustomEndpoint, false);
     assert.equal(c.credentials, undefined);
-    const authed = gcsClientConfig({ google_service_account_key: JSON.stringify(KEY), google_base_url: 'https://gcs.internal' }, {}, noFile);
+    const authed = gcsClientConfig(
+      { google_service_account_key: JSON.stringify(KEY), google_base_url: 'https://gcs.internal' },
+      {},
+      noFile,
+    );
     assert.equal(authed.apiEndpoint, 'https://gcs.internal');
     assert.equal(authed.useAuthWithCustomEndpoint, true, 'a custom endpoint with real credentials still authenticates, as the engine does');
   });
 
   test('application credentials: the option, else GOOGLE_APPLICATION_CREDENTIALS, else the library default chain', () => {
-    assert.equal(gcsClientConfig({ google_application_credentials: '/adc.json' }, { GOOGLE_APPLICATION_CREDENTIALS: '/env.json' }, noFile).keyFilename, '/adc.json');
+    assert.equal(
+      gcsClientConfig({ google_application_credentials: '/adc.json' }, { GOOGLE_APPLICATION_CREDENTIALS: '/env.json' }, noFile).keyFilename,
+      '/adc.json',
+    );
     assert.equal(gcsClientConfig({}, { GOOGLE_APPLICATION_CREDENTIALS: '/env.json' }, noFile).keyFilename, '/env.json');
     const none = gcsClientConfig({}, {}, noFile);
     assert.equal(none.keyFilename, undefined);
@@ -182,10 +235,16 @@ describe('a misconfigured profile', () => {
 
   test('is reported by probe and every operation, not thrown at construction', async () => {
     const az = new AzureBackend(profile('az', { account_key: SECRET }));
-    await assert.rejects(az.probe(), (err: Error) => /^az:\/\/bkt: azure_storage_account_name/.test(err.message) && !err.message.includes(SECRET));
+    await assert.rejects(
+      az.probe(),
+      (err: Error) => /^az:\/\/bkt: azure_storage_account_name/.test(err.message) && !err.message.includes(SECRET),
+    );
     await assert.rejects(az.listRecursive('t.lance'), /azure_storage_account_name/);
     const gs = new GcsBackend(profile('gs', { google_service_account_key: `{${SECRET}` }));
-    await assert.rejects(gs.probe(), (err: Error) => /^gs:\/\/bkt: google_service_account_key: not valid JSON/.test(err.message) && !err.message.includes(SECRET));
+    await assert.rejects(
+      gs.probe(),
+      (err: Error) => /^gs:\/\/bkt: google_service_account_key: not valid JSON/.test(err.message) && !err.message.includes(SECRET),
+    );
     await assert.rejects(gs.read('t.lance/x'), /not valid JSON/);
   });
 

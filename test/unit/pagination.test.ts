@@ -17,7 +17,10 @@ describe('page tokens', () => {
 
   test('foreign or malformed tokens are invalid input', () => {
     for (const v of ['not-base64!', encodePageToken({ a: 1 }), encodePageToken(['only-one']), 42]) {
-      assert.throws(() => decodePageToken(v, isStringPair), (e: unknown) => e instanceof ApiError && e.status === 400 && e.code === 13);
+      assert.throws(
+        () => decodePageToken(v, isStringPair),
+        (e: unknown) => e instanceof ApiError && e.status === 400 && e.code === 13,
+      );
     }
   });
 });

@@ -33,7 +33,10 @@ describe('query plan: limits', () => {
 describe('query plan: vectors', () => {
   test('one vector, several, and the spec forms are the same plan', () => {
     assert.deepEqual(vectorsOf([1, 2]), [[1, 2]]);
-    assert.deepEqual(vectorsOf([[1, 2], [], [3, 4]]), [[1, 2], [3, 4]]);
+    assert.deepEqual(vectorsOf([[1, 2], [], [3, 4]]), [
+      [1, 2],
+      [3, 4],
+    ]);
     assert.deepEqual(vectorsOf({ single_vector: [1, 2] }), [[1, 2]]);
     assert.deepEqual(vectorsOf({ multi_vector: [[1], [2]] }), [[1], [2]]);
     assert.deepEqual(vectorsOf([]), []);
@@ -61,7 +64,16 @@ describe('query plan: vectors', () => {
 
   test('options map one to one; prefilter false is a post-filter', () => {
     const v = planQuery(
-      req({ vector: [1], vector_column: 'emb', distance_type: 'Cosine', ef: 40, refine_factor: 2, lower_bound: 0.1, bypass_vector_index: true, prefilter: false }),
+      req({
+        vector: [1],
+        vector_column: 'emb',
+        distance_type: 'Cosine',
+        ef: 40,
+        refine_factor: 2,
+        lower_bound: 0.1,
+        bypass_vector_index: true,
+        prefilter: false,
+      }),
     ).vector!;
     assert.equal(v.column, 'emb');
     assert.equal(v.distance, 'cosine');
@@ -125,7 +137,19 @@ describe('query plan: full-text', () => {
     assert.deepEqual(fts.query, {
       kind: 'boolean',
       clauses: [
-        { occur: 'must', query: { kind: 'match', terms: 'a', column: 't', boost: undefined, fuzziness: undefined, maxExpansions: undefined, operator: 'and', prefixLength: undefined } },
+        {
+          occur: 'must',
+          query: {
+            kind: 'match',
+            terms: 'a',
+            column: 't',
+            boost: undefined,
+            fuzziness: undefined,
+            maxExpansions: undefined,
+            operator: 'and',
+            prefixLength: undefined,
+          },
+        },
         { occur: 'must_not', query: { kind: 'phrase', terms: 'b c', column: 't', slop: 1 } },
       ],
     });

@@ -43,7 +43,8 @@ describe('in-process test servers', () => {
     });
     after(() => s3?.release());
 
-    const text = async (key: string) => (await (await s3.client.send(new GetObjectCommand({ Bucket: TEST_BUCKET, Key: key }))).Body!.transformToString());
+    const text = async (key: string) =>
+      await (await s3.client.send(new GetObjectCommand({ Bucket: TEST_BUCKET, Key: key }))).Body!.transformToString();
 
     test('an object whose file cannot be written answers 500 and is logged, nothing escapes, and the server keeps serving', async (t) => {
       const logged = logs(t);
@@ -52,7 +53,9 @@ describe('in-process test servers', () => {
       // so writing key `a` fails inside s3rver's store (EISDIR), which its own code threw out of a stream.
       await s3.client.send(new PutObjectCommand({ Bucket: TEST_BUCKET, Key: `${p}/a._S3rver_object/x`, Body: 'x' }));
       await assert.rejects(
-        s3.client.send(new PutObjectCommand({ Bucket: TEST_BUCKET, Key: `${p}/a`, Body: 'y' }), { abortSignal: AbortSignal.timeout(10_000) }),
+        s3.client.send(new PutObjectCommand({ Bucket: TEST_BUCKET, Key: `${p}/a`, Body: 'y' }), {
+          abortSignal: AbortSignal.timeout(10_000),
+        }),
         (err: { $metadata?: { httpStatusCode?: number } }) => err.$metadata?.httpStatusCode === 500,
       );
       await new Promise((r) => setTimeout(r, 100)); // an error emitted after the answer would come by now
@@ -78,9 +81,12 @@ describe('in-process test servers', () => {
       // One DeleteObjects removes its keys in parallel, each clearing the folders it leaves empty.
       const nested = Array.from({ length: 30 }, (_, i) => `${p}/n/${i % 3}/k${i}`);
       await Promise.all(nested.map((Key) => s3.client.send(new PutObjectCommand({ Bucket: TEST_BUCKET, Key, Body: 'n' }))));
-      const d = await s3.client.send(new DeleteObjectsCommand({ Bucket: TEST_BUCKET, Delete: { Objects: nested.map((Key) => ({ Key })) } }), {
-        abortSignal: AbortSignal.timeout(10_000),
-      });
+      const d = await s3.client.send(
+        new DeleteObjectsCommand({ Bucket: TEST_BUCKET, Delete: { Objects: nested.map((Key) => ({ Key })) } }),
+        {
+          abortSignal: AbortSignal.timeout(10_000),
+        },
+      );
       assert.deepEqual(d.Errors ?? [], []);
       assert.deepEqual(await s3.keys(`${p}/n/`), []);
 
@@ -88,10 +94,18 @@ describe('in-process test servers', () => {
       const { UploadId } = await s3.client.send(new CreateMultipartUploadCommand({ Bucket: TEST_BUCKET, Key: key }));
       const parts = ['first-', 'second-', 'third'];
       const etags = await Promise.all(
-        parts.map(async (body, i) => (await s3.client.send(new UploadPartCommand({ Bucket: TEST_BUCKET, Key: key, UploadId, PartNumber: i + 1, Body: body }))).ETag),
+        parts.map(
+          async (body, i) =>
+            (await s3.client.send(new UploadPartCommand({ Bucket: TEST_BUCKET, Key: key, UploadId, PartNumber: i + 1, Body: body }))).ETag,
+        ),
       );
       await s3.client.send(
-        new CompleteMultipartUploadCommand({ Bucket: TEST_BUCKET, Key: key, UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) } }),
+        new CompleteMultipartUploadCommand({
+          Bucket: TEST_BUCKET,
+          Key: key,
+          UploadId,
+          MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+        }),
       );
       assert.equal(await text(key), 'first-second-third');
       assert.deepEqual(escaped, []);

@@ -156,7 +156,10 @@ describe('the limit rule and page tokens', () => {
     assert.ok(first.page_token);
     const second = await paginate({ limit: 10, page_token: first.page_token }, bounds, source);
     assert.deepEqual(second, { rows: ['c', 'd', 'e'] }, 'the last page has no token');
-    await assert.rejects(paginate({ page_token: encodePageToken(42) }, bounds, source), (e: unknown) => e instanceof ApiError && e.code === 13);
+    await assert.rejects(
+      paginate({ page_token: encodePageToken(42) }, bounds, source),
+      (e: unknown) => e instanceof ApiError && e.code === 13,
+    );
   });
 });
 

@@ -3,7 +3,12 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { QUIET_TICKS, QUIET_UTILIZATION, YoungGenerationProbes, YoungGenerationRelease } from '../../src/platform/runtime/young-generation-release';
+import {
+  QUIET_TICKS,
+  QUIET_UTILIZATION,
+  YoungGenerationProbes,
+  YoungGenerationRelease,
+} from '../../src/platform/runtime/young-generation-release';
 
 /** Probes the test drives: the loop's utilisation of each tick, and the collections asked for. */
 function fakeProbes(utilization: number[]): YoungGenerationProbes & { collections: string[] } {
@@ -35,7 +40,7 @@ describe('heap release when the process goes quiet', () => {
     assert.equal(r.tick(), undefined, 'busy: nothing');
     const made: (string | undefined)[] = [];
     for (let i = 0; i < QUIET_TICKS; i++) made.push(r.tick());
-    assert.deepEqual(made, [...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major'], 'the collections\' own time (0.9) is not activity');
+    assert.deepEqual(made, [...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major'], "the collections' own time (0.9) is not activity");
     assert.equal(r.tick(), undefined, 'released already in this quiet spell');
     assert.equal(r.tick(), undefined);
     assert.equal(r.tick(), undefined, 'busy again');
@@ -88,7 +93,10 @@ describe('heap release when the process goes quiet', () => {
       r.start(probes);
       const fallback = setTimeout(report, 30000); // no release: what there is then (also keeps the child alive)
     `;
-    const out = spawnSync(process.execPath, ['--max-semi-space-size=16', '--expose-gc', '-e', child], { encoding: 'utf8', timeout: 60_000 });
+    const out = spawnSync(process.execPath, ['--max-semi-space-size=16', '--expose-gc', '-e', child], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(out.status, 0, out.stderr);
     const { before, after } = JSON.parse(out.stdout.trim()) as Record<'before' | 'after', { newSpace: number; buffers: number }>;
     assert.ok(before.newSpace >= 16, `the new space grew under load: ${before.newSpace} MiB`);

@@ -93,7 +93,9 @@ export function bufferSizes(v: VerifiedMessage, body: Buffer[]): number[] {
     }
     total += size;
     if (total > MAX_DECOMPRESSED_BATCH_BYTES) {
-      throw Errors.payloadTooLarge(`a record batch decompressing to more than ${MAX_DECOMPRESSED_BATCH_BYTES} bytes exceeds the limit per batch`);
+      throw Errors.payloadTooLarge(
+        `a record batch decompressing to more than ${MAX_DECOMPRESSED_BATCH_BYTES} bytes exceeds the limit per batch`,
+      );
     }
     sizes.push(size);
   }

@@ -215,4 +215,3 @@ async function readChunks(
   }
   return { schema, rows, chunks, bytes: reader.bytesRead };
 }
-

@@ -71,14 +71,35 @@ export interface JsonSchema {
   metadata?: Record<string, string>;
 }
 
-const UNIT: Record<number, string> = { [TimeUnit.SECOND]: 's', [TimeUnit.MILLISECOND]: 'ms', [TimeUnit.MICROSECOND]: 'us', [TimeUnit.NANOSECOND]: 'ns' };
-const UNIT_OF: Record<string, TimeUnit> = { s: TimeUnit.SECOND, ms: TimeUnit.MILLISECOND, us: TimeUnit.MICROSECOND, ns: TimeUnit.NANOSECOND };
+const UNIT: Record<number, string> = {
+  [TimeUnit.SECOND]: 's',
+  [TimeUnit.MILLISECOND]: 'ms',
+  [TimeUnit.MICROSECOND]: 'us',
+  [TimeUnit.NANOSECOND]: 'ns',
+};
+const UNIT_OF: Record<string, TimeUnit> = {
+  s: TimeUnit.SECOND,
+  ms: TimeUnit.MILLISECOND,
+  us: TimeUnit.MICROSECOND,
+  ns: TimeUnit.NANOSECOND,
+};
 
 const meta = (m: Map<string, string>) => (m && m.size > 0 ? Object.fromEntries(m) : undefined);
 
 /** The primitive names that differ between the two spellings (everything else is spelled alike). */
-const NAMES: Record<SchemaDialect, { f16: string; f32: string; f64: string; utf8: string; largeUtf8: string; date32: string; date64: string }> = {
-  lance: { f16: 'halffloat', f32: 'float', f64: 'double', utf8: 'string', largeUtf8: 'large_string', date32: 'date32:day', date64: 'date64:ms' },
+const NAMES: Record<
+  SchemaDialect,
+  { f16: string; f32: string; f64: string; utf8: string; largeUtf8: string; date32: string; date64: string }
+> = {
+  lance: {
+    f16: 'halffloat',
+    f32: 'float',
+    f64: 'double',
+    utf8: 'string',
+    largeUtf8: 'large_string',
+    date32: 'date32:day',
+    date64: 'date64:ms',
+  },
   namespace: { f16: 'float16', f32: 'float32', f64: 'float64', utf8: 'utf8', largeUtf8: 'large_utf8', date32: 'date32', date64: 'date64' },
 };
 
@@ -244,7 +265,8 @@ function childOf(json: JsonDataType, name: string): Field {
  * regard to case, as the namespace converters do; a time zone keeps its case.
  */
 export function parseJsonDataType(json: JsonDataType): DataType {
-  if (!json || typeof json !== 'object' || typeof json.type !== 'string') throw Errors.invalidInput('a JSON Arrow type needs a string `type`');
+  if (!json || typeof json !== 'object' || typeof json.type !== 'string')
+    throw Errors.invalidInput('a JSON Arrow type needs a string `type`');
   const raw = json.type.trim();
   const name = raw.toLowerCase();
   const simple = SIMPLE[name];
@@ -318,8 +340,10 @@ export function parseJsonDataType(json: JsonDataType): DataType {
 }
 
 export function parseJsonField(json: JsonField): Field {
-  if (!json || typeof json !== 'object' || typeof json.name !== 'string') throw Errors.invalidInput('a JSON Arrow field needs a string `name`');
-  if (json.nullable !== undefined && typeof json.nullable !== 'boolean') throw Errors.invalidInput(`field '${json.name}': \`nullable\` must be a boolean`);
+  if (!json || typeof json !== 'object' || typeof json.name !== 'string')
+    throw Errors.invalidInput('a JSON Arrow field needs a string `name`');
+  if (json.nullable !== undefined && typeof json.nullable !== 'boolean')
+    throw Errors.invalidInput(`field '${json.name}': \`nullable\` must be a boolean`);
   const metadata = json.metadata ? new Map(Object.entries(json.metadata)) : undefined;
   return new Field(json.name, parseJsonDataType(json.type), json.nullable ?? true, metadata);
 }

@@ -53,9 +53,11 @@ export class SchemaDecodeGuard {
   check(meta: Uint8Array, timeoutMs = this.opts.timeoutMs): Promise<void> {
     this.jobs++;
     clearTimeout(this.idleTimer);
-    const job = this.queue.then(() => this.run(meta, timeoutMs)).finally(() => {
-      if (--this.jobs === 0) this.idleTimer = setTimeout(() => void this.stopIdle(), this.opts.idleMs ?? SCHEMA_WORKER_IDLE_MS).unref();
-    });
+    const job = this.queue
+      .then(() => this.run(meta, timeoutMs))
+      .finally(() => {
+        if (--this.jobs === 0) this.idleTimer = setTimeout(() => void this.stopIdle(), this.opts.idleMs ?? SCHEMA_WORKER_IDLE_MS).unref();
+      });
     this.queue = job.catch(() => undefined);
     return job;
   }

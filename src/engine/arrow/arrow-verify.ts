@@ -111,16 +111,45 @@ export interface VerifiedMessage {
 
 /** Arrow's `Type` union (Schema.fbs); 0 (NONE) is not a type. */
 const T = {
-  Null: 1, Int: 2, FloatingPoint: 3, Binary: 4, Utf8: 5, Bool: 6, Decimal: 7, Date: 8, Time: 9, Timestamp: 10,
-  Interval: 11, List: 12, Struct: 13, Union: 14, FixedSizeBinary: 15, FixedSizeList: 16, Map: 17, Duration: 18,
-  LargeBinary: 19, LargeUtf8: 20, LargeList: 21, RunEndEncoded: 22, BinaryView: 23, Utf8View: 24, ListView: 25,
+  Null: 1,
+  Int: 2,
+  FloatingPoint: 3,
+  Binary: 4,
+  Utf8: 5,
+  Bool: 6,
+  Decimal: 7,
+  Date: 8,
+  Time: 9,
+  Timestamp: 10,
+  Interval: 11,
+  List: 12,
+  Struct: 13,
+  Union: 14,
+  FixedSizeBinary: 15,
+  FixedSizeList: 16,
+  Map: 17,
+  Duration: 18,
+  LargeBinary: 19,
+  LargeUtf8: 20,
+  LargeList: 21,
+  RunEndEncoded: 22,
+  BinaryView: 23,
+  Utf8View: 24,
+  ListView: 25,
   LargeListView: 26,
 } as const;
 const MAX_TYPE = 26;
 /** Children a field of each type must have (undefined: any number, checked elsewhere). */
 const CHILDREN: Record<number, number | undefined> = {
-  [T.List]: 1, [T.LargeList]: 1, [T.ListView]: 1, [T.LargeListView]: 1, [T.FixedSizeList]: 1, [T.Map]: 1,
-  [T.RunEndEncoded]: 2, [T.Struct]: undefined, [T.Union]: undefined,
+  [T.List]: 1,
+  [T.LargeList]: 1,
+  [T.ListView]: 1,
+  [T.LargeListView]: 1,
+  [T.FixedSizeList]: 1,
+  [T.Map]: 1,
+  [T.RunEndEncoded]: 2,
+  [T.Struct]: undefined,
+  [T.Union]: undefined,
 };
 /** Entries a field node may have beyond 8 per byte of its batch's buffers (see checkBatch). */
 export const MAX_ENTRIES_WITHOUT_DATA = 65_536;
@@ -295,7 +324,13 @@ export function verifyMessage(meta: Uint8Array, limits: IpcLimits = UNTRUSTED_LI
       const data = r.subTable(header, 1, 'the dictionary data');
       if (!data) throw bad('a dictionary batch without data');
       r.scalar(header, 2, 1, 0, 'isDelta', false);
-      return { kind: 'dictionary', bodyLength, version, dictionaryId: id, ...recordBatch(r, data, bodyLength, limits, 'the dictionary batch') };
+      return {
+        kind: 'dictionary',
+        bodyLength,
+        version,
+        dictionaryId: id,
+        ...recordBatch(r, data, bodyLength, limits, 'the dictionary batch'),
+      };
     }
     default:
       throw bad(`unsupported message type ${headerType}`);
@@ -325,7 +360,15 @@ function schema(r: Reader, t: Table, limits: IpcLimits): SchemaInfo {
 }
 
 /** Verifies a field and its children, adding their nodes to `plan` (undefined inside a dictionary's value type). */
-function field(r: Reader, f: Table, depth: number, limits: IpcLimits, info: SchemaInfo, plan: NodePlan[] | undefined, parent: number): void {
+function field(
+  r: Reader,
+  f: Table,
+  depth: number,
+  limits: IpcLimits,
+  info: SchemaInfo,
+  plan: NodePlan[] | undefined,
+  parent: number,
+): void {
   if (depth > limits.maxDepth) throw bad(`fields nested deeper than ${limits.maxDepth} levels`);
   // Counted on every visit: a child listed many times (or a table shared by many fields) counts as many fields.
   if (++info.fields > limits.maxFields) throw bad(`more than ${limits.maxFields} fields`);
@@ -547,7 +590,8 @@ export function checkBatch(info: SchemaInfo, v: VerifiedMessage, sizes: number[]
     const node = plan[i];
     const parent = plan[node.parent];
     const expected = node.parent < 0 ? v.rows : parent.listSize !== undefined ? lengths[node.parent] * parent.listSize : undefined;
-    if (expected !== undefined && lengths[i] !== expected) throw bad(`field node ${i} has length ${lengths[i]} where ${expected} is required`);
+    if (expected !== undefined && lengths[i] !== expected)
+      throw bad(`field node ${i} has length ${lengths[i]} where ${expected} is required`);
     if (legacyUnions && node.union) b++;
     if (node.validity) {
       const bitmap = sizes[b];

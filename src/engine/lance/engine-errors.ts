@@ -62,7 +62,11 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
   { name: 'tag-exists', test: /Ref conflict error: tag \S+ already exists/, to: Errors.tagAlreadyExists },
   { name: 'branch-ref-not-found', test: /Ref not found error: Branch \S+ does not exist/i, to: Errors.branchNotFound },
   // Two creates of one branch at once: the loser finds the branch's folder written ('Dataset already exists: …/tree/x').
-  { name: 'branch-exists', test: /Dataset already exists: \S*\/tree\/\S+/, to: (d) => Errors.branchAlreadyExists(d.replace(/^.*\/tree\//, 'branch already exists: ')) },
+  {
+    name: 'branch-exists',
+    test: /Dataset already exists: \S*\/tree\/\S+/,
+    to: (d) => Errors.branchAlreadyExists(d.replace(/^.*\/tree\//, 'branch already exists: ')),
+  },
   { name: 'branch-in-use', test: /Ref conflict error: Branch \S+ is referenced by/i, to: Errors.invalidTableState },
   // A version of a branch (or main) named as `<branch>:<version>`, as tag operations report it.
   { name: 'ref-version-not-found', test: /Version not found error: version \S+ does not exist/, to: Errors.tableVersionNotFound },
@@ -75,13 +79,17 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
   {
     name: 'branch-invalid',
     test: /Ref is invalid: /,
-    to: (d, c) => Errors.invalidInput(`invalid branch name${c.branch === undefined ? '' : ` '${c.branch}'`}: ${d.replace(/^.*Ref is invalid: /, '')}`),
+    to: (d, c) =>
+      Errors.invalidInput(`invalid branch name${c.branch === undefined ? '' : ` '${c.branch}'`}: ${d.replace(/^.*Ref is invalid: /, '')}`),
   },
   // A branch name that is no path segment the object store accepts (`.`, `a/./b`): the caller's input, not storage.
   {
     name: 'branch-path-invalid',
     test: /Error parsing Path "[^"]*\/tree\/[^"]*"/,
-    to: (_d, c) => Errors.invalidInput(`invalid branch name${c.branch === undefined ? '' : ` '${c.branch}'`}: a branch name cannot have '.' or empty segments`),
+    to: (_d, c) =>
+      Errors.invalidInput(
+        `invalid branch name${c.branch === undefined ? '' : ` '${c.branch}'`}: a branch name cannot have '.' or empty segments`,
+      ),
   },
   // A version a table (or branch) does not have: the engine names its manifest, which for a branch's version is under
   // `tree/<branch>/_versions` too, so before branch-not-found; the answer names the version, not the manifest's path.
@@ -101,7 +109,11 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
     to: (_d, c) => Errors.branchNotFound(c.branch === undefined ? 'branch not found' : `branch '${c.branch}' not found`),
   },
   // The catalog names a location whose data is gone (dropped meanwhile, or removed behind the gateway's back).
-  { name: 'table-data-missing', test: /Table '[^']*' was not found|Dataset at path \S+ was not found/, to: () => Errors.tableNotFound('table data not found') },
+  {
+    name: 'table-data-missing',
+    test: /Table '[^']*' was not found|Dataset at path \S+ was not found/,
+    to: () => Errors.tableNotFound('table data not found'),
+  },
   // Rows whose columns do not fit the table's schema.
   {
     name: 'schema-mismatch',
@@ -112,13 +124,25 @@ export const ENGINE_ERROR_RULES: readonly EngineErrorRule[] = [
   // Any other schema the engine refuses (e.g. a top-level column named `a.b`): the caller's input, not a server fault.
   { name: 'schema-refused', test: /LanceError\(Schema\): /, to: Errors.schemaValidation },
   // The request's bytes are not an Arrow IPC stream the engine can read (before any storage-failure row below).
-  { name: 'bad-arrow', test: /Failed to read (?:record batch from )?IPC file|Arrow error: (?:Parser|Invalid argument|Io) error|Ipc error/i, to: badRequest },
+  {
+    name: 'bad-arrow',
+    test: /Failed to read (?:record batch from )?IPC file|Arrow error: (?:Parser|Invalid argument|Io) error|Ipc error/i,
+    to: badRequest,
+  },
   // Parameters the engine cannot work with (e.g. more IVF partitions than rows).
   { name: 'unprocessable', test: /Unprocessable: |Not enough rows to train/i, to: badRequest },
   // A name the store cannot hold as a file (a tag or branch of hundreds of characters): the caller's input.
-  { name: 'name-too-long', test: /File name too long|ENAMETOOLONG|os error 36\b/, to: () => Errors.invalidInput('a tag or branch name is too long for the store') },
+  {
+    name: 'name-too-long',
+    test: /File name too long|ENAMETOOLONG|os error 36\b/,
+    to: () => Errors.invalidInput('a tag or branch name is too long for the store'),
+  },
   // Storage failing under the engine: nothing the caller can change.
-  { name: 'storage-failure', test: /LanceError\(IO\)|No space left on device|Permission denied|Too many open files|Object store error/i, to: 'fault' },
+  {
+    name: 'storage-failure',
+    test: /LanceError\(IO\)|No space left on device|Permission denied|Too many open files|Object store error/i,
+    to: 'fault',
+  },
   // Bad filters, expressions and SQL; unknown columns; unsupported combinations.
   {
     name: 'invalid-input',
@@ -135,7 +159,12 @@ export function cleanEngineMessage(message: string, storageRoots?: string | stri
   let m = message;
   for (const storageRoot of typeof storageRoots === 'string' ? [storageRoots] : (storageRoots ?? [])) {
     const root = storageRoot.includes('://') ? storageRoot.replace(/\/+$/, '') : path.resolve(storageRoot);
-    for (const r of [root, root.replace(/^\/+/, '')].filter((x) => x.length > 1)) m = m.split(r + '/').join('').split(r).join('');
+    for (const r of [root, root.replace(/^\/+/, '')].filter((x) => x.length > 1))
+      m = m
+        .split(r + '/')
+        .join('')
+        .split(r)
+        .join('');
   }
   m = m
     .replace(/,?\s*\/\S*?\.rs:\d+:\d+/g, '') // ", /usr/local/cargo/registry/…/planner.rs:513:18"
@@ -153,13 +182,19 @@ export function engineErrorRule(message: string): EngineErrorRule | undefined {
 }
 
 /** An engine failure as the error to throw: an ApiError for what the caller caused, an EngineFault otherwise. */
-export function translateEngineError(err: unknown, storageRoot?: string | string[], context: EngineErrorContext = {}): ApiError | EngineFault {
+export function translateEngineError(
+  err: unknown,
+  storageRoot?: string | string[],
+  context: EngineErrorContext = {},
+): ApiError | EngineFault {
   if (err instanceof ApiError || err instanceof EngineFault) return err;
   const raw = err instanceof Error ? err.message : String(err);
   const detail = cleanEngineMessage(raw, storageRoot);
   const rule = engineErrorRule(raw);
   if (!rule || rule.to === 'fault') {
-    return new EngineFault(`storage engine failure (${rule?.name ?? 'unclassified'}): ${detail}`, rule?.name ?? 'unclassified', { cause: err });
+    return new EngineFault(`storage engine failure (${rule?.name ?? 'unclassified'}): ${detail}`, rule?.name ?? 'unclassified', {
+      cause: err,
+    });
   }
   return rule.to(detail, context);
 }

@@ -195,7 +195,10 @@ export class LanceEngine implements OnModuleDestroy {
       if (!pending) {
         pending = this.openKept(location, ref).finally(() => this.opening.delete(key));
         this.opening.set(key, pending);
-        pending.then((opened) => this.handles?.set(key, opened), () => undefined);
+        pending.then(
+          (opened) => this.handles?.set(key, opened),
+          () => undefined,
+        );
       }
       h = await pending;
     }
@@ -230,7 +233,11 @@ export class LanceEngine implements OnModuleDestroy {
   }
 
   /** Opens the table at `ref` (branch and/or version) on a new connection; both are the caller's to close. */
-  private async openAt(location: string, ref: TableRef, latestOnEveryRead = false): Promise<{ conn: lancedb.Connection; table: lancedb.Table }> {
+  private async openAt(
+    location: string,
+    ref: TableRef,
+    latestOnEveryRead = false,
+  ): Promise<{ conn: lancedb.Connection; table: lancedb.Table }> {
     const { dir, name, options } = this.storage.engineTarget(location);
     const conn = await lancedb
       .connect(dir, { ...(options ? { storageOptions: options } : {}), ...(latestOnEveryRead ? { readConsistencyInterval: 0 } : {}) })
@@ -296,7 +303,9 @@ export class LanceEngine implements OnModuleDestroy {
 
   private async written(location: string, branch?: string): Promise<void> {
     for (const fn of this.writeListeners) {
-      await fn(location, branchOf(branch)).catch((err: unknown) => this.log.warn(`a write listener failed after a commit to ${location}: ${(err as Error).message}`));
+      await fn(location, branchOf(branch)).catch((err: unknown) =>
+        this.log.warn(`a write listener failed after a commit to ${location}: ${(err as Error).message}`),
+      );
     }
   }
 
@@ -399,11 +408,10 @@ export class LanceEngine implements OnModuleDestroy {
     hasData?: boolean,
   ): Promise<{ version: number; schema: JsonSchema } | null> {
     if (!(hasData ?? (await this.storage.hasData(location)))) return null;
-    return this.read(
-      location,
-      async (table) => ({ version: await table.version(), schema: jsonSchema(await table.schema(), dialect) }),
-      { version, branch },
-    );
+    return this.read(location, async (table) => ({ version: await table.version(), schema: jsonSchema(await table.schema(), dialect) }), {
+      version,
+      branch,
+    });
   }
 
   /**
@@ -434,7 +442,8 @@ export class LanceEngine implements OnModuleDestroy {
         const m = manifests.get(v.version);
         return {
           version: v.version,
-          manifest_path: m?.path ?? this.storage.objectPath(`${versionsDir(location, branchOf(branch))}/${U64_MAX - BigInt(v.version)}.manifest`),
+          manifest_path:
+            m?.path ?? this.storage.objectPath(`${versionsDir(location, branchOf(branch))}/${U64_MAX - BigInt(v.version)}.manifest`),
           ...(m ? { manifest_size: m.size } : {}),
           timestamp_millis: v.timestamp.getTime(),
           timestamp: v.timestamp.toISOString(),
@@ -609,7 +618,12 @@ export class LanceEngine implements OnModuleDestroy {
   }
 
   async append(location: string, ipcFile: Buffer, mode: 'append' | 'overwrite' = 'append', branch?: string): Promise<number> {
-    return this.withNative(location, async (t) => (await t.add(ipcFile, mode)).version, branch, mode === 'overwrite' ? { overwrites: true } : { bodyBytes: ipcFile.length });
+    return this.withNative(
+      location,
+      async (t) => (await t.add(ipcFile, mode)).version,
+      branch,
+      mode === 'overwrite' ? { overwrites: true } : { bodyBytes: ipcFile.length },
+    );
   }
 
   /**

@@ -15,7 +15,9 @@ export interface NativeMergeBuilder {
   whenNotMatchedBySourceDelete(filter?: string): NativeMergeBuilder;
   useIndex(useIndex: boolean): NativeMergeBuilder;
   setTimeout(ms: number): void;
-  execute(buf: Buffer): Promise<{ version: number; numInsertedRows: number; numUpdatedRows: number; numDeletedRows: number; numAttempts?: number }>;
+  execute(
+    buf: Buffer,
+  ): Promise<{ version: number; numInsertedRows: number; numUpdatedRows: number; numDeletedRows: number; numAttempts?: number }>;
 }
 export interface NativeTable {
   close(): void;

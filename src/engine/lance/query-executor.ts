@@ -73,7 +73,9 @@ export function distanceOf(v: string | null | undefined): Distance | undefined {
  */
 export async function toEngineQuery(table: lancedb.Table, plan: QueryPlan): Promise<lancedb.Query | lancedb.VectorQuery> {
   let q: lancedb.Query | lancedb.VectorQuery;
-  const fts = plan.fts ? { query: typeof plan.fts.query === 'string' ? plan.fts.query : ftsQuery(plan.fts.query), columns: plan.fts.columns } : undefined;
+  const fts = plan.fts
+    ? { query: typeof plan.fts.query === 'string' ? plan.fts.query : ftsQuery(plan.fts.query), columns: plan.fts.columns }
+    : undefined;
   if (plan.vector) {
     const v = plan.vector;
     let vq = table.query().nearestTo(v.vectors[0]);

@@ -50,7 +50,8 @@ export class TableGarbage {
     const dataPrefix = path.join(location, 'data') + path.sep;
     const data = all.filter((f) => f.path.startsWith(dataPrefix));
     const manifests = all.filter(
-      (f) => f.path.endsWith('.manifest') && !f.path.startsWith(dataPrefix) && !f.path.startsWith(path.join(location, '_indices') + path.sep),
+      (f) =>
+        f.path.endsWith('.manifest') && !f.path.startsWith(dataPrefix) && !f.path.startsWith(path.join(location, '_indices') + path.sep),
     );
     const contents = await Promise.all(manifests.map((m) => this.storage.read(m.path)));
     const named = (f: StorageFile, buf: Buffer) => buf.includes(path.basename(f.path));

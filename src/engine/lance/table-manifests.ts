@@ -13,7 +13,11 @@ export function versionsDir(location: string, branch: string | undefined): strin
  * `<u64::MAX - version>.manifest` (V2, so that listing finds the newest first); detached versions (`d…`) are not
  * versions of the table. Nothing outside the table's folder is read, whatever the branch name says.
  */
-export async function manifestsOf(storage: TableStorage, location: string, branch: string | undefined): Promise<Map<number, { path: string; size: number }>> {
+export async function manifestsOf(
+  storage: TableStorage,
+  location: string,
+  branch: string | undefined,
+): Promise<Map<number, { path: string; size: number }>> {
   const out = new Map<number, { path: string; size: number }>();
   if (branch !== undefined && (branch.split('/').includes('..') || branch.startsWith('/'))) return out;
   const dir = versionsDir(location, branch);

@@ -15,7 +15,14 @@ import { Env, resolveOptions, shortError, truthy } from './store-options';
 /** The Lance (object_store `AzureConfigKey`) option keys the gateway's own Azure client reads, with their aliases. */
 export const AZURE_KEYS = {
   accountName: ['azure_storage_account_name', 'account_name'],
-  accessKey: ['azure_storage_account_key', 'azure_storage_access_key', 'azure_storage_master_key', 'master_key', 'account_key', 'access_key'],
+  accessKey: [
+    'azure_storage_account_key',
+    'azure_storage_access_key',
+    'azure_storage_master_key',
+    'master_key',
+    'account_key',
+    'access_key',
+  ],
   sasKey: ['azure_storage_sas_key', 'azure_storage_sas_token', 'sas_key', 'sas_token'],
   token: ['azure_storage_token', 'bearer_token', 'token'],
   useEmulator: ['azure_storage_use_emulator', 'use_emulator'],
@@ -77,7 +84,12 @@ export function azureClientConfig(options: Record<string, string>, env: Env = pr
   const account = o.accountName;
   if (!account) throw new Error('azure_storage_account_name (or AZURE_STORAGE_ACCOUNT_NAME) is required for az:// roots');
   const accountUrl = checkedUrl(
-    (o.endpoint ?? (truthy(o.useFabricEndpoint, 'azure_use_fabric_endpoint') ? `https://${account}.blob.fabric.microsoft.com` : `https://${account}.blob.core.windows.net`)).replace(/\/+$/, ''),
+    (
+      o.endpoint ??
+      (truthy(o.useFabricEndpoint, 'azure_use_fabric_endpoint')
+        ? `https://${account}.blob.fabric.microsoft.com`
+        : `https://${account}.blob.core.windows.net`)
+    ).replace(/\/+$/, ''),
     'azure_storage_endpoint',
   );
   let auth: AzureAuth;
@@ -85,7 +97,9 @@ export function azureClientConfig(options: Record<string, string>, env: Env = pr
   else if (o.token) auth = { kind: 'bearer', token: o.token };
   else if (o.accessKey) auth = { kind: 'shared_key', accountName: account, accountKey: o.accessKey };
   else if (o.clientId && o.tenantId && (o.federatedTokenFile || o.clientSecret))
-    throw new Error('Entra ID service principals (azure_client_id/azure_tenant_id) are not supported by the gateway; set azure_storage_account_key or azure_storage_sas_key');
+    throw new Error(
+      'Entra ID service principals (azure_client_id/azure_tenant_id) are not supported by the gateway; set azure_storage_account_key or azure_storage_sas_key',
+    );
   else if (o.sasKey) auth = { kind: 'sas', sas: o.sasKey };
   else
     throw new Error(
@@ -113,16 +127,29 @@ function staticToken(token: string): TokenCredential {
 
 /** Few quick retries: a store that does not answer should show on /readyz in seconds, not minutes. */
 const PIPELINE: StoragePipelineOptions = {
-  retryOptions: { retryPolicyType: StorageRetryPolicyType.EXPONENTIAL, maxTries: 3, retryDelayInMs: 200, maxRetryDelayInMs: 2000, tryTimeoutInMs: 60_000 },
+  retryOptions: {
+    retryPolicyType: StorageRetryPolicyType.EXPONENTIAL,
+    maxTries: 3,
+    retryDelayInMs: 200,
+    maxRetryDelayInMs: 2000,
+    tryTimeoutInMs: 60_000,
+  },
   userAgentOptions: { userAgentPrefix: 'lance-gateway' },
 };
 
 /** The container client for a config from azureClientConfig. */
 export function azureContainerClient(cfg: AzureClientConfig, container: string): ContainerClient {
   const a = cfg.auth;
-  if (a.kind === 'sas') return new BlobServiceClient(`${cfg.accountUrl}?${a.sas.replace(/^\?/, '')}`, new AnonymousCredential(), PIPELINE).getContainerClient(container);
+  if (a.kind === 'sas')
+    return new BlobServiceClient(`${cfg.accountUrl}?${a.sas.replace(/^\?/, '')}`, new AnonymousCredential(), PIPELINE).getContainerClient(
+      container,
+    );
   const credential =
-    a.kind === 'shared_key' ? new StorageSharedKeyCredential(a.accountName, a.accountKey) : a.kind === 'bearer' ? staticToken(a.token) : new AnonymousCredential();
+    a.kind === 'shared_key'
+      ? new StorageSharedKeyCredential(a.accountName, a.accountKey)
+      : a.kind === 'bearer'
+        ? staticToken(a.token)
+        : new AnonymousCredential();
   return new BlobServiceClient(cfg.accountUrl, credential, PIPELINE).getContainerClient(container);
 }
 
@@ -175,18 +202,23 @@ export class AzureBackend implements ObjectBackend {
     if (base !== '' && !base.endsWith('/')) {
       try {
         const p = await this.c().getBlobClient(base).getProperties();
-        if (p.metadata?.hdi_isfolder !== 'true') out.push({ key: base.slice(this.prefix.length), size: Number(p.contentLength ?? 0), modifiedMs: p.lastModified?.getTime() ?? 0 });
+        if (p.metadata?.hdi_isfolder !== 'true')
+          out.push({ key: base.slice(this.prefix.length), size: Number(p.contentLength ?? 0), modifiedMs: p.lastModified?.getTime() ?? 0 });
       } catch (err) {
         if ((err as { statusCode?: number }).statusCode !== 404) throw err;
       }
     }
     const under = base === '' || base.endsWith('/') ? base : `${base}/`;
-    for await (const b of this.blobs(under)) if (!b.isDir) out.push({ key: b.name.slice(this.prefix.length), size: b.size, modifiedMs: b.modifiedMs });
+    for await (const b of this.blobs(under))
+      if (!b.isDir) out.push({ key: b.name.slice(this.prefix.length), size: b.size, modifiedMs: b.modifiedMs });
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   async exists(folder: string): Promise<boolean> {
-    const page = await this.c().listBlobsFlat({ prefix: `${this.full(folder)}/` }).byPage({ maxPageSize: 1 }).next();
+    const page = await this.c()
+      .listBlobsFlat({ prefix: `${this.full(folder)}/` })
+      .byPage({ maxPageSize: 1 })
+      .next();
     return !page.done && page.value.segment.blobItems.length > 0;
   }
 

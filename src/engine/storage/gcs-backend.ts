@@ -59,7 +59,8 @@ export function gcsClientConfig(
     given.serviceAccount !== undefined || given.serviceAccountKey !== undefined
       ? { path: given.serviceAccount, key: given.serviceAccountKey }
       : { path: fromEnv.serviceAccount ?? (env.SERVICE_ACCOUNT || undefined), key: fromEnv.serviceAccountKey };
-  if (sa.path !== undefined && sa.key !== undefined) throw new Error('set google_service_account (a file) or google_service_account_key (the JSON), not both');
+  if (sa.path !== undefined && sa.key !== undefined)
+    throw new Error('set google_service_account (a file) or google_service_account_key (the JSON), not both');
 
   let account: ServiceAccountJson | undefined;
   if (sa.key !== undefined) account = parseAccount(sa.key, 'google_service_account_key');
@@ -136,7 +137,11 @@ export class GcsBackend implements ObjectBackend {
 
   private stored(f: File): StoredObject {
     const updated = f.metadata.updated ? Date.parse(f.metadata.updated) : NaN;
-    return { key: f.name.slice(this.prefix.length), size: Number(f.metadata.size ?? 0), modifiedMs: Number.isFinite(updated) ? updated : 0 };
+    return {
+      key: f.name.slice(this.prefix.length),
+      size: Number(f.metadata.size ?? 0),
+      modifiedMs: Number.isFinite(updated) ? updated : 0,
+    };
   }
 
   async listRecursive(folder: string): Promise<StoredObject[]> {

@@ -24,7 +24,10 @@ const pick = (o: Record<string, string>, ...keys: string[]): string | undefined 
  * `aws_virtual_hosted_style_request=true`, as in the engine.
  */
 export function s3ClientConfig(options: Record<string, string>): S3ClientConfig {
-  const endpoint = pick(options, 'aws_endpoint', 'endpoint', 'aws_endpoint_url', 'endpoint_url') ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT;
+  const endpoint =
+    pick(options, 'aws_endpoint', 'endpoint', 'aws_endpoint_url', 'endpoint_url') ??
+    process.env.AWS_ENDPOINT_URL_S3 ??
+    process.env.AWS_ENDPOINT;
   const keyId = pick(options, 'aws_access_key_id', 'access_key_id');
   const secret = pick(options, 'aws_secret_access_key', 'secret_access_key');
   const token = pick(options, 'aws_session_token', 'session_token', 'aws_token', 'token');
@@ -66,7 +69,8 @@ export class S3Backend implements ObjectBackend {
     do {
       const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
       for (const o of r.Contents ?? []) {
-        if (o.Key) out.push({ key: o.Key.slice(this.prefix.length), size: Number(o.Size ?? 0), modifiedMs: o.LastModified?.getTime() ?? 0 });
+        if (o.Key)
+          out.push({ key: o.Key.slice(this.prefix.length), size: Number(o.Size ?? 0), modifiedMs: o.LastModified?.getTime() ?? 0 });
       }
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (token);
@@ -83,7 +87,9 @@ export class S3Backend implements ObjectBackend {
   }
 
   async exists(folder: string): Promise<boolean> {
-    const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.full(folder).replace(/\/+$/, '')}/` }));
+    const r = await this.client.send(
+      new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.full(folder).replace(/\/+$/, '')}/` }),
+    );
     return (r.Contents?.length ?? 0) > 0;
   }
 
@@ -112,10 +118,14 @@ export class S3Backend implements ObjectBackend {
   async removeFolder(folder: string): Promise<void> {
     if (folder.replace(/\/+$/, '') === '') throw new Error('refusing to remove the whole storage root');
     for (;;) {
-      const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.full(folder).replace(/\/+$/, '')}/` }));
+      const r = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.full(folder).replace(/\/+$/, '')}/` }),
+      );
       const keys = (r.Contents ?? []).map((o) => o.Key).filter((k): k is string => !!k);
       if (keys.length === 0) return;
-      const d = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }));
+      const d = await this.client.send(
+        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
+      );
       if (d.Errors?.length) throw new Error(`could not delete ${d.Errors.length} objects under ${folder}: ${d.Errors[0].Code ?? 'error'}`);
     }
   }

@@ -36,7 +36,14 @@ export function truthy(value: string | undefined, key: string): boolean {
 
 /** A store's error as one short line for /readyz and logs: no request ids, no query strings (SAS signatures). */
 export function shortError(err: unknown): string {
-  const e = err as { code?: string | number; name?: string; message?: string; statusCode?: number; status?: number; errors?: Array<{ reason?: string }> };
+  const e = err as {
+    code?: string | number;
+    name?: string;
+    message?: string;
+    statusCode?: number;
+    status?: number;
+    errors?: Array<{ reason?: string }>;
+  };
   // Azure: code 'ContainerNotFound' + statusCode; GCS (ApiError): numeric code + errors[].reason; Node: code 'ECONNREFUSED'.
   const status = e.statusCode ?? e.status ?? (typeof e.code === 'number' ? e.code : undefined);
   const label = typeof e.code === 'string' ? e.code : (e.errors?.[0]?.reason ?? e.name ?? 'error');

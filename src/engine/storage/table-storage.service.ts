@@ -77,7 +77,8 @@ export class TableStorage implements OnModuleDestroy, OnApplicationBootstrap {
             );
           }
         },
-        (err: Error) => this.log.warn(`storage profile '${p.name}' (${p.root}): could not check conditional creates: ${err.message.slice(0, 200)}`),
+        (err: Error) =>
+          this.log.warn(`storage profile '${p.name}' (${p.root}): could not check conditional creates: ${err.message.slice(0, 200)}`),
       );
     }
   }
@@ -90,7 +91,8 @@ export class TableStorage implements OnModuleDestroy, OnApplicationBootstrap {
   /** A profile by name; unknown names are the caller's mistake (400). */
   profile(name: string = this.config.storage.defaultProfile): StorageProfile {
     const p = this.config.storage.profiles.get(name);
-    if (!p) throw Errors.invalidInput(`unknown storage profile '${name}' (configured: ${[...this.config.storage.profiles.keys()].join(', ')})`);
+    if (!p)
+      throw Errors.invalidInput(`unknown storage profile '${name}' (configured: ${[...this.config.storage.profiles.keys()].join(', ')})`);
     return p;
   }
 

@@ -38,7 +38,12 @@ export class AuditInterceptor implements NestInterceptor {
     if (!spec) return next.handle();
     const req = ctx.switchToHttp().getRequest<AuditedRequest>();
     const body = req.body && typeof req.body === 'object' ? req.body : {};
-    const pending = pendingAudit({ ...this.subject(req, body), action: spec.action, details: spec.details?.(body), requestId: String(req.id) });
+    const pending = pendingAudit({
+      ...this.subject(req, body),
+      action: spec.action,
+      details: spec.details?.(body),
+      requestId: String(req.id),
+    });
     return AuditContext.observe(pending, () =>
       next.handle().pipe(
         mergeMap(async (result) => {

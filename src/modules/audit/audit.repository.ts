@@ -50,10 +50,7 @@ export class AuditRepository {
         databaseId,
         ...(before
           ? {
-              OR: [
-                { createdAt: { lt: new Date(before[0]) } },
-                { createdAt: new Date(before[0]), id: { lt: before[1] } },
-              ],
+              OR: [{ createdAt: { lt: new Date(before[0]) } }, { createdAt: new Date(before[0]), id: { lt: before[1] } }],
             }
           : {}),
       },

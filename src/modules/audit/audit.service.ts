@@ -21,11 +21,7 @@ const NO_AUDIT: AuditHandle = { committed: async () => undefined, failed: async 
 
 /** An audit page token: [ISO timestamp, event uuid] of the last event of the previous page. */
 const isAuditKey = (v: unknown): v is [string, string] =>
-  Array.isArray(v) &&
-  v.length === 2 &&
-  typeof v[0] === 'string' &&
-  !Number.isNaN(Date.parse(v[0])) &&
-  isUuid(v[1]);
+  Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && !Number.isNaN(Date.parse(v[0])) && isUuid(v[1]);
 
 /**
  * The audit trail. A record is never written after the fact and then lost: a catalog change records itself in its
@@ -77,9 +73,9 @@ export class AuditService {
         );
       },
       failed: async () => {
-        await this.repo.delete(id).catch((err) =>
-          this.log.warn(`could not withdraw audit record ${id} of a failed ${p.entry.action}: ${(err as Error).message}`),
-        );
+        await this.repo
+          .delete(id)
+          .catch((err) => this.log.warn(`could not withdraw audit record ${id} of a failed ${p.entry.action}: ${(err as Error).message}`));
       },
     };
   }

@@ -13,7 +13,11 @@ const idArray = z.array(z.string()).nullish();
 const base = { id: idArray, identity, context };
 
 export const CreateNamespaceBody = z
-  .object({ ...base, mode: mode(['Create', 'ExistOk', 'Overwrite'], 'Create'), properties: properties.nullish().transform((v) => v ?? undefined) })
+  .object({
+    ...base,
+    mode: mode(['Create', 'ExistOk', 'Overwrite'], 'Create'),
+    properties: properties.nullish().transform((v) => v ?? undefined),
+  })
   .loose();
 export const DropNamespaceBody = z
   .object({
@@ -24,7 +28,15 @@ export const DropNamespaceBody = z
   .loose();
 export const IdOnlyBody = z.object(base).loose();
 export const DeclareTableBody = z
-  .object({ ...base, location: z.string().nullish().transform((v) => v ?? undefined), properties: properties.nullish().transform((v) => v ?? undefined), vend_credentials: z.boolean().nullish() })
+  .object({
+    ...base,
+    location: z
+      .string()
+      .nullish()
+      .transform((v) => v ?? undefined),
+    properties: properties.nullish().transform((v) => v ?? undefined),
+    vend_credentials: z.boolean().nullish(),
+  })
   .loose();
 export const RegisterTableBody = z
   .object({

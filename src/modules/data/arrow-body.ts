@@ -10,9 +10,12 @@ import { carriedClaimOf, type CarriedClaim } from '../idempotency';
  * stops reading early (a bad body, over the limit), whatever the client still sends is discarded once the answer is
  * out, so the client reads the error instead of stalling on a full socket.
  */
-export function arrowBody(
-  req: FastifyRequest,
-): AsyncIterable<Buffer> & { contentLength?: number; settled(maxBytes: number): Promise<void>; beforeCommit?: () => Promise<void>; claim?: CarriedClaim } {
+export function arrowBody(req: FastifyRequest): AsyncIterable<Buffer> & {
+  contentLength?: number;
+  settled(maxBytes: number): Promise<void>;
+  beforeCommit?: () => Promise<void>;
+  claim?: CarriedClaim;
+} {
   if (req.body !== undefined && req.body !== null) {
     throw Errors.unsupportedMediaType(`expected an Arrow IPC stream body (application/vnd.apache.arrow.stream)`);
   }

@@ -43,6 +43,21 @@ import { WriteBudget } from './writes/write-budget';
     TableCloneController,
     MultipartController,
   ],
-  providers: [WriteBudget, { provide: WRITE_ACTIVITY, useExisting: WriteBudget }, TableCloneService, DataTables, TableWritesService, WriteBodies, MultipartWrites, TableReadsService, TableIndicesService, TableSchemaService, TableRefsService, TableMetadataService, PhalanxVersionHeader, TableJobsService],
+  providers: [
+    WriteBudget,
+    { provide: WRITE_ACTIVITY, useExisting: WriteBudget },
+    TableCloneService,
+    DataTables,
+    TableWritesService,
+    WriteBodies,
+    MultipartWrites,
+    TableReadsService,
+    TableIndicesService,
+    TableSchemaService,
+    TableRefsService,
+    TableMetadataService,
+    PhalanxVersionHeader,
+    TableJobsService,
+  ],
 })
 export class DataplaneModule {}

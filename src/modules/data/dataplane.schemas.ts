@@ -7,10 +7,24 @@ import { queryText } from '../../platform/http/validation/fields';
  * means absent.
  */
 export const base = { id: z.array(z.string()).nullish(), identity: z.unknown().optional(), context: z.unknown().optional() };
-export const optNum = z.number().nullish().transform((v) => v ?? undefined);
-export const optInt = z.number().int().nonnegative().nullish().transform((v) => v ?? undefined);
-export const optStr = z.string().nullish().transform((v) => v ?? undefined);
-export const optBool = z.boolean().nullish().transform((v) => v ?? undefined);
+export const optNum = z
+  .number()
+  .nullish()
+  .transform((v) => v ?? undefined);
+export const optInt = z
+  .number()
+  .int()
+  .nonnegative()
+  .nullish()
+  .transform((v) => v ?? undefined);
+export const optStr = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? undefined);
+export const optBool = z
+  .boolean()
+  .nullish()
+  .transform((v) => v ?? undefined);
 /** The branch a data operation targets; absent, `""` or `"main"` = main. */
 export const branch = optStr.describe('Branch to target; absent, `""` or `"main"` = main.');
 /** The same in a query string (writes whose body is Arrow, and bodyless operations). */

@@ -1,6 +1,14 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { CreateDatabaseBody, CreateKeyBody, UpdateDatabaseBody, Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from './databases.schemas';
+import {
+  CreateDatabaseBody,
+  CreateKeyBody,
+  UpdateDatabaseBody,
+  Database,
+  IssuedApiKey,
+  ListApiKeysResponse,
+  ListDatabasesResponse,
+} from './databases.schemas';
 import { AuditTrailResponse, Audited } from '../audit';
 import { PageQuery } from '../../platform/http/validation/fields';
 import { ValidBody, ValidQuery } from '../../platform/http/validation/zod-validation.pipe';
@@ -28,13 +36,20 @@ export class DatabasesController {
   })
   @Audited('database.create')
   create(@ValidBody(CreateDatabaseBody) body: z.output<typeof CreateDatabaseBody>) {
-    return this.databases.create(body.name, body.properties, body.rate_limit ?? null, body.storage_profile, body.managed_versioning ?? false, body.quotas);
+    return this.databases.create(
+      body.name,
+      body.properties,
+      body.rate_limit ?? null,
+      body.storage_profile,
+      body.managed_versioning ?? false,
+      body.quotas,
+    );
   }
 
   @Patch(':name')
   @Operation({
     operationId: 'UpdateDatabase',
-    summary: 'Change a database\'s properties, rate limit, storage profile or quotas',
+    summary: "Change a database's properties, rate limit, storage profile or quotas",
     description: 'A changed rate limit or quota applies on every replica within AUTH_CACHE_TTL_MS.',
     tag: 'Operator',
     access: 'operator',
@@ -42,7 +57,16 @@ export class DatabasesController {
     responses: { 200: { description: 'The database', schema: Database } },
     errors: OPERATOR_ERRORS,
   })
-  @Audited('database.update', (b) => ({ ...(b.quotas !== undefined ? { quotas: b.quotas } : {}), ...(b.managed_versioning !== undefined ? { managed_versioning: b.managed_versioning } : {}), ...(b.storage_profile !== undefined ? { storage_profile: b.storage_profile } : {}), ...(b.rate_limit !== undefined ? { rate_limit: b.rate_limit } : {}), ...(b.properties ? { properties: Object.keys(b.properties) } : {}), ...(b.drop_profile !== undefined ? { drop_profile: b.drop_profile } : {}), ...(b.drop_retention_seconds !== undefined ? { drop_retention_seconds: b.drop_retention_seconds } : {}), ...(b.protected !== undefined ? { protected: b.protected } : {}) }))
+  @Audited('database.update', (b) => ({
+    ...(b.quotas !== undefined ? { quotas: b.quotas } : {}),
+    ...(b.managed_versioning !== undefined ? { managed_versioning: b.managed_versioning } : {}),
+    ...(b.storage_profile !== undefined ? { storage_profile: b.storage_profile } : {}),
+    ...(b.rate_limit !== undefined ? { rate_limit: b.rate_limit } : {}),
+    ...(b.properties ? { properties: Object.keys(b.properties) } : {}),
+    ...(b.drop_profile !== undefined ? { drop_profile: b.drop_profile } : {}),
+    ...(b.drop_retention_seconds !== undefined ? { drop_retention_seconds: b.drop_retention_seconds } : {}),
+    ...(b.protected !== undefined ? { protected: b.protected } : {}),
+  }))
   update(@Param('name') name: string, @ValidBody(UpdateDatabaseBody) body: z.output<typeof UpdateDatabaseBody>) {
     return this.databases.update(name, {
       properties: body.properties,
@@ -87,7 +111,8 @@ export class DatabasesController {
   @Operation({
     operationId: 'DeleteDatabase',
     summary: 'Delete a database',
-    description: 'Removes its catalog, API keys and storage folder, dropped tables included (final: no soft delete). 409 while it is protected.',
+    description:
+      'Removes its catalog, API keys and storage folder, dropped tables included (final: no soft delete). 409 while it is protected.',
     tag: 'Operator',
     access: 'operator',
     pathParams: NAME,
@@ -118,7 +143,7 @@ export class DatabasesController {
   @Get(':name/api-keys')
   @Operation({
     operationId: 'ListApiKeys',
-    summary: 'List a database\'s API keys',
+    summary: "List a database's API keys",
     description: 'Revoked keys stay listed, with `revoked_at`. Never the secrets.',
     tag: 'Operator',
     access: 'database-admin',

@@ -48,11 +48,18 @@ export const CreateDatabaseBody = z.object({
   name: z.string({ error: 'name is required' }).describe('letters, digits, `_`, `-` and `.`'),
   properties: properties.optional().describe('string-to-string properties'),
   rate_limit: RateLimitBody.optional().describe('null or absent: the gateway defaults'),
-  storage_profile: z.string().min(1).max(64).optional().describe("the storage profile (STORAGE_PROFILES) its tables live in; absent: 'default'"),
+  storage_profile: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe("the storage profile (STORAGE_PROFILES) its tables live in; absent: 'default'"),
   managed_versioning: z
     .boolean()
     .optional()
-    .describe('catalog-managed versions: every commit of its tables goes through CreateTableVersion and the catalog decides the latest version; absent: false'),
+    .describe(
+      'catalog-managed versions: every commit of its tables goes through CreateTableVersion and the catalog decides the latest version; absent: false',
+    ),
   quotas: QuotasBody.optional(),
 });
 export const UpdateDatabaseBody = z
@@ -60,17 +67,43 @@ export const UpdateDatabaseBody = z
     properties: properties.optional().describe('string-to-string properties'),
     rate_limit: RateLimitBody.optional().describe('null: back to the gateway defaults'),
     storage_profile: z.string().min(1).max(64).optional().describe('a different storage profile; only while the database holds no tables'),
-    managed_versioning: z.boolean().optional().describe('turns catalog-managed versions on or off; only while the database holds no tables'),
+    managed_versioning: z
+      .boolean()
+      .optional()
+      .describe('turns catalog-managed versions on or off; only while the database holds no tables'),
     quotas: QuotasBody.optional(),
-    drop_profile: z.enum(['hard', 'soft'], { error: "drop_profile must be 'hard', 'soft' or null" }).nullable().optional()
-      .describe("what a table drop does: 'hard' deletes its data at once, 'soft' keeps it for drop_retention_seconds (undrop); null: the server's DROP_PROFILE"),
-    drop_retention_seconds: z.number().int().min(1).max(10 * 365 * 24 * 3600).nullable().optional()
+    drop_profile: z
+      .enum(['hard', 'soft'], { error: "drop_profile must be 'hard', 'soft' or null" })
+      .nullable()
+      .optional()
+      .describe(
+        "what a table drop does: 'hard' deletes its data at once, 'soft' keeps it for drop_retention_seconds (undrop); null: the server's DROP_PROFILE",
+      ),
+    drop_retention_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(10 * 365 * 24 * 3600)
+      .nullable()
+      .optional()
       .describe("how long a soft-dropped table is kept before it is purged; null: the server's DROP_RETENTION_SECONDS"),
     protected: z.boolean().optional().describe('true: deleting the database is refused (409) until the flag is cleared'),
   })
-  .refine((b) => b.properties !== undefined || b.rate_limit !== undefined || b.storage_profile !== undefined || b.managed_versioning !== undefined || b.quotas !== undefined || b.drop_profile !== undefined || b.drop_retention_seconds !== undefined || b.protected !== undefined, {
-    error: 'nothing to change: send properties, rate_limit, storage_profile, managed_versioning, quotas, drop_profile, drop_retention_seconds and/or protected',
-  });
+  .refine(
+    (b) =>
+      b.properties !== undefined ||
+      b.rate_limit !== undefined ||
+      b.storage_profile !== undefined ||
+      b.managed_versioning !== undefined ||
+      b.quotas !== undefined ||
+      b.drop_profile !== undefined ||
+      b.drop_retention_seconds !== undefined ||
+      b.protected !== undefined,
+    {
+      error:
+        'nothing to change: send properties, rate_limit, storage_profile, managed_versioning, quotas, drop_profile, drop_retention_seconds and/or protected',
+    },
+  );
 export const CreateKeyBody = z.object({
   role: z.enum(['read', 'write', 'admin'], { error: "role must be 'read', 'write' or 'admin'" }),
   description: z.string().max(500).optional(),
@@ -86,55 +119,63 @@ const RateLimit = z
   })
   .describe('at most `limit` requests per `window_ms` for the whole database');
 
-export const Database = z.object({
-  id: z.string(),
-  name: z.string(),
-  properties: props,
-  rate_limit: RateLimit.nullable().describe('the database\'s own limit; null when the gateway defaults apply'),
-  storage_profile: z.string().describe('the storage profile its tables live in'),
-  managed_versioning: z.boolean().describe('whether its tables\' versions are managed by the catalog (CreateTableVersion)'),
-  storage_root: z.string().describe("where its tables live (the profile's root and the database folder; never options or secrets)"),
-  quotas: z
-    .object({
-      max_tables: z.number().int().nullable(),
-      max_namespaces: z.number().int().nullable(),
-      max_storage_bytes: z.number().int().nullable(),
-      max_rows_per_write: z.number().int().nullable(),
-    })
-    .describe("the quotas in force (its own, else the gateway's defaults); null: no limit"),
-  drop_profile: z
-    .object({
-      profile: z.enum(['hard', 'soft']),
-      retention_seconds: z.number().int(),
-      source: z.object({ profile: z.enum(['database', 'server']), retention_seconds: z.enum(['database', 'server']) }),
-    })
-    .optional()
-    .describe("what a table drop does (docs/soft-delete.md), and whether each setting is the database's own or the server's"),
-  protected: z.boolean().optional().describe('deleting the database is refused while true'),
-  created_at: z.string(),
-}).meta({ id: 'Database' });
+export const Database = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    properties: props,
+    rate_limit: RateLimit.nullable().describe("the database's own limit; null when the gateway defaults apply"),
+    storage_profile: z.string().describe('the storage profile its tables live in'),
+    managed_versioning: z.boolean().describe("whether its tables' versions are managed by the catalog (CreateTableVersion)"),
+    storage_root: z.string().describe("where its tables live (the profile's root and the database folder; never options or secrets)"),
+    quotas: z
+      .object({
+        max_tables: z.number().int().nullable(),
+        max_namespaces: z.number().int().nullable(),
+        max_storage_bytes: z.number().int().nullable(),
+        max_rows_per_write: z.number().int().nullable(),
+      })
+      .describe("the quotas in force (its own, else the gateway's defaults); null: no limit"),
+    drop_profile: z
+      .object({
+        profile: z.enum(['hard', 'soft']),
+        retention_seconds: z.number().int(),
+        source: z.object({ profile: z.enum(['database', 'server']), retention_seconds: z.enum(['database', 'server']) }),
+      })
+      .optional()
+      .describe("what a table drop does (docs/soft-delete.md), and whether each setting is the database's own or the server's"),
+    protected: z.boolean().optional().describe('deleting the database is refused while true'),
+    created_at: z.string(),
+  })
+  .meta({ id: 'Database' });
 export type Database = z.infer<typeof Database>;
-export const ListDatabasesResponse = z.object({ databases: z.array(Database), page_token: z.string().optional() }).meta({ id: 'ListDatabasesResponse' });
+export const ListDatabasesResponse = z
+  .object({ databases: z.array(Database), page_token: z.string().optional() })
+  .meta({ id: 'ListDatabasesResponse' });
 export type ListDatabasesResponse = z.infer<typeof ListDatabasesResponse>;
-export const IssuedApiKey = z.object({
-  id: z.string(),
-  api_key: z.string().describe('the secret: shown only in this answer'),
-  role: z.enum(['read', 'write', 'admin']),
-  description: z.string().nullable(),
-  created_at: z.string(),
-  expires_at: z.string().nullable(),
-}).meta({ id: 'IssuedApiKey' });
+export const IssuedApiKey = z
+  .object({
+    id: z.string(),
+    api_key: z.string().describe('the secret: shown only in this answer'),
+    role: z.enum(['read', 'write', 'admin']),
+    description: z.string().nullable(),
+    created_at: z.string(),
+    expires_at: z.string().nullable(),
+  })
+  .meta({ id: 'IssuedApiKey' });
 export type IssuedApiKey = z.infer<typeof IssuedApiKey>;
-export const ListApiKeysResponse = z.object({
-  api_keys: z.array(
-    z.object({
-      id: z.string(),
-      role: z.enum(['read', 'write', 'admin']),
-      description: z.string().nullable(),
-      created_at: z.string(),
-      expires_at: z.string().nullable(),
-      revoked_at: z.string().nullable(),
-    }),
-  ),
-}).meta({ id: 'ListApiKeysResponse' });
+export const ListApiKeysResponse = z
+  .object({
+    api_keys: z.array(
+      z.object({
+        id: z.string(),
+        role: z.enum(['read', 'write', 'admin']),
+        description: z.string().nullable(),
+        created_at: z.string(),
+        expires_at: z.string().nullable(),
+        revoked_at: z.string().nullable(),
+      }),
+    ),
+  })
+  .meta({ id: 'ListApiKeysResponse' });
 export type ListApiKeysResponse = z.infer<typeof ListApiKeysResponse>;

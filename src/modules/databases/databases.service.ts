@@ -8,7 +8,17 @@ import { isString, paginate } from '../../platform/http/pagination';
 import type { AuditTrailResponse } from '../audit';
 import type { Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from './databases.schemas';
 import { isUuid, PageRequest } from '../../platform/http/validation/fields';
-import { Role, ApiKeysService, TenancyService, quotasOf, DatabaseChange, DatabaseRow, DatabasesRepository, QuotasInput, RateLimitInput } from '../identity';
+import {
+  Role,
+  ApiKeysService,
+  TenancyService,
+  quotasOf,
+  DatabaseChange,
+  DatabaseRow,
+  DatabasesRepository,
+  QuotasInput,
+  RateLimitInput,
+} from '../identity';
 import { UnitOfWork } from '../../platform/db/unit-of-work';
 import { AuditContext, pendingAudit, AuditService } from '../audit';
 import { PendingLocationsRepository } from '../../platform/cluster/pending-locations.repository';
@@ -16,7 +26,6 @@ import { PendingLocations } from '../../platform/cluster/pending-locations.servi
 import { TableStorage } from '../../engine/storage/table-storage.service';
 import { QuotaService } from '../metering';
 import { DropPolicy } from './drop-policy.service';
-
 
 /** The operator's view: databases (tenants) and their API keys. */
 @Injectable()
@@ -54,7 +63,9 @@ export class DatabasesService {
         max_storage_bytes: maxStorageBytes,
         max_rows_per_write: maxRowsPerWrite,
       }))(this.quotas.effective(quotasOf(d))),
-      drop_profile: (({ profile, retentionSeconds, source }) => ({ profile, retention_seconds: retentionSeconds, source }))(this.dropPolicy.effective(d)),
+      drop_profile: (({ profile, retentionSeconds, source }) => ({ profile, retention_seconds: retentionSeconds, source }))(
+        this.dropPolicy.effective(d),
+      ),
       protected: d.protected ?? false,
       created_at: new Date(d.createdAt).toISOString(),
     };
@@ -149,7 +160,8 @@ export class DatabasesService {
       return true;
     });
     if (!deleted) {
-      if ((await this.repo.findByName(name))?.protected) throw Errors.conflict(`database '${name}' is protected: clear the flag (protected: false) before deleting it`);
+      if ((await this.repo.findByName(name))?.protected)
+        throw Errors.conflict(`database '${name}' is protected: clear the flag (protected: false) before deleting it`);
       this.audit.nothingChanged(); // deleted meanwhile by someone else
       return;
     }
@@ -215,14 +227,16 @@ export class DatabasesService {
     const name = this.config.bootstrapDatabase;
     if (!name || (await this.repo.count()) > 0) return;
     // The database, its first key and the record of both commit together.
-    const made = await AuditContext.run(pendingAudit({ databaseName: name, actor: 'bootstrap', action: 'database.create', target: name }), () =>
-      this.uow.run(async () => {
-        const row = await this.repo.insert(name, {});
-        if (!row) return null; // another replica bootstrapped at the same moment
-        const issued = await this.keys.issue(row.id, 'write', 'created on first start');
-        await this.audit.recordWithChange({ databaseId: row.id, details: { key_id: issued.key.id } });
-        return issued;
-      }),
+    const made = await AuditContext.run(
+      pendingAudit({ databaseName: name, actor: 'bootstrap', action: 'database.create', target: name }),
+      () =>
+        this.uow.run(async () => {
+          const row = await this.repo.insert(name, {});
+          if (!row) return null; // another replica bootstrapped at the same moment
+          const issued = await this.keys.issue(row.id, 'write', 'created on first start');
+          await this.audit.recordWithChange({ databaseId: row.id, details: { key_id: issued.key.id } });
+          return issued;
+        }),
     );
     if (!made) return;
     const { key, secret } = made;
@@ -237,7 +251,9 @@ export class DatabasesService {
   /** Catalog-managed versions publish manifests put-if-absent: a store that cannot (GCS, Azure here) is a 400. */
   private assertCanManage(profile: string): void {
     if (!this.storage.canPublish(profile)) {
-      throw Errors.invalidInput(`managed_versioning is not available on storage profile '${profile}' (${this.storage.profile(profile).scheme}): local and S3 stores only`);
+      throw Errors.invalidInput(
+        `managed_versioning is not available on storage profile '${profile}' (${this.storage.profile(profile).scheme}): local and S3 stores only`,
+      );
     }
   }
 

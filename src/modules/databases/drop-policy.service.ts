@@ -8,7 +8,9 @@ import { DatabasesRepository } from '../identity';
 export const PROTECTED_PROPERTY = 'protected';
 
 export const isProtected = (properties: unknown): boolean =>
-  !!properties && typeof properties === 'object' && String((properties as Record<string, unknown>)[PROTECTED_PROPERTY]).toLowerCase() === 'true';
+  !!properties &&
+  typeof properties === 'object' &&
+  String((properties as Record<string, unknown>)[PROTECTED_PROPERTY]).toLowerCase() === 'true';
 
 export type DropProfile = 'hard' | 'soft';
 
@@ -49,7 +51,9 @@ export class DropPolicy {
   /** 409 (code 19) when a table's properties protect it. */
   assertTableNotProtected(properties: unknown, id: string[]): void {
     if (isProtected(properties)) {
-      throw Errors.invalidTableState(`table '${displayId(id)}' is protected (property protected=true): clear the flag before dropping or deregistering it`);
+      throw Errors.invalidTableState(
+        `table '${displayId(id)}' is protected (property protected=true): clear the flag before dropping or deregistering it`,
+      );
     }
   }
 }

@@ -68,7 +68,8 @@ export class HealthController {
         throw Errors.serviceUnavailable(`table storage unavailable: ${(err as Error).message}`);
       }
       const bad = Object.entries(problems).filter(([, p]) => p !== null);
-      if (bad.length) throw Errors.serviceUnavailable(`table storage unavailable: ${bad.map(([n, p]) => `profile '${n}': ${p}`).join('; ')}`);
+      if (bad.length)
+        throw Errors.serviceUnavailable(`table storage unavailable: ${bad.map(([n, p]) => `profile '${n}': ${p}`).join('; ')}`);
       // Redis only degrades rate limiting (fail-open by default): reported, but it does not make us unready.
       return { status: 'ready', catalog: 'up', storage: 'up', redis: this.redis.status } as const;
     } finally {

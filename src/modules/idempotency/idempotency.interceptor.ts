@@ -64,7 +64,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
    * insert no extra transaction. By then the body has been read and hashed: a retry of a write that already happened
    * is answered from it.
    */
-  private interceptStreamed(req: KeyedRequest, reply: FastifyReply, route: string, scope: OutcomeScope, windowMs: number, next: CallHandler): Observable<unknown> {
+  private interceptStreamed(
+    req: KeyedRequest,
+    reply: FastifyReply,
+    route: string,
+    scope: OutcomeScope,
+    windowMs: number,
+    next: CallHandler,
+  ): Observable<unknown> {
     const digest = watchBodyDigest(req);
     const claim = new DeferredClaim(this.idempotency, scope, route, windowMs);
     setCarriedClaim(req, claim);
@@ -98,7 +105,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     let n = 0;
     for await (const chunk of req.raw) {
       n += (chunk as Buffer).length;
-      if (n > this.config.arrow.streamBodyBytes) throw Errors.payloadTooLarge(`request body exceeds the limit of ${this.config.arrow.streamBodyBytes} bytes`);
+      if (n > this.config.arrow.streamBodyBytes)
+        throw Errors.payloadTooLarge(`request body exceeds the limit of ${this.config.arrow.streamBodyBytes} bytes`);
       hash.update(chunk as Buffer);
     }
   }

@@ -175,7 +175,9 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       }
     };
     await attempt().catch((err: unknown) => {
-      this.log.warn(`could not store the outcome of ${batch.length} request claim(s) (retrying in the background): ${(err as Error).message}`);
+      this.log.warn(
+        `could not store the outcome of ${batch.length} request claim(s) (retrying in the background): ${(err as Error).message}`,
+      );
       for (const a of batch) this.owed.set(a.id, attempt);
     });
   }

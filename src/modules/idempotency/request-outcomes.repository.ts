@@ -79,7 +79,10 @@ export class RequestOutcomesRepository {
    * the planner find the rows through the primary key: a prepared statement's generic plan guesses the unnest's size
    * and would otherwise scan the whole table (a day of keyed writes) with a hash join.
    */
-  async complete(owner: string, answers: { id: string; bodyDigest: string | null; status: number; contentType: string | null; answer: string }[]): Promise<void> {
+  async complete(
+    owner: string,
+    answers: { id: string; bodyDigest: string | null; status: number; contentType: string | null; answer: string }[],
+  ): Promise<void> {
     if (!answers.length) return;
     await this.uow.read(
       `UPDATE request_outcomes AS o
@@ -87,14 +90,25 @@ export class RequestOutcomesRepository {
          FROM unnest($2::uuid[], $3::text[], $4::int[], $5::text[], $6::text[]) AS a(id, digest, status, ctype, answer)
         WHERE o.id = ANY($2::uuid[]) AND o.id = a.id AND o.owner = $1
        RETURNING o.id`,
-      [owner, answers.map((a) => a.id), answers.map((a) => a.bodyDigest), answers.map((a) => a.status), answers.map((a) => a.contentType), answers.map((a) => a.answer)],
+      [
+        owner,
+        answers.map((a) => a.id),
+        answers.map((a) => a.bodyDigest),
+        answers.map((a) => a.status),
+        answers.map((a) => a.contentType),
+        answers.map((a) => a.answer),
+      ],
       'lgw_outcome_complete',
     );
   }
 
   /** Withdraws a claim whose request failed (nothing happened): a retry runs afresh. */
   async release(id: string, owner: string): Promise<void> {
-    await this.uow.read(`DELETE FROM request_outcomes WHERE id = $1::uuid AND owner = $2 AND state = 'running' RETURNING id`, [id, owner], 'lgw_outcome_release');
+    await this.uow.read(
+      `DELETE FROM request_outcomes WHERE id = $1::uuid AND owner = $2 AND state = 'running' RETURNING id`,
+      [id, owner],
+      'lgw_outcome_release',
+    );
   }
 
   /** Extends the leases of a replica's running claims. */

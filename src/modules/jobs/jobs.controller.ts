@@ -66,16 +66,18 @@ export class JobsController {
   @Post('query_events')
   @Operation({
     operationId: 'QueryJobEvents',
-    summary: 'A job\'s event history (not supported)',
+    summary: "A job's event history (not supported)",
     description:
       'Not supported: a job keeps its state, attempts, result and failure (describe), not a history of events. ' +
-      'Answers 406 (code 0), so the client\'s `Job.events()` says so instead of failing on an unknown route.',
+      "Answers 406 (code 0), so the client's `Job.events()` says so instead of failing on an unknown route.",
     tag: 'Jobs',
     access: 'catalog',
     responses: { 200: { description: 'Never answered (406)', schema: z.object({}) } },
     errors: [400, 401, 403, 406, 503, '5XX'],
   })
   queryEvents(@ValidBody(QueryEventsBody) _body: z.output<typeof QueryEventsBody>): Record<string, never> {
-    throw Errors.unsupported('job events are not recorded by this gateway; describe the job (/v1/jobs/describe) for its state, result and failure');
+    throw Errors.unsupported(
+      'job events are not recorded by this gateway; describe the job (/v1/jobs/describe) for its state, result and failure',
+    );
   }
 }

@@ -85,8 +85,15 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     }
     const free = this.config.jobs.concurrency - this.running.size;
     if (free <= 0 || this.worker.stopped) return;
-    for (const job of await this.repo.claim(this.replica.id, this.config.jobs.leaseMs, free, this.config.jobs.maxAttempts, this.config.maintenance.maxConcurrentPerDatabase)) {
-      if (job.attempts > 1) this.log.warn(`took over job ${job.id} (${job.jobType}, run ${job.attempts}): its runner ${job.owner ?? ''} was lost`);
+    for (const job of await this.repo.claim(
+      this.replica.id,
+      this.config.jobs.leaseMs,
+      free,
+      this.config.jobs.maxAttempts,
+      this.config.maintenance.maxConcurrentPerDatabase,
+    )) {
+      if (job.attempts > 1)
+        this.log.warn(`took over job ${job.id} (${job.jobType}, run ${job.attempts}): its runner ${job.owner ?? ''} was lost`);
       this.start(job);
     }
   }
@@ -165,10 +172,18 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     }
   }
 
-  private async end(job: ClaimedJob, state: 'DONE' | 'FAILED' | 'CANCELLED', outcome: { result?: Record<string, unknown>; failure?: JobFailure }, lost: boolean) {
+  private async end(
+    job: ClaimedJob,
+    state: 'DONE' | 'FAILED' | 'CANCELLED',
+    outcome: { result?: Record<string, unknown>; failure?: JobFailure },
+    lost: boolean,
+  ) {
     try {
       const ended = await this.repo.finish(job.id, this.replica.id, state, outcome);
-      if (!ended) this.log.warn(`job ${job.id} ended ${state} here, but it was no longer this replica's${lost ? ' (taken over)' : ''}: left as the catalog has it`);
+      if (!ended)
+        this.log.warn(
+          `job ${job.id} ended ${state} here, but it was no longer this replica's${lost ? ' (taken over)' : ''}: left as the catalog has it`,
+        );
     } catch (err) {
       // Its lease lapses and another replica runs it again.
       this.log.warn(`could not record the end of job ${job.id}: ${(err as Error).message}`);

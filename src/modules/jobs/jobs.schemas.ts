@@ -5,8 +5,12 @@ import { PageQuery } from '../../platform/http/validation/fields';
 const base = { identity: z.unknown().optional(), context: z.unknown().optional() };
 
 export const ListJobsBody = z.object({ ...base, ...PageQuery.shape }).loose();
-export const QueryEventsBody = z.object({ ...base, job_id: z.string().nullish(), limit: z.number().int().nullish(), filter: z.string().nullish() }).loose();
-export const JobIdBody = z.object({ ...base, job_id: z.string({ error: 'job_id is required' }).min(1, 'job_id must not be empty') }).loose();
+export const QueryEventsBody = z
+  .object({ ...base, job_id: z.string().nullish(), limit: z.number().int().nullish(), filter: z.string().nullish() })
+  .loose();
+export const JobIdBody = z
+  .object({ ...base, job_id: z.string({ error: 'job_id is required' }).min(1, 'job_id must not be empty') })
+  .loose();
 
 const JobState = z
   .enum(['IN_PROGRESS', 'DONE', 'FAILED', 'CANCELLED', 'TIMED_OUT'])
@@ -56,7 +60,9 @@ export type JobIdResponse = z.infer<typeof JobIdResponse>;
 export const CancelJobResponse = z
   .object({
     job_id: z.string(),
-    job_state: JobState.describe('the state after the request: CANCELLED for a queued job; a running one stays IN_PROGRESS until its runner stops it'),
+    job_state: JobState.describe(
+      'the state after the request: CANCELLED for a queued job; a running one stays IN_PROGRESS until its runner stops it',
+    ),
     cancel_requested: z.boolean(),
   })
   .meta({ id: 'CancelJobResponse' });

@@ -71,7 +71,11 @@ export class JobsService {
   }
 
   /** @internal JobRunner's hooks. */
-  attachRunner(hasRoom: () => boolean, startHere: (job: ClaimedJob, work?: () => Promise<Record<string, unknown>>) => void, wake: () => void): void {
+  attachRunner(
+    hasRoom: () => boolean,
+    startHere: (job: ClaimedJob, work?: () => Promise<Record<string, unknown>>) => void,
+    wake: () => void,
+  ): void {
     this.hasRoom = hasRoom;
     this.startHere = startHere;
     this.wake = wake;
@@ -82,7 +86,13 @@ export class JobsService {
    * runs, leased to it: `work` is awaited for its result. Should this replica die first, another takes the job over
    * and runs the job type's executor. Answers the job id.
    */
-  async adopt(t: TenantContext, tableId: string[], jobType: string, spec: Record<string, unknown>, work: () => Promise<Record<string, unknown>>): Promise<string> {
+  async adopt(
+    t: TenantContext,
+    tableId: string[],
+    jobType: string,
+    spec: Record<string, unknown>,
+    work: () => Promise<Record<string, unknown>>,
+  ): Promise<string> {
     if (!this.executors.has(jobType)) throw new Error(`no executor for job type ${jobType}`);
     if (!this.startHere) throw new Error('no job runner');
     const id = randomUUID();
@@ -96,7 +106,13 @@ export class JobsService {
    * Records a job (with the request's audit record, in one transaction) and answers its id. A replica that runs
    * jobs and has a free slot starts it at once, leased to itself; otherwise it waits, queued, for a replica that does.
    */
-  async submit(t: TenantContext, tableId: string[], jobType: string, spec: Record<string, unknown>, opts: { queue?: boolean } = {}): Promise<string> {
+  async submit(
+    t: TenantContext,
+    tableId: string[],
+    jobType: string,
+    spec: Record<string, unknown>,
+    opts: { queue?: boolean } = {},
+  ): Promise<string> {
     if (!this.executors.has(jobType)) throw new Error(`no executor for job type ${jobType}`);
     const id = randomUUID();
     // `queue`: always through the runners' claim (which applies its budgets), never started here at once.
@@ -176,7 +192,14 @@ export class JobsService {
       if (!before) return null;
       const after = await this.repo.cancel(t.database.id, t.catalog, jobId);
       if (before.state === 'QUEUED' || before.state === 'RUNNING') {
-        await this.audit.recordWithChange({ details: { job_id: jobId, job_type: before.jobType, state_before: wireState(before.state), state: after && wireState(after.state) } });
+        await this.audit.recordWithChange({
+          details: {
+            job_id: jobId,
+            job_type: before.jobType,
+            state_before: wireState(before.state),
+            state: after && wireState(after.state),
+          },
+        });
       } else {
         this.audit.nothingChanged();
       }

@@ -55,7 +55,12 @@ export class MaintenanceAdmin {
 
   async run(name: string, body: z.output<typeof OperatorRunMaintenanceBody>, actor = 'operator') {
     const db = await this.database(name);
-    const t: TenantContext = { database: { id: db.id, name: db.name, rateLimit: null }, catalog: body.catalog, role: 'admin', principal: actor };
+    const t: TenantContext = {
+      database: { id: db.id, name: db.name, rateLimit: null },
+      catalog: body.catalog,
+      role: 'admin',
+      principal: actor,
+    };
     return this.maintenance.runNow(t, body.table_id, body.type, { dryRun: body.dry_run, retentionSeconds: body.retention_seconds });
   }
 }

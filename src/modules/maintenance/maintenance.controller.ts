@@ -24,9 +24,9 @@ export class MaintenanceController {
   @Get('table/:id/maintenance')
   @Operation({
     operationId: 'DescribeTableMaintenance',
-    summary: 'A table\'s maintenance policy',
+    summary: "A table's maintenance policy",
     description:
-      'Each setting of the table\'s maintenance policy with the level it came from: `server` (MAINTENANCE_* settings), ' +
+      "Each setting of the table's maintenance policy with the level it came from: `server` (MAINTENANCE_* settings), " +
       '`database` (operator API), `namespace` or `table` (properties `maintenance.<setting>`).',
     tag: 'Table',
     access: 'catalog',
@@ -40,11 +40,11 @@ export class MaintenanceController {
   @Post('table/:id/maintenance/run')
   @Operation({
     operationId: 'RunTableMaintenance',
-    summary: 'Run a table\'s maintenance now',
+    summary: "Run a table's maintenance now",
     description:
       'Queues a job (`compact`, `optimize_indices`, `cleanup`, or `all`: the automatic job run regardless of its ' +
       'thresholds) and answers its id (see /v1/jobs/describe). `dry_run` with `cleanup` answers what would be removed ' +
-      'instead. `retention_seconds` overrides the policy\'s retention for this run.',
+      "instead. `retention_seconds` overrides the policy's retention for this run.",
     tag: 'Table',
     access: 'catalog',
     role: 'write',
@@ -67,7 +67,7 @@ export class MaintenanceAdminController {
   @Get(':name/maintenance')
   @Operation({
     operationId: 'GetDatabaseMaintenance',
-    summary: 'A database\'s maintenance policy',
+    summary: "A database's maintenance policy",
     tag: 'Operator',
     access: 'operator',
     pathParams: NAME,
@@ -81,8 +81,9 @@ export class MaintenanceAdminController {
   @Put(':name/maintenance')
   @Operation({
     operationId: 'SetDatabaseMaintenance',
-    summary: 'Set a database\'s maintenance policy',
-    description: 'Replaces what the database sets (`{}`: the server\'s defaults). `max_concurrent` is its budget of maintenance jobs running at once.',
+    summary: "Set a database's maintenance policy",
+    description:
+      "Replaces what the database sets (`{}`: the server's defaults). `max_concurrent` is its budget of maintenance jobs running at once.",
     tag: 'Operator',
     access: 'operator',
     pathParams: NAME,
@@ -97,7 +98,7 @@ export class MaintenanceAdminController {
   @Post(':name/maintenance/run')
   @Operation({
     operationId: 'RunDatabaseTableMaintenance',
-    summary: 'Run a table\'s maintenance now (operator)',
+    summary: "Run a table's maintenance now (operator)",
     tag: 'Operator',
     access: 'database-admin',
     pathParams: NAME,

@@ -32,11 +32,14 @@ export const DatabasePolicyBody = z
 /** Namespace and table properties that set maintenance (strings, as properties are). */
 export const PROPERTY_PREFIX = 'maintenance.';
 
-const parseBool = (v: unknown): boolean | undefined => (v === true || v === 'true' ? true : v === false || v === 'false' ? false : undefined);
-const parseInt = (min: number) => (v: unknown): number | undefined => {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-  return Number.isSafeInteger(n) && n >= min ? n : undefined;
-};
+const parseBool = (v: unknown): boolean | undefined =>
+  v === true || v === 'true' ? true : v === false || v === 'false' ? false : undefined;
+const parseInt =
+  (min: number) =>
+  (v: unknown): number | undefined => {
+    const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+    return Number.isSafeInteger(n) && n >= min ? n : undefined;
+  };
 
 const PARSERS = {
   enabled: parseBool,

@@ -98,16 +98,27 @@ export class MaintenanceRepository {
       t.catalog,
       t.namespacePath,
     );
-    return { database: rows[0]?.database ?? null, namespace: t.namespacePath === '' ? null : (rows[0]?.namespace ?? null), table: t.properties ?? {} };
+    return {
+      database: rows[0]?.database ?? null,
+      namespace: t.namespacePath === '' ? null : (rows[0]?.namespace ?? null),
+      table: t.properties ?? {},
+    };
   }
 
   async databasePolicy(databaseId: string): Promise<Record<string, unknown> | null> {
-    const rows = await this.db.$queryRawUnsafe<{ m: Record<string, unknown> | null }[]>(`SELECT maintenance AS m FROM databases WHERE id = $1::uuid`, databaseId);
+    const rows = await this.db.$queryRawUnsafe<{ m: Record<string, unknown> | null }[]>(
+      `SELECT maintenance AS m FROM databases WHERE id = $1::uuid`,
+      databaseId,
+    );
     return rows[0]?.m ?? null;
   }
 
   async setDatabasePolicy(databaseId: string, policy: Record<string, unknown> | null): Promise<void> {
-    await this.db.$executeRawUnsafe(`UPDATE databases SET maintenance = $2::jsonb WHERE id = $1::uuid`, databaseId, policy === null ? null : JSON.stringify(policy));
+    await this.db.$executeRawUnsafe(
+      `UPDATE databases SET maintenance = $2::jsonb WHERE id = $1::uuid`,
+      databaseId,
+      policy === null ? null : JSON.stringify(policy),
+    );
   }
 
   async databaseByName(name: string): Promise<{ id: string; name: string } | null> {
@@ -137,7 +148,10 @@ export class MaintenanceRepository {
 
   /** The versions (main) the catalog lists for a managed table. */
   async listedVersions(tableId: string): Promise<number[]> {
-    const rows = await this.db.$queryRawUnsafe<{ v: string }[]>(`SELECT version::text AS v FROM table_versions WHERE table_id = $1::uuid AND branch = ''`, tableId);
+    const rows = await this.db.$queryRawUnsafe<{ v: string }[]>(
+      `SELECT version::text AS v FROM table_versions WHERE table_id = $1::uuid AND branch = ''`,
+      tableId,
+    );
     return rows.map((r) => Number(r.v));
   }
 }

@@ -40,7 +40,8 @@ export interface TableState {
   branches: string[];
 }
 
-const isConflict = (err: unknown) => /conflict|retryable|concurrent|commit.*(fail|retry)|preempt|not found.*manifest/i.test(String((err as Error)?.message ?? err));
+const isConflict = (err: unknown) =>
+  /conflict|retryable|concurrent|commit.*(fail|retry)|preempt|not found.*manifest/i.test(String((err as Error)?.message ?? err));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -145,10 +146,13 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
     const delay = this.config.maintenance.delayMs;
     if (last !== undefined && now - last < delay) {
       if (!this.trailing.has(key)) {
-        const timer = setTimeout(() => {
-          this.trailing.delete(key);
-          again();
-        }, last + delay - now + 1);
+        const timer = setTimeout(
+          () => {
+            this.trailing.delete(key);
+            again();
+          },
+          last + delay - now + 1,
+        );
         timer.unref();
         this.trailing.set(key, timer);
       }
@@ -186,7 +190,12 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
   }
 
   /** Runs a maintenance job of a table now (a job of the jobs system), or answers what a cleanup would remove. */
-  async runNow(t: TenantContext, id: string[], type: Exclude<MaintenanceType, 'maintenance'> | 'all', opts: { dryRun?: boolean; retentionSeconds?: number }) {
+  async runNow(
+    t: TenantContext,
+    id: string[],
+    type: Exclude<MaintenanceType, 'maintenance'> | 'all',
+    opts: { dryRun?: boolean; retentionSeconds?: number },
+  ) {
     const table = await this.tableOf(t, id);
     if (!(await this.storage.hasData(table.location))) throw Errors.invalidInput(`table '${id.join('.')}' has no data yet (declared only)`);
     if (opts.dryRun) {
@@ -195,15 +204,21 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
       return this.dryRun(table, opts.retentionSeconds);
     }
     const jobType = type === 'all' ? MAINTENANCE_JOB : type;
-    const jobId = await this.jobs.submit(t, id, jobType, {
-      maintenance: true,
-      table_uuid: table.id,
-      trigger: 'request',
-      table: table.name,
-      table_id: id,
-      ...(type === 'all' ? { all: true } : {}),
-      ...(opts.retentionSeconds !== undefined ? { retention_seconds: opts.retentionSeconds } : {}),
-    }, { queue: true });
+    const jobId = await this.jobs.submit(
+      t,
+      id,
+      jobType,
+      {
+        maintenance: true,
+        table_uuid: table.id,
+        trigger: 'request',
+        table: table.name,
+        table_id: id,
+        ...(type === 'all' ? { all: true } : {}),
+        ...(opts.retentionSeconds !== undefined ? { retention_seconds: opts.retentionSeconds } : {}),
+      },
+      { queue: true },
+    );
     return { job_id: jobId };
   }
 
@@ -250,19 +265,24 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
 
   private async runJob(type: MaintenanceType, job: ClaimedJob, ctx: JobRunContext): Promise<Record<string, unknown>> {
     const t = await this.repo.tableById(String(job.spec.table_uuid ?? ''));
-    if (!t || tableIdOf(t).join('\u001f') !== job.tableId.join('\u001f')) return { outcome: 'skipped', reason: 'the table no longer exists' };
+    if (!t || tableIdOf(t).join('\u001f') !== job.tableId.join('\u001f'))
+      return { outcome: 'skipped', reason: 'the table no longer exists' };
     if (!(await this.storage.hasData(t.location))) return { outcome: 'skipped', reason: 'the table has no data' };
     const policy = resolvePolicy(this.config, await this.repo.policyInputs(t));
     const automatic = type === MAINTENANCE_JOB && job.spec.automatic === true;
     if (automatic && !policy.enabled.value) return { outcome: 'skipped', reason: `maintenance is disabled (${policy.enabled.source})` };
-    const retentionSeconds = typeof job.spec.retention_seconds === 'number' ? job.spec.retention_seconds : policy.cleanup_retention_seconds.value;
+    const retentionSeconds =
+      typeof job.spec.retention_seconds === 'number' ? job.spec.retention_seconds : policy.cleanup_retention_seconds.value;
 
     const before = await this.inspect(t.location);
     const now = Date.now();
     // A run asked for with type `all` runs all three whatever the thresholds say.
     const all = type === MAINTENANCE_JOB && !automatic;
-    const compact = type === 'compact' || (type === MAINTENANCE_JOB && (all || before.smallFragments >= policy.compact_min_fragments.value));
-    const index = type === 'optimize_indices' || (type === MAINTENANCE_JOB && before.indices > 0 && (all || before.unindexedRows >= policy.index_min_unindexed_rows.value));
+    const compact =
+      type === 'compact' || (type === MAINTENANCE_JOB && (all || before.smallFragments >= policy.compact_min_fragments.value));
+    const index =
+      type === 'optimize_indices' ||
+      (type === MAINTENANCE_JOB && before.indices > 0 && (all || before.unindexedRows >= policy.index_min_unindexed_rows.value));
     const blocked = this.cleanupBlocked(t, before);
     const due = before.versions.some((v) => v.version !== before.version && v.timestamp < now - retentionSeconds * 1000);
     const cleanup = (type === 'cleanup' || (type === MAINTENANCE_JOB && (all || due))) && !blocked;
@@ -283,7 +303,9 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
     let versionRowsRemoved = 0;
     if (cleanup && t.managed) {
       const tagged = new Set(before.taggedVersions);
-      const doomed = before.versions.filter((v) => v.timestamp < cutoff && v.version !== before.version && !tagged.has(v.version)).map((v) => v.version);
+      const doomed = before.versions
+        .filter((v) => v.timestamp < cutoff && v.version !== before.version && !tagged.has(v.version))
+        .map((v) => v.version);
       versionRowsRemoved = await this.repo.deleteVersions(t.id, doomed);
     }
     await ctx.beforeCommit();
@@ -319,7 +341,13 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
     };
     this.metrics.maintenanceBytesReclaimed.inc(stats.prune.bytesRemoved);
     this.metrics.maintenanceFragmentsMerged.inc(stats.compaction.fragmentsRemoved);
-    await audit.committed({ ran, fragments_merged: result.fragments_merged, versions_removed: result.versions_removed, bytes_reclaimed: result.bytes_reclaimed, version: result.version });
+    await audit.committed({
+      ran,
+      fragments_merged: result.fragments_merged,
+      versions_removed: result.versions_removed,
+      bytes_reclaimed: result.bytes_reclaimed,
+      version: result.version,
+    });
     return result;
   }
 
@@ -328,7 +356,7 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
    * its own files are another table's (it is a clone), or it has branches (their versions refer to main's files).
    */
   private cleanupBlocked(t: MaintainedTable, s: TableState): string | undefined {
-    if (t.cloneSource) return 'a shallow clone reads this table\'s files';
+    if (t.cloneSource) return "a shallow clone reads this table's files";
     if (t.clone) return 'this table is a shallow clone (its data files belong to its source)';
     if (s.branches.length) return `the table has branches (${s.branches.length}): their versions refer to main's files`;
     return undefined;
@@ -351,18 +379,20 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
    * latest version, a few times.
    */
   private async optimize(location: string, cutoff: number): Promise<{ stats: lancedb.OptimizeStats; attempts: number }> {
-    return this.maintaining.run(true, () => this.engine.withTable(location, async (table) => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return { stats: await table.optimize({ cleanupOlderThan: new Date(cutoff), deleteUnverified: false }), attempts: attempt };
-        } catch (err) {
-          if (attempt >= COMMIT_ATTEMPTS || !isConflict(err)) throw err;
-          this.log.debug(`optimize of ${location} met a concurrent commit (attempt ${attempt}): retrying`);
-          await sleep(50 * 2 ** attempt);
-          await table.checkoutLatest();
+    return this.maintaining.run(true, () =>
+      this.engine.withTable(location, async (table) => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return { stats: await table.optimize({ cleanupOlderThan: new Date(cutoff), deleteUnverified: false }), attempts: attempt };
+          } catch (err) {
+            if (attempt >= COMMIT_ATTEMPTS || !isConflict(err)) throw err;
+            this.log.debug(`optimize of ${location} met a concurrent commit (attempt ${attempt}): retrying`);
+            await sleep(50 * 2 ** attempt);
+            await table.checkoutLatest();
+          }
         }
-      }
-    }));
+      }),
+    );
   }
 
   /** Removes the catalog rows of versions whose manifests are gone (pruned here, or by a namespace-mode cleanup). */

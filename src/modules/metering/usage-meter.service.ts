@@ -168,7 +168,9 @@ export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnAppli
   /** Adds one batch in one transaction; it stays pending (and is retried first) until that commits. */
   private async apply(batch: Batch): Promise<void> {
     try {
-      const applied = await this.uow.run(() => this.repo.applyFlush(this.replica.id, batch.seq, batch.rows, batch.touched, [...batch.grown]));
+      const applied = await this.uow.run(() =>
+        this.repo.applyFlush(this.replica.id, batch.seq, batch.rows, batch.touched, [...batch.grown]),
+      );
       this.metrics.usageFlushes.inc({ outcome: applied ? 'applied' : 'already_applied' });
     } catch (err) {
       this.metrics.usageFlushes.inc({ outcome: 'failed' });

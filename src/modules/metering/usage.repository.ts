@@ -82,7 +82,13 @@ export class UsageRepository {
    * whether the flush was applied now. `grown`: [table location, bytes] that gateway commits added, added to the
    * tables' written_bytes (and marking them written).
    */
-  async applyFlush(replica: string, seq: number, rows: CounterRow[], touched: string[], grown: Array<[string, number]> = []): Promise<boolean> {
+  async applyFlush(
+    replica: string,
+    seq: number,
+    rows: CounterRow[],
+    touched: string[],
+    grown: Array<[string, number]> = [],
+  ): Promise<boolean> {
     if (!this.uow.inProgress) throw new Error('applyFlush needs a unit of work');
     const fresh = await this.db.$queryRaw<{ seq: unknown }[]>`
       INSERT INTO usage_flushes (replica, seq) VALUES (${replica}, ${seq}::bigint) ON CONFLICT DO NOTHING RETURNING seq`;
@@ -213,7 +219,9 @@ export class UsageRepository {
   }
 
   async namespaceCount(databaseId: string): Promise<number> {
-    const rows = await this.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM namespaces WHERE database_id = ${databaseId}::uuid`;
+    const rows = await this.db.$queryRaw<
+      { n: number }[]
+    >`SELECT count(*)::int AS n FROM namespaces WHERE database_id = ${databaseId}::uuid`;
     return rows[0].n;
   }
 
@@ -233,7 +241,9 @@ export class UsageRepository {
    * once take different tables. The lease lasts `leaseMs`.
    */
   async claimDue(owner: string, limit: number, fullScanMs: number, leaseMs: number): Promise<ClaimedTable[]> {
-    const rows = await this.db.$queryRaw<{ tableId: string; databaseId: string; location: string; claimedAt: Date; writtenBytes: unknown }[]>`
+    const rows = await this.db.$queryRaw<
+      { tableId: string; databaseId: string; location: string; claimedAt: Date; writtenBytes: unknown }[]
+    >`
       WITH due AS (
         SELECT u.table_id FROM table_usage u
          WHERE (u.lease_until IS NULL OR u.lease_until < now())

@@ -65,7 +65,13 @@ const SPEC_BY_SHAPE = new Map<string, [string, string]>(
 );
 
 function paramObject(p: ParamDoc): Record<string, unknown> {
-  const out: Record<string, unknown> = { name: p.name, in: p.in, description: p.description, required: p.required ?? p.in === 'path', schema: p.schema };
+  const out: Record<string, unknown> = {
+    name: p.name,
+    in: p.in,
+    description: p.description,
+    required: p.required ?? p.in === 'path',
+    schema: p.schema,
+  };
   if (p.style) out.style = p.style;
   if (p.explode !== undefined) out.explode = p.explode;
   return out;
@@ -171,13 +177,22 @@ function scannedOperation(method: Method, scannedPath: string, key: string, rest
   const spec = rest ? SPEC_BY_SHAPE.get(pathShape(key)) : undefined;
   const admin = scannedPath.startsWith('/admin/');
   const parameters: Record<string, unknown>[] = pathParamsOf(scannedPath).map((p) =>
-    paramObject({ name: p, in: 'path', required: true, description: p === 'id' && rest ? ID_DESCRIPTION : `\`${p}\``, schema: { type: 'string' } }),
+    paramObject({
+      name: p,
+      in: 'path',
+      required: true,
+      description: p === 'id' && rest ? ID_DESCRIPTION : `\`${p}\``,
+      schema: { type: 'string' },
+    }),
   );
   if (rest && pathParamsOf(scannedPath).includes('id')) parameters.push(paramObject(DELIMITER));
   if (rest) for (const h of DATABASE_HEADERS) parameters.push(paramObject(h));
   parameters.push(paramObject(REQUEST_ID_HEADER));
   const success = Object.fromEntries(
-    Object.entries((scanned.responses ?? {}) as Record<string, { description?: string }>).map(([s, r]) => [s, { ...r, description: r.description || 'Success' }]),
+    Object.entries((scanned.responses ?? {}) as Record<string, { description?: string }>).map(([s, r]) => [
+      s,
+      { ...r, description: r.description || 'Success' },
+    ]),
   );
   const op: Operation = {
     operationId: spec?.[0] ?? scanned.operationId,
@@ -236,7 +251,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
         (config.basePath ? ` \`${config.basePath}\`` : ', empty here') +
         '), the Enterprise routes, the operator API, health and metrics.\n\n' +
         'Every 4xx/5xx answer carries the ErrorResponse body: the problem-details fields `type`, `title`, `status`, ' +
-        '`detail`, `instance` (the request id) plus the spec\'s integer `code` and `error` message.',
+        "`detail`, `instance` (the request id) plus the spec's integer `code` and `error` message.",
     )
     .setLicense('Apache 2.0', 'https://www.apache.org/licenses/LICENSE-2.0.html')
     .build();
@@ -256,7 +271,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     for (const method of METHODS) {
       const op = (item as Record<string, Operation | undefined>)[method];
       if (!op) continue;
-      const rel = config.basePath && scannedPath.startsWith(`${config.basePath}/`) ? scannedPath.slice(config.basePath.length) : scannedPath;
+      const rel =
+        config.basePath && scannedPath.startsWith(`${config.basePath}/`) ? scannedPath.slice(config.basePath.length) : scannedPath;
       const rest = rel.startsWith('/v1/') || rel === '/v1';
       const key = `${method.toUpperCase()} ${rest ? rel : scannedPath}`;
       const handler = handlers.get(String(op.operationId));

@@ -39,7 +39,8 @@ export const DATABASE_HEADERS: ParamDoc[] = [
 export const REQUEST_ID_HEADER: ParamDoc = {
   name: 'x-request-id',
   in: 'header',
-  description: 'Request id (`[A-Za-z0-9._:-]{1,128}`); echoed in the response header and in error bodies\' `instance`. Generated when absent.',
+  description:
+    "Request id (`[A-Za-z0-9._:-]{1,128}`); echoed in the response header and in error bodies' `instance`. Generated when absent.",
   schema: { type: 'string' },
 };
 
@@ -49,11 +50,10 @@ export const IDEMPOTENCY_KEY_HEADER: ParamDoc = {
   in: 'header',
   description:
     'Makes the write exactly-once: a retry with the same key (and the same body and route) is answered with the first ' +
-    'attempt\'s answer and changes nothing; the same key with another body or route is a 422. A client\'s own ' +
+    "attempt's answer and changes nothing; the same key with another body or route is a 422. A client's own " +
     '`x-request-id` does the same for a shorter window. 1-255 visible ASCII characters.',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
-
 
 export const SECURITY_SCHEMES = {
   ApiKeyAuth: {
@@ -97,11 +97,10 @@ export const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
 export const ACCESS_TEXT: Record<Access, (role?: string) => string> = {
   catalog: (role) =>
     `Needs a credential of the database with role \`${role ?? 'read'}\` or higher: \`x-api-key\`, ` +
-    '`Authorization: Bearer <JWT>`, or `identity` in the body. Counted against the database\'s rate limit ' +
+    "`Authorization: Bearer <JWT>`, or `identity` in the body. Counted against the database's rate limit " +
     '(503, code 21, `Retry-After` when exceeded).',
   operator: () => 'Operator key only (`x-api-key: <ADMIN_API_KEY>`); any other valid credential → 403.',
-  'database-admin': () =>
-    'The operator key, or an `admin` credential of that database (admin API key, or a token with scope `admin`).',
+  'database-admin': () => 'The operator key, or an `admin` credential of that database (admin API key, or a token with scope `admin`).',
   metrics: () =>
     'When METRICS_API_KEY is set, the key as `Authorization: Bearer <key>` or `x-api-key` (else 401); otherwise no credential.',
   public: () => 'No credential.',

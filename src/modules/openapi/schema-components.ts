@@ -28,7 +28,8 @@ export class SchemaComponents {
         for (const [k, x] of Object.entries(v)) {
           // zod bounds every integer to the safe range: true of every JSON number this gateway sends, so left out.
           if ((k === 'minimum' && x === Number.MIN_SAFE_INTEGER) || (k === 'maximum' && x === Number.MAX_SAFE_INTEGER)) continue;
-          out[k] = k === '$ref' && typeof x === 'string' && x.startsWith('#/$defs/') ? `#/components/schemas/${rename(x.slice(8))}` : rewrite(x);
+          out[k] =
+            k === '$ref' && typeof x === 'string' && x.startsWith('#/$defs/') ? `#/components/schemas/${rename(x.slice(8))}` : rewrite(x);
         }
         return out;
       }

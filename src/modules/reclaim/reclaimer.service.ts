@@ -99,7 +99,13 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
         actor: 'reclaimer',
         action: 'storage.reclaim',
         target: `transaction ${t.id}`,
-        details: { reason: 'interrupted_cascade', operation: t.operation, locations: done.removed, bytes: done.bytes, finished: done.succeeded },
+        details: {
+          reason: 'interrupted_cascade',
+          operation: t.operation,
+          locations: done.removed,
+          bytes: done.bytes,
+          finished: done.succeeded,
+        },
       });
     }
   }
@@ -178,6 +184,10 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
     const usage = await this.storage.usage(location);
     await this.storage.remove(location);
     if (usage.files === 0) return null;
-    return { reason: records.some((r) => r.kind === 'cleanup') ? 'interrupted_cleanup' : 'abandoned_write', bytes: usage.bytes, files: usage.files };
+    return {
+      reason: records.some((r) => r.kind === 'cleanup') ? 'interrupted_cleanup' : 'abandoned_write',
+      bytes: usage.bytes,
+      files: usage.files,
+    };
   }
 }

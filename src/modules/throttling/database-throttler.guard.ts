@@ -26,7 +26,14 @@ import { RedisConnection } from '../../platform/redis/redis.provider';
 export const THROTTLER_NAME = 'database';
 
 /** The route metadata keys of @Throttle and @SkipThrottle (each followed by the throttler's name). */
-const THROTTLER_METADATA = [THROTTLER_SKIP, THROTTLER_LIMIT, THROTTLER_TTL, THROTTLER_BLOCK_DURATION, THROTTLER_TRACKER, THROTTLER_KEY_GENERATOR];
+const THROTTLER_METADATA = [
+  THROTTLER_SKIP,
+  THROTTLER_LIMIT,
+  THROTTLER_TTL,
+  THROTTLER_BLOCK_DURATION,
+  THROTTLER_TRACKER,
+  THROTTLER_KEY_GENERATOR,
+];
 
 /** The limit that applies to a request's database: its own, or the gateway default. */
 export function limitFor(config: AppConfig, ctx: ExecutionContext): { limit: number; windowMs: number } {
@@ -84,7 +91,9 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
     const handler = ctx.getHandler();
     let plain = this.plainRoutes.get(handler);
     if (plain === undefined) {
-      plain = !THROTTLER_METADATA.some((key) => this.reflector.getAllAndOverride(`${key}${THROTTLER_NAME}`, [handler, ctx.getClass()]) !== undefined);
+      plain = !THROTTLER_METADATA.some(
+        (key) => this.reflector.getAllAndOverride(`${key}${THROTTLER_NAME}`, [handler, ctx.getClass()]) !== undefined,
+      );
       this.plainRoutes.set(handler, plain);
     }
     const throttler = this.throttlers.length === 1 ? this.throttlers[0] : undefined;

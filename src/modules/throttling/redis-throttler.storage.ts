@@ -5,7 +5,13 @@ import type Redis from 'ioredis';
 type ThrottleReply = [totalHits: number, timeToExpire: number, isBlocked: number, timeToBlockExpire: number];
 type WithThrottleCommands = Redis & {
   lgwThrottle(hitKey: string, blockKey: string, name: string, ttl: number, limit: number, blockDuration: number): Promise<ThrottleReply>;
-  lgwThrottleBatch(hitKey: string, blockKey: string, ttl: number, limit: number, n: number): Promise<[granted: number, totalHits: number, timeToExpire: number]>;
+  lgwThrottleBatch(
+    hitKey: string,
+    blockKey: string,
+    ttl: number,
+    limit: number,
+    n: number,
+  ): Promise<[granted: number, totalHits: number, timeToExpire: number]>;
 };
 
 /** A limit of at least this many requests per window is counted in batches (see RedisThrottlerStorage). */
@@ -73,7 +79,13 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
     this.client = client as WithThrottleCommands;
   }
 
-  override async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+  override async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
     const hitKey = `{${key}:${throttlerName}}:hits`;
     const blockKey = `{${key}:${throttlerName}}:blocked`;
     const n = batchFor(limit);
@@ -83,7 +95,12 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
       const b = this.batches.get(hitKey);
       if (b && b.left > 0 && b.endsAt > Date.now()) {
         b.left--;
-        return { totalHits: b.total - b.left, timeToExpire: Math.ceil((b.endsAt - Date.now()) / 1000), isBlocked: false, timeToBlockExpire: 0 };
+        return {
+          totalHits: b.total - b.left,
+          timeToExpire: Math.ceil((b.endsAt - Date.now()) / 1000),
+          isBlocked: false,
+          timeToBlockExpire: 0,
+        };
       }
       let taking = this.taking.get(hitKey);
       if (!taking) {
@@ -119,7 +136,14 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
     if (this.batches.size >= 10_000) this.batches.clear();
   }
 
-  private async exact(hitKey: string, blockKey: string, name: string, ttl: number, limit: number, blockDuration: number): Promise<ThrottlerStorageRecord> {
+  private async exact(
+    hitKey: string,
+    blockKey: string,
+    name: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+  ): Promise<ThrottlerStorageRecord> {
     const r = await this.client.lgwThrottle(hitKey, blockKey, name, ttl, limit, blockDuration);
     if (!Array.isArray(r) || r.length !== 4 || r.some((v) => typeof v !== 'number')) {
       throw new TypeError(`unexpected rate-limit script reply: ${JSON.stringify(r)}`);

@@ -57,7 +57,7 @@ export class UsageController {
       CSV_NOTE,
     tag: 'Operator',
     access: 'operator',
-    responses: { 200: { description: 'The databases\' usage', schema: FleetUsageReport } },
+    responses: { 200: { description: "The databases' usage", schema: FleetUsageReport } },
     errors: [400, 401, 403, 503, '5XX'],
   })
   async fleet(

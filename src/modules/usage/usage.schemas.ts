@@ -49,13 +49,15 @@ const counters = {
     .int()
     .nullable()
     .describe(
-      'bytes the database holds on its store as of the last measurement that day: every object under its tables\' locations (all versions, indices, deletion files), plus what writes through the gateway added since each table was last measured; null: not measured (or hourly rows)',
+      "bytes the database holds on its store as of the last measurement that day: every object under its tables' locations (all versions, indices, deletion files), plus what writes through the gateway added since each table was last measured; null: not measured (or hourly rows)",
     ),
   current_version_bytes: z
     .number()
     .int()
     .nullable()
-    .describe("sum of its tables' current-version data bytes (what the latest versions read) at the same measurement; null: not measured (or hourly rows)"),
+    .describe(
+      "sum of its tables' current-version data bytes (what the latest versions read) at the same measurement; null: not measured (or hourly rows)",
+    ),
   tables: z.number().int().nullable(),
   namespaces: z.number().int().nullable(),
 };

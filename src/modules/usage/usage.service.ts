@@ -12,7 +12,8 @@ const DAY_MS = 24 * HOUR_MS;
 const MAX_DAYS = 400;
 const MAX_HOURS = 31 * 24;
 
-const isKey = (v: unknown): v is [number, string] => Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'string';
+const isKey = (v: unknown): v is [number, string] =>
+  Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'string';
 
 const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
 
@@ -106,7 +107,12 @@ export class UsageService {
   async topByStorage(limit: number): Promise<TopStorageReport> {
     const rows = await this.repo.topByStorage(Math.min(Math.max(limit, 1), 1000));
     return {
-      databases: rows.map((r) => ({ database: r.name, storage_bytes: r.storageBytes, current_version_bytes: r.currentBytes, tables: r.tables })),
+      databases: rows.map((r) => ({
+        database: r.name,
+        storage_bytes: r.storageBytes,
+        current_version_bytes: r.currentBytes,
+        tables: r.tables,
+      })),
     };
   }
 
@@ -115,7 +121,8 @@ export class UsageService {
     const lines: string[] = [];
     if ('periods' in report) {
       lines.push(['database', 'granularity', 'start', ...CSV_COUNTERS].join(','));
-      for (const p of report.periods) lines.push([report.database, report.granularity, p.start, ...CSV_COUNTERS.map((c) => p[c])].map(csvField).join(','));
+      for (const p of report.periods)
+        lines.push([report.database, report.granularity, p.start, ...CSV_COUNTERS.map((c) => p[c])].map(csvField).join(','));
     } else {
       lines.push(['date', 'database', ...CSV_COUNTERS].join(','));
       for (const d of report.databases) lines.push([report.date, d.database, ...CSV_COUNTERS.map((c) => d[c])].map(csvField).join(','));

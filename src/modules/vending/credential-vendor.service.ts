@@ -76,7 +76,10 @@ export function sessionPolicy(bucket: string, key: string, access: VendAccess): 
 
 /** `lance-gw-<r|w>-<hash>`: ≤ 64 chars from [\w+=,.@-], stable per table and access (visible in CloudTrail). */
 export function roleSessionName(profile: StorageProfile, key: string, access: VendAccess): string {
-  const h = createHash('sha256').update(`${profile.name}\0${profile.bucket ?? ''}\0${key}`).digest('hex').slice(0, 24);
+  const h = createHash('sha256')
+    .update(`${profile.name}\0${profile.bucket ?? ''}\0${key}`)
+    .digest('hex')
+    .slice(0, 24);
   return `lance-gw-${access === 'write' ? 'w' : 'r'}-${h}`;
 }
 
@@ -179,7 +182,9 @@ export class CredentialVendor implements OnApplicationShutdown {
     const c = out.Credentials;
     if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken || !c.Expiration) {
       this.log.warn(`STS AssumeRole for profile '${profile.name}' role ${sts.roleArn} answered without complete credentials`);
-      throw Errors.serviceUnavailable('temporary storage credentials cannot be issued right now (incomplete answer from the security token service)');
+      throw Errors.serviceUnavailable(
+        'temporary storage credentials cannot be issued right now (incomplete answer from the security token service)',
+      );
     }
     const now = Date.now();
     const expiresAtMs = c.Expiration.getTime();

@@ -8,7 +8,16 @@ import { StorageProfile, StorageScheme } from './storage-profile';
  */
 export const DEFAULT_PROFILE = 'default';
 const PROFILE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const SCHEMES: Record<string, StorageScheme> = { s3: 's3', s3a: 's3', gs: 'gs', gcs: 'gs', az: 'az', azure: 'az', abfs: 'az', file: 'file' };
+const SCHEMES: Record<string, StorageScheme> = {
+  s3: 's3',
+  s3a: 's3',
+  gs: 'gs',
+  gcs: 'gs',
+  az: 'az',
+  azure: 'az',
+  abfs: 'az',
+  file: 'file',
+};
 
 export interface StorageConfig {
   defaultProfile: string;
@@ -54,7 +63,10 @@ function stringMap(where: string, v: unknown, problems: string[]): Record<string
 }
 
 /** `s3://bucket/prefix` → its parts; a plain path (or file://) → a local root. */
-export function parseRoot(root: string, dataDir: string): { scheme: StorageScheme; root: string; bucket?: string; prefix: string } | string {
+export function parseRoot(
+  root: string,
+  dataDir: string,
+): { scheme: StorageScheme; root: string; bucket?: string; prefix: string } | string {
   const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/.exec(root.trim());
   if (!m) return { scheme: 'file', root: path.resolve(dataDir, root.trim()), prefix: '' };
   const scheme = SCHEMES[m[1].toLowerCase()];
@@ -97,11 +109,13 @@ function profileFrom(name: string, raw: RawProfile, dataDir: string, problems: s
       problems.push(`${where}.role_arn: temporary credentials (STS) are only available for s3:// roots`);
     } else {
       const duration = raw.duration_seconds === undefined ? 3600 : Number(raw.duration_seconds);
-      if (!Number.isInteger(duration) || duration < 900 || duration > 43200) problems.push(`${where}.duration_seconds: must be an integer from 900 to 43200`);
+      if (!Number.isInteger(duration) || duration < 900 || duration > 43200)
+        problems.push(`${where}.duration_seconds: must be an integer from 900 to 43200`);
       for (const k of ['sts_endpoint', 'sts_region', 'external_id'] as const) {
         if (raw[k] !== undefined && typeof raw[k] !== 'string') problems.push(`${where}.${k}: must be a string`);
       }
-      if (typeof raw.sts_endpoint === 'string' && !/^https?:\/\/\S+$/.test(raw.sts_endpoint)) problems.push(`${where}.sts_endpoint: must be an http(s):// URL`);
+      if (typeof raw.sts_endpoint === 'string' && !/^https?:\/\/\S+$/.test(raw.sts_endpoint))
+        problems.push(`${where}.sts_endpoint: must be an http(s):// URL`);
       sts = {
         roleArn: raw.role_arn,
         endpoint: raw.sts_endpoint as string | undefined,
@@ -115,7 +129,13 @@ function profileFrom(name: string, raw: RawProfile, dataDir: string, problems: s
 }
 
 export function loadStorageConfig(
-  e: { STORAGE_ROOT?: string; STORAGE_OPTIONS?: string; STORAGE_CLIENT_OPTIONS?: string; STORAGE_PROFILES?: string; STORAGE_ROLE_ARN?: string },
+  e: {
+    STORAGE_ROOT?: string;
+    STORAGE_OPTIONS?: string;
+    STORAGE_CLIENT_OPTIONS?: string;
+    STORAGE_PROFILES?: string;
+    STORAGE_ROLE_ARN?: string;
+  },
   dataDir: string,
   problems: string[],
 ): StorageConfig {
@@ -123,11 +143,14 @@ export function loadStorageConfig(
   const raw = parseJson('STORAGE_PROFILES', e.STORAGE_PROFILES, problems);
   const named: Record<string, RawProfile> = {};
   if (raw !== undefined) {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) problems.push('STORAGE_PROFILES: must be a JSON object of profile name to {root, options, …}');
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      problems.push('STORAGE_PROFILES: must be a JSON object of profile name to {root, options, …}');
     else
       for (const [name, p] of Object.entries(raw as Record<string, unknown>)) {
-        if (!PROFILE_NAME.test(name)) problems.push(`STORAGE_PROFILES: profile name '${name.slice(0, 64)}' must be 1-64 letters, digits, _ or -`);
-        else if (typeof p !== 'object' || p === null || Array.isArray(p)) problems.push(`STORAGE_PROFILES.${name}: must be an object {root, options, …}`);
+        if (!PROFILE_NAME.test(name))
+          problems.push(`STORAGE_PROFILES: profile name '${name.slice(0, 64)}' must be 1-64 letters, digits, _ or -`);
+        else if (typeof p !== 'object' || p === null || Array.isArray(p))
+          problems.push(`STORAGE_PROFILES.${name}: must be an object {root, options, …}`);
         else named[name] = p as RawProfile;
       }
   }

@@ -22,7 +22,10 @@ class CatalogClientModule {
     return {
       module: CatalogClientModule,
       global: true,
-      providers: [{ provide: CATALOG_DB, useValue: catalog }, { provide: PrismaClient, useValue: catalog.prisma }],
+      providers: [
+        { provide: CATALOG_DB, useValue: catalog },
+        { provide: PrismaClient, useValue: catalog.prisma },
+      ],
       exports: [PrismaClient, CATALOG_DB],
     };
   }
@@ -57,18 +60,20 @@ export class DatabaseModule {
       module: DatabaseModule,
       imports: [
         client,
-        withoutGlobalEnhancers(ClsModule.forRoot({
-          plugins: [
-            new ClsPluginTransactional({
-              imports: [client],
-              adapter: new TransactionalAdapterPrisma({
-                prismaInjectionToken: PrismaClient,
-                defaultTxOptions: UNIT_OF_WORK_OPTIONS,
-                sqlFlavor: 'postgresql',
+        withoutGlobalEnhancers(
+          ClsModule.forRoot({
+            plugins: [
+              new ClsPluginTransactional({
+                imports: [client],
+                adapter: new TransactionalAdapterPrisma({
+                  prismaInjectionToken: PrismaClient,
+                  defaultTxOptions: UNIT_OF_WORK_OPTIONS,
+                  sqlFlavor: 'postgresql',
+                }),
               }),
-            }),
-          ],
-        })),
+            ],
+          }),
+        ),
       ],
       providers: [CatalogLifecycle, UnitOfWork],
       exports: [client, UnitOfWork],

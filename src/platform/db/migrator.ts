@@ -64,9 +64,7 @@ export function listMigrations(dir: string): MigrationFile[] {
 async function acquireLock(session: SqlSession): Promise<void> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
-    const [row] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
-      PRISMA_MIGRATE_LOCK_KEY,
-    ]);
+    const [row] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [PRISMA_MIGRATE_LOCK_KEY]);
     if (row.locked) return;
     if (Date.now() > deadline) throw new MigrationError('timed out waiting for the migration lock');
     await new Promise((r) => setTimeout(r, 200));
@@ -78,9 +76,7 @@ export async function applyMigrations(session: SqlSession, dir: string): Promise
   const migrations = listMigrations(dir);
   await acquireLock(session);
   try {
-    const [{ present }] = await session.query<{ present: boolean }>(
-      `SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present`,
-    );
+    const [{ present }] = await session.query<{ present: boolean }>(`SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present`);
     if (!present) {
       const [{ n }] = await session.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM information_schema.tables
@@ -111,10 +107,11 @@ export async function applyMigrations(session: SqlSession, dir: string): Promise
     for (const m of migrations) {
       if (applied.has(m.name)) continue;
       const id = randomUUID();
-      await session.query(
-        `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())`,
-        [id, m.checksum, m.name],
-      );
+      await session.query(`INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())`, [
+        id,
+        m.checksum,
+        m.name,
+      ]);
       try {
         await session.exec(m.sql);
       } catch (err) {
@@ -122,10 +119,7 @@ export async function applyMigrations(session: SqlSession, dir: string): Promise
         await session.query(`UPDATE _prisma_migrations SET logs = $2 WHERE id = $1`, [id, message]);
         throw new MigrationError(`migration ${m.name} failed: ${message}`);
       }
-      await session.query(
-        `UPDATE _prisma_migrations SET applied_steps_count = applied_steps_count + 1 WHERE id = $1`,
-        [id],
-      );
+      await session.query(`UPDATE _prisma_migrations SET applied_steps_count = applied_steps_count + 1 WHERE id = $1`, [id]);
       await session.query(`UPDATE _prisma_migrations SET finished_at = now() WHERE id = $1`, [id]);
       done.push(m.name);
     }

@@ -11,7 +11,10 @@ export function isUniqueViolation(err: unknown): boolean {
 
 /** The SQLSTATE of a Postgres error however it arrives (raw pg, Prisma's driver-adapter wrapping, or its message). */
 export function sqlState(err: unknown): string | undefined {
-  const e = err as { code?: unknown; meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown; code?: unknown } } } };
+  const e = err as {
+    code?: unknown;
+    meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown; code?: unknown } } };
+  };
   const cause = e?.meta?.driverAdapterError?.cause;
   for (const c of [cause?.originalCode, cause?.code, e?.meta?.code, e?.code]) {
     if (typeof c === 'string' && /^[0-9A-Z]{5}$/.test(c)) return c;

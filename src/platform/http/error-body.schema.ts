@@ -22,6 +22,6 @@ export const ErrorResponse = z
       ),
     error: z.string().describe('the same message as `detail` (the Lance Namespace ErrorResponse field)'),
   })
-  .describe('Error body of every 4xx/5xx answer: the problem-details fields of docs/rest-contract.md §7 plus the spec\'s `code` and `error`')
+  .describe("Error body of every 4xx/5xx answer: the problem-details fields of docs/rest-contract.md §7 plus the spec's `code` and `error`")
   .meta({ id: 'ErrorResponse' });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;

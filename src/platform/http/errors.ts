@@ -46,8 +46,7 @@ export class ApiError extends Error {
 /** Factories for the errors the services raise, so status/code pairs are chosen in one place. */
 export const Errors = {
   invalidInput: (msg: string) => new ApiError(400, ErrorCode.InvalidInput, msg),
-  unauthenticated: (msg: string) =>
-    new ApiError(401, ErrorCode.Unauthenticated, msg, { 'WWW-Authenticate': 'Bearer' }),
+  unauthenticated: (msg: string) => new ApiError(401, ErrorCode.Unauthenticated, msg, { 'WWW-Authenticate': 'Bearer' }),
   permissionDenied: (msg: string) => new ApiError(403, ErrorCode.PermissionDenied, msg),
   unsupported: (msg: string) => new ApiError(406, ErrorCode.Unsupported, msg),
   namespaceNotFound: (id: string) => new ApiError(404, ErrorCode.NamespaceNotFound, id),
@@ -65,7 +64,8 @@ export const Errors = {
   invalidTableState: (msg: string) => new ApiError(409, ErrorCode.InvalidTableState, msg),
   concurrentModification: (msg: string) => new ApiError(409, ErrorCode.ConcurrentModification, msg),
   /** Busy, not broken: the client should retry after `retryAfterS` seconds (the official clients retry 503). */
-  slowDown: (msg: string, retryAfterS = 1) => new ApiError(503, ErrorCode.Throttling, `Slow down: ${msg}`, { 'Retry-After': String(retryAfterS) }),
+  slowDown: (msg: string, retryAfterS = 1) =>
+    new ApiError(503, ErrorCode.Throttling, `Slow down: ${msg}`, { 'Retry-After': String(retryAfterS) }),
   serviceUnavailable: (msg: string) => new ApiError(503, ErrorCode.ServiceUnavailable, msg),
   notFound: (msg: string) => new ApiError(404, ErrorCode.Unsupported, msg),
   conflict: (msg: string) => new ApiError(409, ErrorCode.ConcurrentModification, msg),

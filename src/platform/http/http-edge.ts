@@ -33,8 +33,10 @@ export function frameworkErrorHandler(onAnswer?: (method: string, status: number
   return (err: Error & { code?: string }, req: FastifyRequest, reply: FastifyReply): void => {
     reply.header('x-request-id', req.id);
     let error: unknown = err;
-    if (err.code === 'FST_ERR_BAD_URL') error = Errors.invalidInput('the request URL is not valid: a percent-encoded sequence is malformed');
-    else if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') error = Errors.uriTooLong(`a path parameter is longer than ${MAX_PARAM_LENGTH} characters`);
+    if (err.code === 'FST_ERR_BAD_URL')
+      error = Errors.invalidInput('the request URL is not valid: a percent-encoded sequence is malformed');
+    else if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+      error = Errors.uriTooLong(`a path parameter is longer than ${MAX_PARAM_LENGTH} characters`);
     // No hooks run for these requests, so the onSend drain does not either: the body is drained here (bounded), so
     // a client still writing it reads the answer instead of failing with EPIPE.
     drainUnreadBody(req.raw, reply);

@@ -47,7 +47,7 @@ export function renderError(err: unknown, requestId?: string): Rendered {
       typeof res === 'string'
         ? res
         : Array.isArray((res as { message?: unknown }).message)
-          ? ((res as { message: string[] }).message).join('; ')
+          ? (res as { message: string[] }).message.join('; ')
           : String((res as { message?: unknown }).message ?? err.message);
     return { status, code: codeForStatus(status), message: frameworkMessage(status, message), headers: {} };
   }
@@ -61,7 +61,12 @@ export function renderError(err: unknown, requestId?: string): Rendered {
   if (dataError) return { status: 400, code: ErrorCode.InvalidInput, message: dataError, headers: {} };
   if (isDatabaseUnavailable(err)) {
     log.warn(`catalog database unavailable: ${(err as Error)?.message}`);
-    return { status: 503, code: ErrorCode.ServiceUnavailable, message: 'catalog database unavailable, retry later', headers: { 'Retry-After': '1' } };
+    return {
+      status: 503,
+      code: ErrorCode.ServiceUnavailable,
+      message: 'catalog database unavailable, retry later',
+      headers: { 'Retry-After': '1' },
+    };
   }
   log.error(`request ${requestId ?? '-'}: ${(err as Error)?.stack ?? String(err)}`);
   return { status: 500, code: ErrorCode.Internal, message: 'internal error', headers: {} };
@@ -109,7 +114,11 @@ function renderClientError(err: { code?: string; message?: string }): { status: 
  * A complete raw HTTP/1.1 answer with the problem body, for connections refused before Fastify saw a request. It
  * closes the connection; a HEAD request gets the headers only.
  */
-export function rawErrorResponse(err: { code?: string; message?: string }, instance: string, opts: { head: boolean }): { status: number; bytes: Buffer } {
+export function rawErrorResponse(
+  err: { code?: string; message?: string },
+  instance: string,
+  opts: { head: boolean },
+): { status: number; bytes: Buffer } {
   const { status, message } = renderClientError(err);
   const body = Buffer.from(JSON.stringify(errorBody(status, codeForStatus(status), message, instance)), 'utf8');
   const head =

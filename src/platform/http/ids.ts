@@ -45,9 +45,7 @@ export function reconcileBodyId(pathId: string[], bodyId: unknown): string[] {
     throw Errors.invalidInput('body id must be an array of strings');
   }
   if (bodyId.length !== pathId.length || bodyId.some((p, i) => p !== pathId[i])) {
-    throw Errors.invalidInput(
-      `body id ${JSON.stringify(bodyId)} does not match the path identifier ${JSON.stringify(pathId)}`,
-    );
+    throw Errors.invalidInput(`body id ${JSON.stringify(bodyId)} does not match the path identifier ${JSON.stringify(pathId)}`);
   }
   return pathId;
 }

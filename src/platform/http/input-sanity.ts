@@ -52,7 +52,8 @@ export function findUnsafeString(value: unknown, root: string): string | undefin
       for (let i = v.length - 1; i >= 0; i--) {
         const item = v[i];
         // Numbers, booleans and nulls are the bulk of large bodies (vectors): skip them without a stack entry.
-        if (typeof item === 'string' || (item !== null && typeof item === 'object')) stack.push({ v: item, path: child(path, i), depth: depth + 1 });
+        if (typeof item === 'string' || (item !== null && typeof item === 'object'))
+          stack.push({ v: item, path: child(path, i), depth: depth + 1 });
       }
       continue;
     }

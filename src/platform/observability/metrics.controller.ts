@@ -15,8 +15,7 @@ export class MetricsController {
     operationId: 'GetMetrics',
     summary: 'Prometheus metrics',
     description:
-      'Prometheus text exposition format. Never throttled. Series carry a `database` label only with ' +
-      'METRICS_DATABASE_LABELS=true.',
+      'Prometheus text exposition format. Never throttled. Series carry a `database` label only with ' + 'METRICS_DATABASE_LABELS=true.',
     tag: 'Observability',
     access: 'metrics',
     responses: { 200: { description: 'Metrics', raw: { contentType: 'text/plain; version=0.0.4', schema: { type: 'string' } } } },

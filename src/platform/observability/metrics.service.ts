@@ -117,11 +117,7 @@ export class MetricsService {
   /** Fleet-wide figures, as the last storage-refresh round of this replica measured them (none before one ran). */
   fleet?: { databases: number; tables: number; namespaces: number; storageBytes: number };
 
-  constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
-    @Inject(CATALOG_DB) catalog: CatalogDb,
-    redis: RedisConnection,
-  ) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, @Inject(CATALOG_DB) catalog: CatalogDb, redis: RedisConnection) {
     const byDatabase = config.metrics.databaseLabels;
     const perDatabase = <L extends string>(name: string, help: string, labelNames: L[]) =>
       new PerDatabaseCounter<L>(

@@ -114,7 +114,9 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     this.enqueue(() => je.setDirtyDecay(-1, -1));
     writes.onWriting((writing) => this.onWriting(writing));
     this.timer = setInterval(() => this.tick(), RETENTION_TICK_MS).unref();
-    this.log.log(`allocator retention on (jemalloc ${je.version.split('-')[0]}, up to ${this.config.allocatorRetainBytes} bytes kept between reads)`);
+    this.log.log(
+      `allocator retention on (jemalloc ${je.version.split('-')[0]}, up to ${this.config.allocatorRetainBytes} bytes kept between reads)`,
+    );
   }
 
   onModuleDestroy(): Promise<void> {

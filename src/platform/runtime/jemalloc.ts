@@ -52,9 +52,13 @@ export class Jemalloc {
       // Loaded only here: a process without jemalloc never maps the native binding.
       const koffi = require('koffi') as typeof import('koffi');
       const so = koffi.load(lib);
-      const mallctl = so.func('int mallctl(const char *name, _Inout_ void *oldp, _Inout_ size_t *oldlenp, void *newp, size_t newlen)') as unknown as MallctlFn;
+      const mallctl = so.func(
+        'int mallctl(const char *name, _Inout_ void *oldp, _Inout_ size_t *oldlenp, void *newp, size_t newlen)',
+      ) as unknown as MallctlFn;
       // The same function, declared for reading a string (`version` is a const char *).
-      const readString = so.func('int mallctl(const char *name, _Out_ const char **oldp, _Inout_ size_t *oldlenp, void *newp, size_t newlen)');
+      const readString = so.func(
+        'int mallctl(const char *name, _Out_ const char **oldp, _Inout_ size_t *oldlenp, void *newp, size_t newlen)',
+      );
       const version: [string | null] = [null];
       if (readString('version', version, [8], null, 0) !== 0 || !version[0]) return "jemalloc's mallctl does not answer";
       const je = new Jemalloc(mallctl, version[0]);
@@ -150,4 +154,3 @@ type MallctlFn = ((name: string, oldp: Buffer | null, oldlenp: number[] | null, 
     cb: (err: unknown, rc: number) => void,
   ) => void;
 };
-

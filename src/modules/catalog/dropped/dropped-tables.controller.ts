@@ -19,10 +19,15 @@ import {
 } from './dropped-tables.schemas';
 import { DroppedScope, DroppedTablesService } from './dropped-tables.service';
 
-const DROPPED_ID = { id: { description: 'The dropped table\'s id, as listed.' } };
-const TENANT_DROPPED_ID = { dropped_id: { description: 'The dropped table\'s id, as listed.' } };
+const DROPPED_ID = { id: { description: "The dropped table's id, as listed." } };
+const TENANT_DROPPED_ID = { dropped_id: { description: "The dropped table's id, as listed." } };
 
-const scopeOf = (t: TenantContext): DroppedScope => ({ database: t.database, catalog: t.catalog, principal: t.principal, requestId: t.requestId });
+const scopeOf = (t: TenantContext): DroppedScope => ({
+  database: t.database,
+  catalog: t.catalog,
+  principal: t.principal,
+  requestId: t.requestId,
+});
 
 /**
  * Soft-deleted tables of the caller's catalog (docs/soft-delete.md), and the protection flag of tables and
@@ -53,7 +58,7 @@ export class DroppedTablesController {
     summary: 'Undrop a table',
     description:
       'Restores a dropped table (rows, versions, tags, indices) under its old identifier, or under `new_name` / ' +
-      '`new_namespace`. 409 (code 5) when the name is taken (give a new one); 404 when it was purged or is not this database\'s.',
+      "`new_namespace`. 409 (code 5) when the name is taken (give a new one); 404 when it was purged or is not this database's.",
     tag: 'Table',
     access: 'catalog',
     role: 'admin',
@@ -91,7 +96,7 @@ export class DroppedTablesController {
     tag: 'Table',
     access: 'catalog',
     role: 'admin',
-    responses: { 200: { description: 'The table\'s properties', schema: ProtectionResponse } },
+    responses: { 200: { description: "The table's properties", schema: ProtectionResponse } },
     errors: WITH_CONFLICT,
   })
   @Audited('table.protection', (b) => ({ protected: b?.protected ?? null }))
@@ -109,7 +114,7 @@ export class DroppedTablesController {
     tag: 'Namespace',
     access: 'catalog',
     role: 'admin',
-    responses: { 200: { description: 'The namespace\'s properties', schema: ProtectionResponse } },
+    responses: { 200: { description: "The namespace's properties", schema: ProtectionResponse } },
     errors: WITH_CONFLICT,
   })
   @Audited('namespace.protection', (b) => ({ protected: b?.protected ?? null }))
@@ -140,7 +145,7 @@ export class DroppedTablesAdminController {
   @Get(':name/dropped-tables')
   @Operation({
     operationId: 'AdminListDroppedTables',
-    summary: 'List a database\'s dropped tables',
+    summary: "List a database's dropped tables",
     description: 'Every catalog (prefix) of the database; newest first.',
     tag: 'Operator',
     access: 'database-admin',
@@ -148,7 +153,11 @@ export class DroppedTablesAdminController {
     responses: { 200: { description: 'The dropped tables', schema: ListDroppedTablesResponse } },
     errors: OPERATOR_ERRORS,
   })
-  async list(@Param('name') name: string, @ValidQuery(PageQuery) q: z.output<typeof PageQuery>, @Req() req: { actor?: string; id?: string }) {
+  async list(
+    @Param('name') name: string,
+    @ValidQuery(PageQuery) q: z.output<typeof PageQuery>,
+    @Req() req: { actor?: string; id?: string },
+  ) {
     return this.dropped.list(await this.scope(name, req), q);
   }
 

@@ -68,8 +68,9 @@ export class DroppedTablesRepository {
 
   /** Moves one live table (by id) to dropped_tables; null when it is no longer there. */
   async softDrop(id: string, v: SoftDropValues, lastVersion: number | null): Promise<DroppedRow | null> {
-    const rows = await keepingCloneSources(this.db.$queryRawUnsafe<DroppedRow[]>(
-      `WITH d AS (DELETE FROM tables WHERE id = $1::uuid RETURNING *)
+    const rows = await keepingCloneSources(
+      this.db.$queryRawUnsafe<DroppedRow[]>(
+        `WITH d AS (DELETE FROM tables WHERE id = $1::uuid RETURNING *)
        INSERT INTO dropped_tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at, created_at,
                                    clone_source_id, last_version, storage_bytes, purge_after, dropped_by, request_id)
        SELECT d.id, d.database_id, d.catalog, d.namespace_path, d.name, d.location, d.properties, d.materialized_at, d.created_at,
@@ -77,12 +78,13 @@ export class DroppedTablesRepository {
               now() + $3::int * interval '1 second', $4, $5
          FROM d
        RETURNING ${DROPPED_COLUMNS}`,
-      id,
-      lastVersion,
-      v.retentionSeconds,
-      v.droppedBy,
-      v.requestId,
-    ));
+        id,
+        lastVersion,
+        v.retentionSeconds,
+        v.droppedBy,
+        v.requestId,
+      ),
+    );
     return rows[0] ?? null;
   }
 
@@ -128,8 +130,9 @@ export class DroppedTablesRepository {
     const versions = v.versions ?? new Map<string, number | null>();
     const locs = [...versions.keys()];
     const vers = locs.map((l) => versions.get(l) ?? null);
-    return keepingCloneSources(this.db.$queryRawUnsafe<DroppedRow[]>(
-      `WITH d AS (
+    return keepingCloneSources(
+      this.db.$queryRawUnsafe<DroppedRow[]>(
+        `WITH d AS (
          DELETE FROM tables
           WHERE database_id = $1::uuid AND catalog = $2
             AND (namespace_path = $3 OR (namespace_path >= $4 AND namespace_path < $5))
@@ -143,17 +146,18 @@ export class DroppedTablesRepository {
               now() + $6::int * interval '1 second', $7, $8
          FROM d
        RETURNING ${DROPPED_COLUMNS}`,
-      scope.databaseId,
-      scope.catalog,
-      path,
-      lo,
-      hi,
-      v.retentionSeconds,
-      v.droppedBy,
-      v.requestId,
-      locs,
-      vers,
-    ));
+        scope.databaseId,
+        scope.catalog,
+        path,
+        lo,
+        hi,
+        v.retentionSeconds,
+        v.droppedBy,
+        v.requestId,
+        locs,
+        vers,
+      ),
+    );
   }
 
   /** A page of a database's dropped tables (one catalog, or every one when `catalog` is undefined), newest first. */
@@ -188,13 +192,17 @@ export class DroppedTablesRepository {
 
   /** Whether a dropped table keeps its data at this location. */
   async droppedAt(location: string): Promise<boolean> {
-    const rows = await this.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM dropped_tables WHERE md5(location) = md5(${location}) AND location = ${location}`;
+    const rows = await this.db.$queryRaw<
+      { n: number }[]
+    >`SELECT count(*)::int AS n FROM dropped_tables WHERE md5(location) = md5(${location}) AND location = ${location}`;
     return rows[0].n > 0;
   }
 
   /** Whether another dropped table is a shallow clone of this one (it reads this one's files: purged first). */
   async hasDroppedClone(id: string): Promise<boolean> {
-    const rows = await this.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM dropped_tables WHERE clone_source_id = ${id}::uuid`;
+    const rows = await this.db.$queryRaw<
+      { n: number }[]
+    >`SELECT count(*)::int AS n FROM dropped_tables WHERE clone_source_id = ${id}::uuid`;
     return rows[0].n > 0;
   }
 

@@ -18,12 +18,15 @@ export const UndropTableBody = z
 export const EmptyBody = z.object({ ...base }).loose();
 
 export const ProtectionBody = z
-  .object({ ...base, protected: z.boolean({ error: 'protected (true or false) is required' }).describe('true: drops are refused (409) until it is cleared') })
+  .object({
+    ...base,
+    protected: z.boolean({ error: 'protected (true or false) is required' }).describe('true: drops are refused (409) until it is cleared'),
+  })
   .loose();
 
 export const DroppedTable = z
   .object({
-    id: z.string().describe('the dropped table\'s id (undrop and purge name it)'),
+    id: z.string().describe("the dropped table's id (undrop and purge name it)"),
     table: z.array(z.string()).describe('its identifier when it was dropped'),
     catalog: z.string().optional().describe('its database prefix (operator listings only)'),
     location: z.string().describe('where its data is kept until purged'),
@@ -60,5 +63,5 @@ export const PurgeTableResponse = z
   .meta({ id: 'PurgeTableResponse' });
 
 export const ProtectionResponse = z
-  .object({ properties: z.record(z.string(), z.string()).describe('the object\'s properties after the change') })
+  .object({ properties: z.record(z.string(), z.string()).describe("the object's properties after the change") })
   .meta({ id: 'ProtectionResponse' });

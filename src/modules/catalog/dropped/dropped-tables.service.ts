@@ -117,7 +117,12 @@ export class DroppedTablesService implements OnApplicationBootstrap, OnApplicati
    * Moves a dropped table back under its old identifier, or under `newName` / `newNamespace` when given (409, code 5,
    * when the name is taken: give a new one). Its rows, versions, tags and indices are its folder's, untouched.
    */
-  async undrop(s: DroppedScope, id: string, newName?: string, newNamespace?: string[]): Promise<{ id: string[]; location: string; properties: Record<string, string>; version: number | null }> {
+  async undrop(
+    s: DroppedScope,
+    id: string,
+    newName?: string,
+    newNamespace?: string[],
+  ): Promise<{ id: string[]; location: string; properties: Record<string, string>; version: number | null }> {
     if (!isUuid(id)) throw this.notFound(id);
     if (newName !== undefined) assertName(newName, 'new_name');
     newNamespace?.forEach((p) => assertName(p, 'new_namespace component'));
@@ -138,7 +143,9 @@ export class DroppedTablesService implements OnApplicationBootstrap, OnApplicati
       await this.quotas.assertTableRoom(t, true);
       const live = await this.repo.restore(row, encodePath(ns), name);
       if (live === 'name-taken') {
-        throw Errors.tableAlreadyExists(`table '${displayId(target)}' exists: undrop this one under another name (new_name, new_namespace)`);
+        throw Errors.tableAlreadyExists(
+          `table '${displayId(target)}' exists: undrop this one under another name (new_name, new_namespace)`,
+        );
       }
       this.auditTarget(row.catalog, target);
       await this.audit.recordWithChange({
@@ -159,13 +166,16 @@ export class DroppedTablesService implements OnApplicationBootstrap, OnApplicati
   }
 
   /** Purges a dropped table now: its catalog row and its data. 409 while a dropped shallow clone still reads its files. */
-  async purge(s: DroppedScope, id: string): Promise<{ id: string; table: string[]; location: string; last_version: number | null; removed: boolean }> {
+  async purge(
+    s: DroppedScope,
+    id: string,
+  ): Promise<{ id: string; table: string[]; location: string; last_version: number | null; removed: boolean }> {
     if (!isUuid(id)) throw this.notFound(id);
     const claim = await this.uow.run(async () => {
       const [c] = await this.repo.claimForPurge(this.pending.owner, { id, databaseId: s.database.id, catalog: s.catalog });
       if (!c) {
         if (await this.repo.lock(s.database.id, s.catalog, id)) {
-          throw Errors.invalidTableState('a dropped shallow clone still reads this table\'s data files: purge the clone first');
+          throw Errors.invalidTableState("a dropped shallow clone still reads this table's data files: purge the clone first");
         }
         throw this.notFound(id);
       }
@@ -174,7 +184,13 @@ export class DroppedTablesService implements OnApplicationBootstrap, OnApplicati
       return c;
     });
     const removed = await this.removeData(claim);
-    return { id: claim.id, table: [...decodePath(claim.namespacePath), claim.name], location: this.storage.uri(claim.location), last_version: claim.lastVersion, removed };
+    return {
+      id: claim.id,
+      table: [...decodePath(claim.namespacePath), claim.name],
+      location: this.storage.uri(claim.location),
+      last_version: claim.lastVersion,
+      removed,
+    };
   }
 
   /** One sweep: purges every dropped table whose retention has ended (a sweep under way is joined). Returns how many. */
@@ -228,7 +244,10 @@ export class DroppedTablesService implements OnApplicationBootstrap, OnApplicati
       requestId: c.requestId,
       owner: this.pending.owner,
     });
-    const bytes = await this.storage.usage(c.location).then((u) => u.bytes, () => 0);
+    const bytes = await this.storage.usage(c.location).then(
+      (u) => u.bytes,
+      () => 0,
+    );
     const removed = await this.pending.cleanUp(work);
     if (removed) this.metrics.recordReclaim('purged_table', bytes);
     return removed;

@@ -20,7 +20,12 @@ export const descendantsLower = (path: string) => `${path}${PATH_SEP}`;
 export type DropOutcome =
   | { kind: 'not-found' }
   | { kind: 'not-empty'; children: number }
-  | { kind: 'dropped'; locations: string[]; transactionId?: string; dropped?: Array<{ namespacePath: string; name: string; location: string; lastVersion: number | null }> };
+  | {
+      kind: 'dropped';
+      locations: string[];
+      transactionId?: string;
+      dropped?: Array<{ namespacePath: string; name: string; location: string; lastVersion: number | null }>;
+    };
 
 /**
  * What a drop asks of its caller (soft-delete, protection): `guard` runs once the namespace (and, in a cascade, its
@@ -39,7 +44,6 @@ export class NamespacesRepository {
   private get db(): CatalogClient {
     return this.uow.db;
   }
-
 
   async find(scope: Scope, path: string): Promise<NamespaceRow | null> {
     const row = await this.db.namespace.findUnique({
@@ -62,7 +66,8 @@ export class NamespacesRepository {
   }
 
   /** Inserts a namespace; null when one with that path already exists (concurrent creators: exactly one wins). */
-  async insert(scope: Scope,
+  async insert(
+    scope: Scope,
     ns: { path: string; parentPath: string; name: string; properties: Record<string, string> },
   ): Promise<NamespaceRow | null> {
     const rows = await this.db.$queryRaw<NamespaceRow[]>`

@@ -3,7 +3,12 @@ import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { ApiError, ErrorCode, Errors } from '../../../platform/http/errors';
 import { decodePath, encodePath, displayId as display } from '../../../platform/http/ids';
 import { isString, paginate } from '../../../platform/http/pagination';
-import type { CreateNamespaceResponse, DescribeNamespaceResponse, DropNamespaceResponse, ListNamespacesResponse } from '../response-schemas';
+import type {
+  CreateNamespaceResponse,
+  DescribeNamespaceResponse,
+  DropNamespaceResponse,
+  ListNamespacesResponse,
+} from '../response-schemas';
 import type { PageRequest } from '../../../platform/http/validation/fields';
 import { AuditService } from '../../audit';
 import { scopeOf, TenantContext } from '../../identity';
@@ -20,7 +25,6 @@ import { TableStorage } from '../../../engine/storage/table-storage.service';
 const CASCADE_VERSIONS_READ = 200;
 
 export type CreateMode = 'create' | 'existok' | 'overwrite';
-
 
 /** The property the implementation adds (docs/rest-contract.md §2.1), unless the caller set one of that name. */
 export const CREATED_AT_PROPERTY = 'created_at';
@@ -85,7 +89,10 @@ export class NamespacesService {
   }
 
   /** The audit details of a drop that removed tables: each one's identifier, location and last version. */
-  private droppedDetails(dropped: Array<{ namespacePath: string; name: string; location: string; lastVersion: number | null }> | undefined, locations: string[]) {
+  private droppedDetails(
+    dropped: Array<{ namespacePath: string; name: string; location: string; lastVersion: number | null }> | undefined,
+    locations: string[],
+  ) {
     if (dropped) {
       return {
         profile: 'soft',
@@ -99,7 +106,12 @@ export class NamespacesService {
     return locations.length ? { profile: 'hard', locations: locations.slice(0, 1000).map((l) => this.storage.uri(l)) } : {};
   }
 
-  async create(t: TenantContext, id: string[], mode: CreateMode, properties: Record<string, string> = {}): Promise<CreateNamespaceResponse> {
+  async create(
+    t: TenantContext,
+    id: string[],
+    mode: CreateMode,
+    properties: Record<string, string> = {},
+  ): Promise<CreateNamespaceResponse> {
     if (id.length === 0) {
       if (mode === 'create') throw Errors.namespaceAlreadyExists('root namespace');
       this.audit.nothingChanged();
@@ -139,7 +151,9 @@ export class NamespacesService {
       }
       const again = await this.repo.insert(scope, ns);
       if (!again) throw Errors.concurrentModification(`namespace '${display(id)}' was modified concurrently`);
-      await this.audit.recordWithChange(dropped.kind === 'dropped' ? { details: this.droppedDetails(dropped.dropped, dropped.locations) } : {});
+      await this.audit.recordWithChange(
+        dropped.kind === 'dropped' ? { details: this.droppedDetails(dropped.dropped, dropped.locations) } : {},
+      );
       return again;
     });
     if (cleanup) await this.transactions.runWithinBudget(cleanup.txId, cleanup.locations);
@@ -175,7 +189,12 @@ export class NamespacesService {
    * docs/rest-contract.md §4.3. Returns null for "nothing to drop, and that is fine" (mode Skip → 204).
    * Restrict refuses a namespace with any table or child (409, code NamespaceNotEmpty) and drops nothing.
    */
-  async drop(t: TenantContext, id: string[], mode: 'fail' | 'skip', behavior: 'restrict' | 'cascade'): Promise<DropNamespaceResponse | null> {
+  async drop(
+    t: TenantContext,
+    id: string[],
+    mode: 'fail' | 'skip',
+    behavior: 'restrict' | 'cascade',
+  ): Promise<DropNamespaceResponse | null> {
     if (id.length === 0) throw Errors.invalidInput('Root namespace cannot be dropped');
     const scope = scopeOf(t);
     const path = encodePath(id);

@@ -22,7 +22,11 @@ const REGISTRATION_OUTCOME_WAIT_MS = 30_000;
  */
 export class RegistrationOutcomeUnknown extends ApiError {
   constructor() {
-    super(503, ErrorCode.ServiceUnavailable, 'catalog database unavailable while this table was being registered; its outcome is unknown: describe it before retrying');
+    super(
+      503,
+      ErrorCode.ServiceUnavailable,
+      'catalog database unavailable while this table was being registered; its outcome is unknown: describe it before retrying',
+    );
   }
 }
 

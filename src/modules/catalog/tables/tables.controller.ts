@@ -72,7 +72,7 @@ export class TablesController {
     operationId: 'RegisterTable',
     summary: 'Register a table to a namespace',
     description:
-      'Registers existing Lance data under a name. `location` is relative to the database\'s folder (no `..`, no ' +
+      "Registers existing Lance data under a name. `location` is relative to the database's folder (no `..`, no " +
       'absolute paths or URIs). `mode` `Create` (409 if the name exists) or `Overwrite`. Answers the `location` as given.',
     tag: 'Table',
     access: 'catalog',
@@ -91,7 +91,7 @@ export class TablesController {
     summary: 'Describe information of a table',
     description:
       'A query parameter overrides the body field of the same name. `schema` spells Arrow types as the asking ' +
-      'client reads them: the Lance Namespace converters\' names (`utf8`, `float32`, …), or Lance\'s own ' +
+      "client reads them: the Lance Namespace converters' names (`utf8`, `float32`, …), or Lance's own " +
       '(`string`, `float`, …) for the official remote client.',
     tag: 'Table',
     access: 'catalog',
@@ -137,7 +137,7 @@ export class TablesController {
     operationId: 'DropTable',
     summary: 'Drop a table',
     description:
-      'Removes the table. Under the database\'s hard delete profile its data is deleted; under a soft one it is kept until ' +
+      "Removes the table. Under the database's hard delete profile its data is deleted; under a soft one it is kept until " +
       'the retention ends (undrop, docs/soft-delete.md). 409 (code 19) for a protected table. A request body is ignored.',
     tag: 'Table',
     access: 'catalog',
@@ -201,7 +201,7 @@ export class TablesController {
   @Operation({
     operationId: 'GetTableStats',
     summary: 'Get table statistics',
-    description: 'Read from the table\'s data. `branch` from the body, or else from the query.',
+    description: "Read from the table's data. `branch` from the body, or else from the query.",
     tag: 'Table',
     access: 'catalog',
     responses: { 200: { description: 'Statistics', schema: GetTableStatsResponse } },

@@ -78,8 +78,16 @@ export class TablesRepository {
    * Inserts a table row. 'name-taken' when the name exists (concurrent creators: exactly one wins);
    * 'location-taken' when another entry already uses the storage folder (then the transaction is aborted).
    */
-  async insert(scope: Scope,
-    t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean; cloneSourceId?: string },
+  async insert(
+    scope: Scope,
+    t: {
+      namespacePath: string;
+      name: string;
+      location: string;
+      properties: Record<string, string>;
+      materialized: boolean;
+      cloneSourceId?: string;
+    },
   ): Promise<TableRow | 'name-taken' | 'location-taken'> {
     try {
       const rows = await this.insertRow(scope, t);
@@ -90,8 +98,16 @@ export class TablesRepository {
     }
   }
 
-  private insertRow(scope: Scope,
-    t: { namespacePath: string; name: string; location: string; properties: Record<string, string>; materialized: boolean; cloneSourceId?: string },
+  private insertRow(
+    scope: Scope,
+    t: {
+      namespacePath: string;
+      name: string;
+      location: string;
+      properties: Record<string, string>;
+      materialized: boolean;
+      cloneSourceId?: string;
+    },
   ): Promise<TableRow[]> {
     return keepingCloneSources(this.db.$queryRaw<TableRow[]>`
       INSERT INTO tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at, clone_source_id)
@@ -129,7 +145,12 @@ export class TablesRepository {
    * The table row by name, or, when the name is free, a pending 'write' record of `v.location` (the fresh folder a
    * new table will be written to), in one statement. `reserved` says whether the record was stored.
    */
-  async findReservingFresh(scope: Scope, namespacePath: string, name: string, v: PendingValues): Promise<{ row: TableRow | null; reserved: boolean }> {
+  async findReservingFresh(
+    scope: Scope,
+    namespacePath: string,
+    name: string,
+    v: PendingValues,
+  ): Promise<{ row: TableRow | null; reserved: boolean }> {
     const rows = await this.db.$queryRaw<Array<TableRow & { pendingId: string | null }>>`
       WITH r AS (
         SELECT id, namespace_path, name, location, properties, materialized_at, created_at FROM tables
@@ -170,9 +191,17 @@ export class TablesRepository {
       p AS (
         INSERT INTO pending_locations (id, database_id, database_name, location, kind, request_id, owner)
         SELECT $5::uuid, $6::uuid, $7, r.location, 'write', $8, $9 FROM r
-        RETURNING id)${claim ? `,
-      c AS (${claimSql(10)})` : ''}${answer ? `,
-      a AS (${answerSql(19, 10)})` : ''}
+        RETURNING id)${
+          claim
+            ? `,
+      c AS (${claimSql(10)})`
+            : ''
+        }${
+          answer
+            ? `,
+      a AS (${answerSql(19, 10)})`
+            : ''
+        }
       SELECT r.id, r.namespace_path AS "namespacePath", r.name, r.location, r.properties,
              r.materialized_at AS "materializedAt", r.created_at AS "createdAt", p.id AS "pendingId"${claim ? ', c.id AS claimed' : ''}${
                answer ? `, (SELECT a.id::text FROM a) AS stored` : ''
@@ -183,7 +212,11 @@ export class TablesRepository {
         ...(claim ? claimParams(claim) : []),
         ...(answer ? answerParams(answer) : []),
       ],
-      claim ? (answer ? 'lgw_tables_reserve_in_place_claiming_storing' : 'lgw_tables_reserve_in_place_claiming') : 'lgw_tables_reserve_in_place',
+      claim
+        ? answer
+          ? 'lgw_tables_reserve_in_place_claiming_storing'
+          : 'lgw_tables_reserve_in_place_claiming'
+        : 'lgw_tables_reserve_in_place',
     );
     const { pendingId: _, claimed, stored, ...row } = rows[0];
     return {
@@ -226,7 +259,13 @@ export class TablesRepository {
   }
 
   /** A page of a namespace's tables; `onlyWithData`: read what leaving declared-only tables out needs (`declared`). */
-  async listInNamespace(scope: Scope, namespacePath: string, after: string | undefined, take: number, onlyWithData: boolean): Promise<ListedTable[]> {
+  async listInNamespace(
+    scope: Scope,
+    namespacePath: string,
+    after: string | undefined,
+    take: number,
+    onlyWithData: boolean,
+  ): Promise<ListedTable[]> {
     return this.uow.read<ListedTable>(
       `SELECT ${onlyWithData ? LIST_COLUMNS : NAME_COLUMNS} FROM tables
         WHERE database_id = $1::uuid AND catalog = $2 AND namespace_path = $3 AND name > $4

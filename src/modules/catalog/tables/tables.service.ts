@@ -33,9 +33,12 @@ import { DropPolicy } from '../../databases';
 import { DroppedTablesRepository } from '../dropped/dropped-tables.repository';
 import { TableWriteSignals } from './table-write-signals';
 
-
 /** Who a pending record is for (also the write lifecycle's, table-write-lifecycle.service.ts). */
-export const pendingOriginOf = (t: TenantContext): PendingOrigin => ({ databaseId: t.database.id, databaseName: t.database.name, requestId: t.requestId });
+export const pendingOriginOf = (t: TenantContext): PendingOrigin => ({
+  databaseId: t.database.id,
+  databaseName: t.database.name,
+  requestId: t.requestId,
+});
 
 /** Splits a table identifier into its namespace and name; a table needs a name. */
 export function splitTableId(id: string[]): { ns: string[]; name: string } {
@@ -151,10 +154,19 @@ export class TablesService implements OnModuleInit {
    * keys) the table at `location` itself; undefined when nothing is vended (`vend_credentials: false`, a profile
    * with `vend: false`, or neither client options nor a role configured). Never the server's own options.
    */
-  async storageOptions(t: TenantContext, location: string, requested: boolean | null | undefined): Promise<Record<string, string> | undefined> {
+  async storageOptions(
+    t: TenantContext,
+    location: string,
+    requested: boolean | null | undefined,
+  ): Promise<Record<string, string> | undefined> {
     if (requested === false) return undefined;
     const profile = this.storage.profileOf(location);
-    return this.vendor.vend(profile, { uri: this.storage.uri(location), key: this.storage.objectKey(location) }, t.role === 'read' ? 'read' : 'write', true);
+    return this.vendor.vend(
+      profile,
+      { uri: this.storage.uri(location), key: this.storage.objectKey(location) },
+      t.role === 'read' ? 'read' : 'write',
+      true,
+    );
   }
 
   /** Whether the table has data (a declared-only table has none yet). */
@@ -174,9 +186,7 @@ export class TablesService implements OnModuleInit {
     const { ns, name } = splitTableId(id);
     const location = await this.storage.newLocation(t.database.name, t.catalog, await this.tenancy.storageProfileOf(t.database));
     if (body.location !== undefined && body.location !== this.storage.uri(location)) {
-      throw Errors.invalidInput(
-        `Cannot declare table ${display(id)} at location ${body.location}: this server chooses table locations`,
-      );
+      throw Errors.invalidInput(`Cannot declare table ${display(id)} at location ${body.location}: this server chooses table locations`);
     }
     await this.quotas.assertTableRoom(t); // before the folder is made (checked again, exactly, when the row is inserted)
     await this.storage.prepare(location);
@@ -204,7 +214,12 @@ export class TablesService implements OnModuleInit {
     body: { location: string; mode: 'create' | 'overwrite'; properties?: Record<string, string> },
   ): Promise<RegisterTableResponse> {
     const { ns, name } = splitTableId(id);
-    const location = await this.storage.resolveRegistered(t.database.name, t.catalog, body.location, await this.tenancy.storageProfileOf(t.database));
+    const location = await this.storage.resolveRegistered(
+      t.database.name,
+      t.catalog,
+      body.location,
+      await this.tenancy.storageProfileOf(t.database),
+    );
     const scope = scopeOf(t);
     const row = await this.uow.run(async () => {
       if (!(await this.namespacesRepo.lockShared(scope, encodePath(ns)))) throw Errors.namespaceNotFound(display(ns));
@@ -218,7 +233,11 @@ export class TablesService implements OnModuleInit {
       }
       const values = { namespacePath: encodePath(ns), name, location, properties: body.properties ?? {}, materialized: true };
       // A new name needs room under max_tables; overwriting a registered name replaces it.
-      await this.quotas.assertTableRoom(t, true, async () => body.mode === 'overwrite' && !!(await this.repo.find(scope, encodePath(ns), name)));
+      await this.quotas.assertTableRoom(
+        t,
+        true,
+        async () => body.mode === 'overwrite' && !!(await this.repo.find(scope, encodePath(ns), name)),
+      );
       const inserted = await this.repo.insert(scope, values);
       if (inserted === 'location-taken') throw this.locationTaken(body.location);
       if (inserted !== 'name-taken') {
@@ -273,7 +292,8 @@ export class TablesService implements OnModuleInit {
       if (opts.tag !== undefined && (opts.version !== undefined || branchOf(opts.branch))) {
         throw Errors.invalidInput('give a tag, or a version and/or a branch, not both');
       }
-      if (opts.tag !== undefined && !hasData) throw Errors.tagNotFound(`tag '${opts.tag}' not found: table '${display(id)}' has no data yet`);
+      if (opts.tag !== undefined && !hasData)
+        throw Errors.tagNotFound(`tag '${opts.tag}' not found: table '${display(id)}' has no data yet`);
       const data = !hasData
         ? null
         : opts.tag !== undefined
@@ -338,7 +358,11 @@ export class TablesService implements OnModuleInit {
       const removed = await this.repo.deleteRecordingCleanup(scope, encodePath(ns), name, v);
       if (removed) {
         await this.audit.recordWithChange({
-          details: { location: this.storage.uri(removed.location), last_version: removed.id === before.id ? lastVersion : null, profile: 'hard' },
+          details: {
+            location: this.storage.uri(removed.location),
+            last_version: removed.id === before.id ? lastVersion : null,
+            profile: 'hard',
+          },
         });
       }
       return removed;
@@ -351,10 +375,16 @@ export class TablesService implements OnModuleInit {
     const cleanup = this.pending.cleanUp(this.pending.watch({ ...v, location: row.location }));
     if (await this.within(cleanup, this.config.dropSyncBudgetMs)) return answer;
     // A large table: the table is gone from the catalog; its folder's deletion goes on as a job the client may wait on.
-    const jobId = await this.jobs.adopt(t, id, DROP_JOB, { table: id[id.length - 1], table_id: id, location: answer.location, location_key: row.location }, async () => {
-      if (!(await cleanup)) throw Errors.serviceUnavailable('the folder could not be deleted now; the reclaimer will delete it');
-      return { location: answer.location, removed: true };
-    });
+    const jobId = await this.jobs.adopt(
+      t,
+      id,
+      DROP_JOB,
+      { table: id[id.length - 1], table_id: id, location: answer.location, location_key: row.location },
+      async () => {
+        if (!(await cleanup)) throw Errors.serviceUnavailable('the folder could not be deleted now; the reclaimer will delete it');
+        return { location: answer.location, removed: true };
+      },
+    );
     return { ...answer, job_id: jobId };
   }
 
@@ -370,7 +400,13 @@ export class TablesService implements OnModuleInit {
     let timer: NodeJS.Timeout | undefined;
     const budget = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
     try {
-      return await Promise.race([p.then(() => true as const, () => true as const), budget]);
+      return await Promise.race([
+        p.then(
+          () => true as const,
+          () => true as const,
+        ),
+        budget,
+      ]);
     } finally {
       clearTimeout(timer);
     }

@@ -18,8 +18,7 @@ import {
 import { ManagedVersionsService } from './managed-versions.service';
 
 const ERRORS: ErrorStatus[] = [400, 401, 403, 404, 406, 409, 503, '5XX'];
-const MANAGED_ONLY =
-  'Only for databases with `managed_versioning` (406, code 0, otherwise: Lance commits to storage itself there).';
+const MANAGED_ONLY = 'Only for databases with `managed_versioning` (406, code 0, otherwise: Lance commits to storage itself there).';
 
 /** Catalog-managed versions (the spec's `managed_versioning`): the commit routes. List and describe are the data plane's. */
 @Controller('v1')
@@ -32,7 +31,7 @@ export class ManagedVersionsController {
     summary: 'Create a new table version',
     description:
       'Claims `version` of the table in the catalog and publishes the staged manifest (`manifest_path`, a file in the ' +
-      'table\'s `_versions` folder) under the version\'s own name, put-if-absent, in one unit of work. 409 (code 14) ' +
+      "table's `_versions` folder) under the version's own name, put-if-absent, in one unit of work. 409 (code 14) " +
       'when the version exists: re-read the latest version and retry. The answer names the published manifest. ' +
       MANAGED_ONLY,
     tag: 'Table data',
@@ -42,7 +41,11 @@ export class ManagedVersionsController {
     errors: ERRORS,
   })
   @Audited('table.version_create', (b) => ({ version: b?.version ?? null, branch: b?.branch ?? null }))
-  create(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(CreateTableVersionBody) body: z.output<typeof CreateTableVersionBody>) {
+  create(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidBody(CreateTableVersionBody) body: z.output<typeof CreateTableVersionBody>,
+  ) {
     return this.versions.create(t, { ...body, id });
   }
 
@@ -51,7 +54,7 @@ export class ManagedVersionsController {
     operationId: 'BatchDeleteTableVersions',
     summary: 'Delete table version records',
     description:
-      'Removes the catalog\'s records of the versions in `ranges` (start inclusive, end exclusive; `end_version: -1` ' +
+      "Removes the catalog's records of the versions in `ranges` (start inclusive, end exclusive; `end_version: -1` " +
       'up to the latest); the data stays. ' +
       MANAGED_ONLY,
     tag: 'Table data',
@@ -61,7 +64,11 @@ export class ManagedVersionsController {
     errors: ERRORS,
   })
   @Audited('table.version_delete')
-  delete(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(BatchDeleteTableVersionsBody) body: z.output<typeof BatchDeleteTableVersionsBody>) {
+  delete(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidBody(BatchDeleteTableVersionsBody) body: z.output<typeof BatchDeleteTableVersionsBody>,
+  ) {
     return this.versions.deleteVersions(t, { ...body, id });
   }
 
@@ -71,7 +78,7 @@ export class ManagedVersionsController {
     summary: 'Atomically create versions for multiple tables',
     description:
       'CreateTableVersion for every entry in one catalog transaction: all versions are created, or (on any failure, ' +
-      'e.g. one entry\'s version exists: 409 code 14) none, and no manifest of the batch is left published. ' +
+      "e.g. one entry's version exists: 409 code 14) none, and no manifest of the batch is left published. " +
       MANAGED_ONLY,
     tag: 'Table data',
     access: 'catalog',
@@ -80,7 +87,11 @@ export class ManagedVersionsController {
     errors: ERRORS,
   })
   @Audited('table.version_batch_create', (b) => ({ entries: Array.isArray(b?.entries) ? b.entries.length : null }))
-  batchCreate(@Tenant() t: TenantContext, @Delimiter() _delimiter: string, @ValidBody(BatchCreateTableVersionsBody) body: z.output<typeof BatchCreateTableVersionsBody>) {
+  batchCreate(
+    @Tenant() t: TenantContext,
+    @Delimiter() _delimiter: string,
+    @ValidBody(BatchCreateTableVersionsBody) body: z.output<typeof BatchCreateTableVersionsBody>,
+  ) {
     return this.versions.batchCreate(t, body.entries);
   }
 
@@ -100,7 +111,11 @@ export class ManagedVersionsController {
     errors: ERRORS,
   })
   @Audited('table.batch_commit', (b) => ({ operations: Array.isArray(b?.operations) ? b.operations.length : null }))
-  batchCommit(@Tenant() t: TenantContext, @Delimiter() _delimiter: string, @ValidBody(BatchCommitTablesBody) body: z.output<typeof BatchCommitTablesBody>) {
+  batchCommit(
+    @Tenant() t: TenantContext,
+    @Delimiter() _delimiter: string,
+    @ValidBody(BatchCommitTablesBody) body: z.output<typeof BatchCommitTablesBody>,
+  ) {
     return this.versions.batchCommit(
       t,
       body.operations.map((op) => ({

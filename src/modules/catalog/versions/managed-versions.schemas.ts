@@ -7,23 +7,39 @@ import { TableVersion } from '../response-schemas';
  * ignored; `null` means absent.
  */
 const base = { identity: z.unknown().optional(), context: z.unknown().optional() };
-const optStr = z.string().nullish().transform((v) => v ?? undefined);
+const optStr = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? undefined);
 const version = z.number({ error: 'version is required' }).int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const tableId = z.array(z.string()).min(1, 'id must name a table');
 
 const entryFields = {
   version,
-  manifest_path: z.string({ error: 'manifest_path is required' }).min(1).describe('the staged manifest (a path on the table\'s object store)'),
-  manifest_size: z.number().int().nonnegative().nullish().transform((v) => v ?? undefined),
+  manifest_path: z
+    .string({ error: 'manifest_path is required' })
+    .min(1)
+    .describe("the staged manifest (a path on the table's object store)"),
+  manifest_size: z
+    .number()
+    .int()
+    .nonnegative()
+    .nullish()
+    .transform((v) => v ?? undefined),
   e_tag: optStr,
-  metadata: z.record(z.string(), z.string()).nullish().transform((v) => v ?? undefined),
+  metadata: z
+    .record(z.string(), z.string())
+    .nullish()
+    .transform((v) => v ?? undefined),
   naming_scheme: optStr.describe('V1 or V2 (default)'),
   branch: optStr.describe('Branch to target; absent, `""` or `"main"` = main.'),
 };
 
 export const CreateTableVersionBody = z.object({ ...base, id: z.array(z.string()).nullish(), ...entryFields }).loose();
 export const CreateTableVersionEntry = z.object({ id: tableId, ...entryFields }).loose();
-export const BatchCreateTableVersionsBody = z.object({ ...base, entries: z.array(CreateTableVersionEntry, { error: 'entries is required' }) }).loose();
+export const BatchCreateTableVersionsBody = z
+  .object({ ...base, entries: z.array(CreateTableVersionEntry, { error: 'entries is required' }) })
+  .loose();
 
 const VersionRange = z.object({
   start_version: z.number({ error: 'start_version is required' }).int().nonnegative(),
@@ -41,8 +57,14 @@ export const BatchCommitTablesBody = z
     operations: z.array(
       z
         .object({
-          create_table_version: z.object({ ...base, id: tableId, ...entryFields }).loose().nullish(),
-          delete_table_versions: z.object({ ...base, id: tableId, ...deleteFields }).loose().nullish(),
+          create_table_version: z
+            .object({ ...base, id: tableId, ...entryFields })
+            .loose()
+            .nullish(),
+          delete_table_versions: z
+            .object({ ...base, id: tableId, ...deleteFields })
+            .loose()
+            .nullish(),
           declare_table: z.unknown().optional(),
           deregister_table: z.unknown().optional(),
         })

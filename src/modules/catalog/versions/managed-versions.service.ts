@@ -110,7 +110,11 @@ export class ManagedVersionsService {
     const after = decodePageToken(q.page_token, (v): v is number => Number.isInteger(v));
     const limit = q.limit === undefined ? undefined : Math.min(q.limit, this.maxListLimit);
     // One more than asked for tells whether there is a next page.
-    const rows = await this.repo.list(row.id, branch, { descending: !!q.descending, after, limit: limit === undefined ? undefined : limit + 1 });
+    const rows = await this.repo.list(row.id, branch, {
+      descending: !!q.descending,
+      after,
+      limit: limit === undefined ? undefined : limit + 1,
+    });
     const page = limit === undefined ? rows : rows.slice(0, limit);
     const versions = page.map((r) => this.present(row, r));
     const more = limit !== undefined && rows.length > limit && page.length > 0;
@@ -136,7 +140,10 @@ export class ManagedVersionsService {
   /** BatchCreateTableVersions: every entry's version, or (on any failure) none of them. */
   async batchCreate(t: TenantContext, entries: VersionEntry[]): Promise<{ versions: TableVersion[] }> {
     if (entries.length === 0) throw Errors.invalidInput('entries must not be empty');
-    const out = await this.commit(t, entries.map((e) => ({ create_table_version: e })));
+    const out = await this.commit(
+      t,
+      entries.map((e) => ({ create_table_version: e })),
+    );
     return { versions: out as TableVersion[] };
   }
 
@@ -203,7 +210,8 @@ export class ManagedVersionsService {
         for (const p of planned) {
           if (p.kind === 'delete') {
             let n = 0;
-            for (const range of p.entry.ranges) n += await this.repo.deleteRange(p.row.id, p.branch, range.start_version, range.end_version);
+            for (const range of p.entry.ranges)
+              n += await this.repo.deleteRange(p.row.id, p.branch, range.start_version, range.end_version);
             out.push(n);
             continue;
           }
@@ -244,17 +252,24 @@ export class ManagedVersionsService {
       });
     } catch (err) {
       // Nothing of the batch may stay visible to a reader that lists the table's storage.
-      await Promise.all(published.map((f) => this.storage.removeFile(f).catch((e) => this.log.warn(`could not remove ${f}: ${(e as Error).message}`))));
+      await Promise.all(
+        published.map((f) => this.storage.removeFile(f).catch((e) => this.log.warn(`could not remove ${f}: ${(e as Error).message}`))),
+      );
       // The version exists on storage, committed by the gateway's engine and not recorded yet: record it now, so the
       // writer's retry (after this 409) reads it as the latest and commits the next one.
-      if (lostTo) await this.adoption.adopt(lostTo.row.location, lostTo.branch).catch((e) => this.log.warn(`adoption failed: ${(e as Error).message}`));
+      if (lostTo)
+        await this.adoption
+          .adopt(lostTo.row.location, lostTo.branch)
+          .catch((e) => this.log.warn(`adoption failed: ${(e as Error).message}`));
       throw err;
     }
     // The staging manifests are garbage now (the published copies are the versions).
     await Promise.all(
       planned
         .filter((p): p is { kind: 'create'; r: Resolved } => p.kind === 'create' && p.r.staging !== p.r.final)
-        .map((p) => this.storage.removeFile(p.r.staging).catch((e) => this.log.warn(`could not remove staging manifest: ${(e as Error).message}`))),
+        .map((p) =>
+          this.storage.removeFile(p.r.staging).catch((e) => this.log.warn(`could not remove staging manifest: ${(e as Error).message}`)),
+        ),
     );
     // A namespace-mode writer's commits: table maintenance hears of them.
     for (const p of planned) if (p.kind === 'create') this.signals.touched(p.r.row.id);
@@ -301,7 +316,9 @@ export class ManagedVersionsService {
 
   private versionTaken(r: Resolved) {
     const on = r.branch ? ` (branch '${r.branch}')` : '';
-    return Errors.concurrentModification(`version ${r.entry.version} of table '${display(r.entry.id)}'${on} already exists; re-read the latest version and retry`);
+    return Errors.concurrentModification(
+      `version ${r.entry.version} of table '${display(r.entry.id)}'${on} already exists; re-read the latest version and retry`,
+    );
   }
 
   /** A staging manifest that cannot be read is the caller's (it names no file); anything else is ours. */

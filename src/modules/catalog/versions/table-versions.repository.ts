@@ -128,7 +128,7 @@ export class TableVersionsRepository {
 
   /** Removes the records of every version of a branch (never of main); the count removed. */
   async deleteBranch(tableId: string, branch: string): Promise<number> {
-    if (!branch) throw new Error('the version records of main are not a branch\'s to remove');
+    if (!branch) throw new Error("the version records of main are not a branch's to remove");
     const rows = await this.db.$queryRawUnsafe<Array<{ n: number }>>(
       `WITH d AS (DELETE FROM table_versions WHERE table_id = $1::uuid AND branch = $2 RETURNING 1)
        SELECT count(*)::int AS n FROM d`,

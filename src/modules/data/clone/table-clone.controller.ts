@@ -18,8 +18,8 @@ export class TableCloneController {
     operationId: 'CloneTable',
     summary: 'Clone a table of the same database',
     description:
-      'Makes table `{id}` from a table of the caller\'s own database (and prefix), at its latest version, ' +
-      '`source_version` or `source_tag`. Shallow (default): the clone refers to the source\'s data files (the source then cannot be ' +
+      "Makes table `{id}` from a table of the caller's own database (and prefix), at its latest version, " +
+      "`source_version` or `source_tag`. Shallow (default): the clone refers to the source's data files (the source then cannot be " +
       'dropped or deregistered while the clone exists: 409 code 19); deep: the rows are copied (not indexes, tags or history). 409 (code 5) when `{id}` ' +
       'exists; 400 for a `source_location` outside the database, 404 for one where no table of it is registered.',
     tag: 'Table data',

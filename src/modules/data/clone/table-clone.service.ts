@@ -76,23 +76,33 @@ export class TableCloneService {
       // credentials), so it cannot reach it; a deep clone reads it through the gateway's own handle.
       work.done();
       throw Errors.unsupported(
-        'a shallow clone is not supported on object-store storage: the Lance engine binding cannot pass the store\'s ' +
-          'options to the clone\'s source; clone with is_shallow=false (a deep clone copies the rows)',
+        "a shallow clone is not supported on object-store storage: the Lance engine binding cannot pass the store's " +
+          "options to the clone's source; clone with is_shallow=false (a deep clone copies the rows)",
       );
     }
     try {
       const copied = req.is_shallow
-        ? { version: await this.engine.shallowClone(source.location, location, { version: req.source_version, tag: req.source_tag }), rows: undefined }
+        ? {
+            version: await this.engine.shallowClone(source.location, location, { version: req.source_version, tag: req.source_tag }),
+            rows: undefined,
+          }
         : await this.deepCopy(source, location, req);
       work.assertHeld();
-      await this.lifecycle.registerWritten(t, id, work, {}, {
-        version: copied.version,
-        source_table: [...(source.namespacePath ? [source.namespacePath] : []), source.name].join('/'),
-        source_version: req.source_version ?? null,
-        source_tag: req.source_tag ?? null,
-        is_shallow: req.is_shallow,
-        ...(copied.rows !== undefined ? { num_rows: copied.rows } : {}),
-      }, req.is_shallow ? source.id : undefined);
+      await this.lifecycle.registerWritten(
+        t,
+        id,
+        work,
+        {},
+        {
+          version: copied.version,
+          source_table: [...(source.namespacePath ? [source.namespacePath] : []), source.name].join('/'),
+          source_version: req.source_version ?? null,
+          source_tag: req.source_tag ?? null,
+          is_shallow: req.is_shallow,
+          ...(copied.rows !== undefined ? { num_rows: copied.rows } : {}),
+        },
+        req.is_shallow ? source.id : undefined,
+      );
       return { location: this.storage.uri(location), version: copied.version, properties: {} };
     } catch (err) {
       // Whatever was written goes; should that fail, the record stays for the reclaimer. A registration whose
@@ -177,7 +187,9 @@ export class TableCloneService {
    */
   private async declareComputed(target: string, computed: Field[]): Promise<number> {
     return this.engine.withTable(target, async (table) => {
-      await table.addColumns({ computed: computed.map((f) => ({ name: f.name, valueSql: f.metadata.get('computed_column.expression')! })) });
+      await table.addColumns({
+        computed: computed.map((f) => ({ name: f.name, valueSql: f.metadata.get('computed_column.expression')! })),
+      });
       for (const f of computed) await table.refreshColumn(f.name);
       const own = computed
         .map((f) => ({ path: f.name, metadata: Object.fromEntries([...f.metadata].filter(([k]) => !k.startsWith('computed_'))) }))

@@ -26,8 +26,24 @@ const U32_MAX = 2 ** 32 - 1;
  * factory aborts the whole process (a panic outside any catch) on any other name, including a wrong case.
  */
 export const FTS_LANGUAGES = [
-  'Arabic', 'Danish', 'Dutch', 'English', 'Finnish', 'French', 'German', 'Greek', 'Hungarian', 'Italian',
-  'Norwegian', 'Portuguese', 'Romanian', 'Russian', 'Spanish', 'Swedish', 'Tamil', 'Turkish',
+  'Arabic',
+  'Danish',
+  'Dutch',
+  'English',
+  'Finnish',
+  'French',
+  'German',
+  'Greek',
+  'Hungarian',
+  'Italian',
+  'Norwegian',
+  'Portuguese',
+  'Romanian',
+  'Russian',
+  'Spanish',
+  'Swedish',
+  'Tamil',
+  'Turkish',
 ] as const;
 
 /** Built-in base tokenizers, and model-backed ones by a plain model name (never a path: the engine opens it as one). */
@@ -54,7 +70,11 @@ export function checkIndexParams(req: CreateIndexRequest): { language?: string }
   for (const [name, v] of ints) {
     if (v !== undefined && v > U32_MAX) throw Errors.invalidInput(`${name} must be at most ${U32_MAX}, got ${v}`);
   }
-  for (const [name, v] of [['num_partitions', req.num_partitions], ['max_iterations', req.max_iterations], ['sample_rate', req.sample_rate]] as const) {
+  for (const [name, v] of [
+    ['num_partitions', req.num_partitions],
+    ['max_iterations', req.max_iterations],
+    ['sample_rate', req.sample_rate],
+  ] as const) {
     if (v === 0) throw Errors.invalidInput(`${name} must be at least 1`);
   }
   if (req.base_tokenizer !== undefined && !BASE_TOKENIZER.test(req.base_tokenizer)) {
@@ -84,7 +104,9 @@ export class TableIndicesService {
   async createScalarIndex(t: TenantContext, id: string[], req: CreateIndexRequest): Promise<EmptyResponse> {
     const type = req.index_type.trim().toUpperCase();
     if (VECTOR_INDEX_TYPES.has(type)) {
-      throw Errors.invalidInput(`create_scalar_index builds scalar indexes only; '${req.index_type}' is a vector index type (use create_index)`);
+      throw Errors.invalidInput(
+        `create_scalar_index builds scalar indexes only; '${req.index_type}' is a vector index type (use create_index)`,
+      );
     }
     return this.createIndex(t, id, req);
   }
@@ -149,21 +171,26 @@ export class TableIndicesService {
         throw Errors.invalidInput(`Unsupported index_type '${req.index_type}'`);
     }
     const row = await this.data.written(t, id);
-    await this.engine.withTable(row.location, async (table) => {
-      const schema = await table.schema();
-      if (!schema.fields.some((f) => f.name === req.column.split('.')[0])) throw Errors.columnNotFound(`column '${req.column}' not found`);
-      if (req.num_partitions !== undefined && VECTOR_INDEX_TYPES.has(type)) {
-        // KMeans cannot train more centroids than there are rows; say so before the engine spends any work on it.
-        const rows = await table.countRows();
-        if (req.num_partitions > rows) {
-          throw Errors.invalidInput(`num_partitions (${req.num_partitions}) must not exceed the number of rows (${rows})`);
+    await this.engine.withTable(
+      row.location,
+      async (table) => {
+        const schema = await table.schema();
+        if (!schema.fields.some((f) => f.name === req.column.split('.')[0]))
+          throw Errors.columnNotFound(`column '${req.column}' not found`);
+        if (req.num_partitions !== undefined && VECTOR_INDEX_TYPES.has(type)) {
+          // KMeans cannot train more centroids than there are rows; say so before the engine spends any work on it.
+          const rows = await table.countRows();
+          if (req.num_partitions > rows) {
+            throw Errors.invalidInput(`num_partitions (${req.num_partitions}) must not exceed the number of rows (${rows})`);
+          }
         }
-      }
-      await this.data.commit(
-        () => table.createIndex(req.column, { config, ...(req.name ? { name: req.name } : {}), replace: req.replace ?? true }),
-        () => ({}),
-      );
-    }, { branch: req.branch });
+        await this.data.commit(
+          () => table.createIndex(req.column, { config, ...(req.name ? { name: req.name } : {}), replace: req.replace ?? true }),
+          () => ({}),
+        );
+      },
+      { branch: req.branch },
+    );
     return {};
   }
 
@@ -190,7 +217,13 @@ export class TableIndicesService {
     );
   }
 
-  async indexStats(t: TenantContext, id: string[], name: string, version?: number, branch?: string): Promise<DescribeTableIndexStatsResponse> {
+  async indexStats(
+    t: TenantContext,
+    id: string[],
+    name: string,
+    version?: number,
+    branch?: string,
+  ): Promise<DescribeTableIndexStatsResponse> {
     const row = await this.data.written(t, id);
     return this.engine.read(
       row.location,
@@ -211,10 +244,17 @@ export class TableIndicesService {
 
   async dropIndex(t: TenantContext, id: string[], name: string, branch?: string): Promise<EmptyResponse> {
     const row = await this.data.written(t, id);
-    await this.engine.withTable(row.location, async (table) => {
-      if (!(await table.listIndices()).some((i) => i.name === name)) throw Errors.indexNotFound(`index '${name}' not found`);
-      await this.data.commit(() => table.dropIndex(name), () => ({ name }));
-    }, { branch });
+    await this.engine.withTable(
+      row.location,
+      async (table) => {
+        if (!(await table.listIndices()).some((i) => i.name === name)) throw Errors.indexNotFound(`index '${name}' not found`);
+        await this.data.commit(
+          () => table.dropIndex(name),
+          () => ({ name }),
+        );
+      },
+      { branch },
+    );
     return {};
   }
 }

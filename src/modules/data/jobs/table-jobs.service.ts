@@ -48,7 +48,12 @@ export class TableJobsService implements OnModuleInit {
       { branch },
     );
     const b = branchOf(branch);
-    const jobId = await this.jobs.submit(t, id, BACKFILL_JOB, { table: id[id.length - 1], table_id: id, column, ...(b ? { branch: b } : {}) });
+    const jobId = await this.jobs.submit(t, id, BACKFILL_JOB, {
+      table: id[id.length - 1],
+      table_id: id,
+      column,
+      ...(b ? { branch: b } : {}),
+    });
     return { job_id: jobId };
   }
 

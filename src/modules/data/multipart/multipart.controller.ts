@@ -11,7 +11,9 @@ import { UploadQuery } from './multipart.schemas';
 import { MultipartWrites } from '../writes/multipart-writes.service';
 
 const UploadCreated = z.object({ upload_id: z.string() }).meta({ id: 'MultipartWriteCreated' });
-const UploadCompleted = z.object({ version: z.number().int(), num_inserted_rows: z.number().int() }).meta({ id: 'MultipartWriteCompleted' });
+const UploadCompleted = z
+  .object({ version: z.number().int(), num_inserted_rows: z.number().int() })
+  .meta({ id: 'MultipartWriteCompleted' });
 
 /**
  * Multipart writes of the official remote client (phalanx-version 0.4.0): create an upload, send its parts as

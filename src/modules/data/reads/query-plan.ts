@@ -113,7 +113,6 @@ export function ftsOf(f: Record<string, unknown> | null | undefined): FtsPlan | 
   throw Errors.invalidInput('unsupported full_text_query');
 }
 
-
 /** The remote client's FtsQuery JSON: any shape arrives; each field is checked as it is read. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type FtsJson = Record<string, any>;
@@ -138,7 +137,12 @@ export function ftsNode(q: FtsJson, depth = 0): FtsNode {
     };
   }
   if (q.phrase) {
-    return { kind: 'phrase', terms: String(q.phrase.terms ?? q.phrase.query ?? ''), column: String(q.phrase.column ?? ''), slop: opt(q.phrase.slop) };
+    return {
+      kind: 'phrase',
+      terms: String(q.phrase.terms ?? q.phrase.query ?? ''),
+      column: String(q.phrase.column ?? ''),
+      slop: opt(q.phrase.slop),
+    };
   }
   if (q.boost) {
     return {

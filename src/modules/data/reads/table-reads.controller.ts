@@ -72,7 +72,7 @@ export class TableReadsController {
     operationId: 'QueryTable',
     summary: 'Query a table',
     description:
-      'Vector, full-text or plain queries, in the spec\'s shapes or the official remote client\'s (bare `vector` and ' +
+      "Vector, full-text or plain queries, in the spec's shapes or the official remote client's (bare `vector` and " +
       '`columns`). Answers an Arrow IPC file.',
     tag: 'Table data',
     access: 'catalog',

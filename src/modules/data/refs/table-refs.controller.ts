@@ -239,7 +239,7 @@ export class TableRefsController {
     operationId: 'UpdateFieldMetadata',
     summary: 'Update per-field metadata',
     description:
-      'Merges each update\'s metadata into its field\'s (a `null` value removes the key; `replace` swaps the whole ' +
+      "Merges each update's metadata into its field's (a `null` value removes the key; `replace` swaps the whole " +
       'map). 404 (code 12) for a path that names no field.',
     tag: 'Table data',
     access: 'catalog',
@@ -248,7 +248,11 @@ export class TableRefsController {
     errors: WITH_CONFLICT,
   })
   @Audited('table.update_field_metadata')
-  updateFieldMetadata(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(FieldMetadataBody) body: z.output<typeof FieldMetadataBody>) {
+  updateFieldMetadata(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidBody(FieldMetadataBody) body: z.output<typeof FieldMetadataBody>,
+  ) {
     return this.metadata.updateFieldMetadata(t, id, body.updates, body.branch);
   }
 
@@ -279,7 +283,7 @@ export class TableRefsController {
   @Operation({
     operationId: 'AnalyzeTableQueryPlan',
     summary: 'Analyze query execution plan',
-    description: 'Runs the query (either dialect\'s shape, as QueryTable) and answers its plan with run metrics, as a JSON string literal.',
+    description: "Runs the query (either dialect's shape, as QueryTable) and answers its plan with run metrics, as a JSON string literal.",
     tag: 'Table data',
     access: 'catalog',
     responses: { 200: { description: 'The analysed plan', schema: ExplainTableQueryPlanResponse, encoded: true } },
@@ -301,7 +305,8 @@ export class TableRefsController {
   @Operation({
     operationId: 'CreateTableScalarIndex',
     summary: 'Create a scalar index on a table',
-    description: 'CreateTableIndex for scalar and full-text types (BTREE, BITMAP, LABEL_LIST, FTS, …); a vector type is a 400. Builds the index before answering.',
+    description:
+      'CreateTableIndex for scalar and full-text types (BTREE, BITMAP, LABEL_LIST, FTS, …); a vector type is a 400. Builds the index before answering.',
     tag: 'Index',
     access: 'catalog',
     role: 'write',
@@ -309,7 +314,11 @@ export class TableRefsController {
     errors: WITH_CONFLICT,
   })
   @Audited('table.create_index', (b) => ({ column: b?.column ?? null, index_type: b?.index_type ?? null }))
-  createScalarIndex(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(CreateIndexBody) body: z.output<typeof CreateIndexBody>) {
+  createScalarIndex(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidBody(CreateIndexBody) body: z.output<typeof CreateIndexBody>,
+  ) {
     return this.indices.createScalarIndex(t, id, body);
   }
 }

@@ -6,15 +6,26 @@ import { limit, pageToken, queryText } from '../../../platform/http/validation/f
  * remote client's shapes where they differ). Unknown fields are ignored; `null` means absent.
  */
 const base = { id: z.array(z.string()).nullish(), identity: z.unknown().optional(), context: z.unknown().optional() };
-const optStr = z.string().nullish().transform((v) => v ?? undefined);
-const optInt = z.number().int().nonnegative().nullish().transform((v) => v ?? undefined);
+const optStr = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? undefined);
+const optInt = z
+  .number()
+  .int()
+  .nonnegative()
+  .nullish()
+  .transform((v) => v ?? undefined);
 const branch = optStr.describe('Branch to target; absent, `""` or `"main"` = main.');
 const tagName = z.string({ error: 'tag is required' }).min(1, 'tag must not be empty').describe('Tag name.');
 const branchName = z
   .string({ error: 'name is required' })
   .min(1, 'name must not be empty')
   // A branch is a folder (`tree/<name>`): a segment longer than a file name may be is the caller's mistake, not a 5xx.
-  .refine((n) => n.split('/').every((seg) => Buffer.byteLength(seg) <= 255), 'each `/`-separated part of a branch name must be at most 255 bytes')
+  .refine(
+    (n) => n.split('/').every((seg) => Buffer.byteLength(seg) <= 255),
+    'each `/`-separated part of a branch name must be at most 255 bytes',
+  )
   .describe('Branch name.');
 
 // ---------------------------------------------------------------------------------------------- requests
@@ -34,7 +45,11 @@ export const CreateBranchBody = z
 export const BranchNameBody = z.object({ ...base, name: branchName }).loose();
 /** branches/diff and branches/cherry_pick of the official remote client (`dry_run` is read by nothing: always 406). */
 export const FromBranchBody = z
-  .object({ ...base, from_branch: z.string({ error: 'from_branch is required' }).min(1, 'from_branch must not be empty'), dry_run: z.boolean().nullish() })
+  .object({
+    ...base,
+    from_branch: z.string({ error: 'from_branch is required' }).min(1, 'from_branch must not be empty'),
+    dry_run: z.boolean().nullish(),
+  })
   .loose();
 
 /** ListTableTags / ListTableBranches take no body in the REST binding: paging is in the query. */
@@ -53,7 +68,10 @@ export const FieldMetadataBody = z
           .object({
             path: z.string({ error: 'updates[].path is required' }).min(1),
             metadata: z.record(z.string(), z.string().nullable(), { error: 'updates[].metadata must map keys to strings or null' }),
-            replace: z.boolean().nullish().transform((v) => v ?? undefined),
+            replace: z
+              .boolean()
+              .nullish()
+              .transform((v) => v ?? undefined),
           })
           .loose(),
       )
@@ -87,7 +105,9 @@ export const ListTableTagsResponse = z
   .meta({ id: 'ListTableTagsResponse' });
 export type ListTableTagsResponse = z.infer<typeof ListTableTagsResponse>;
 /** The official remote client's answer: the bare map. */
-export const RemoteListTagsResponse = z.record(z.string(), TagContents).describe('tag name → what it points to (the remote client\'s bare map)');
+export const RemoteListTagsResponse = z
+  .record(z.string(), TagContents)
+  .describe("tag name → what it points to (the remote client's bare map)");
 
 export const GetTableTagVersionResponse = z
   .object({ version: z.number().int(), branch: z.string().optional().describe('absent when the tag points into main') })

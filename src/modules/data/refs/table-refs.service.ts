@@ -81,7 +81,10 @@ export class TableRefsService {
       row.location,
       async (table) => {
         const tags = await table.tags();
-        await this.data.commit(() => tags.create(tag, version), () => ({ tag, version, branch: branchOf(branch) ?? null }));
+        await this.data.commit(
+          () => tags.create(tag, version),
+          () => ({ tag, version, branch: branchOf(branch) ?? null }),
+        );
       },
       { branch },
     );
@@ -95,7 +98,10 @@ export class TableRefsService {
       row.location,
       async (table) => {
         const tags = await table.tags();
-        await this.data.commit(() => tags.update(tag, version), () => ({ tag, version, branch: branchOf(branch) ?? null }));
+        await this.data.commit(
+          () => tags.update(tag, version),
+          () => ({ tag, version, branch: branchOf(branch) ?? null }),
+        );
       },
       { branch },
     );
@@ -107,7 +113,10 @@ export class TableRefsService {
     const row = await this.data.written(t, id);
     await this.engine.withTable(row.location, async (table) => {
       const tags = await table.tags();
-      await this.data.commit(() => tags.delete(tag), () => ({ tag }));
+      await this.data.commit(
+        () => tags.delete(tag),
+        () => ({ tag }),
+      );
     });
     return {};
   }
@@ -121,7 +130,11 @@ export class TableRefsService {
 
   // ---------------------------------------------------------------- branches
 
-  async listBranches(t: TenantContext, id: string[], page: RefPage): Promise<{ branches: Record<string, BranchContents>; page_token?: string }> {
+  async listBranches(
+    t: TenantContext,
+    id: string[],
+    page: RefPage,
+  ): Promise<{ branches: Record<string, BranchContents>; page_token?: string }> {
     const row = await this.data.written(t, id);
     const listed = await this.branchesOf(row.location);
     const { items, page_token } = this.paged(listed, page);
@@ -178,7 +191,10 @@ export class TableRefsService {
               const raw = err instanceof Error ? err.message : String(err);
               const exists =
                 /Clone operation should not enter build_manifest/.test(raw) ||
-                (await this.branchesOf(row.location).then((all) => all.some((b) => b.name === target), () => false));
+                (await this.branchesOf(row.location).then(
+                  (all) => all.some((b) => b.name === target),
+                  () => false,
+                ));
               if (exists) throw Errors.branchAlreadyExists(`branch '${target}' of table '${display(id)}' already exists`);
               throw this.engine.translate(err, { branch: source });
             }
@@ -231,7 +247,9 @@ export class TableRefsService {
     );
   }
 
-  private async branchesOf(location: string): Promise<Array<{ name: string; parentBranch?: string; parentVersion: number; manifestSize: number }>> {
+  private async branchesOf(
+    location: string,
+  ): Promise<Array<{ name: string; parentBranch?: string; parentVersion: number; manifestSize: number }>> {
     return this.engine.read(location, async (table) => {
       const all = await (await table.branches()).list();
       return Object.entries(all).map(([name, c]) => ({

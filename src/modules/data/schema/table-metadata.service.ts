@@ -61,13 +61,21 @@ export class TableMetadataService {
    * Merges (or, with `replace`, swaps) the metadata of each field; a `null` value removes that key. Answers the new
    * version and the resulting metadata of each updated field. An unknown path is a 404 (code 12).
    */
-  async updateFieldMetadata(t: TenantContext, id: string[], updates: FieldMetadataChange[], branch?: string): Promise<UpdateFieldMetadataResponse> {
+  async updateFieldMetadata(
+    t: TenantContext,
+    id: string[],
+    updates: FieldMetadataChange[],
+    branch?: string,
+  ): Promise<UpdateFieldMetadataResponse> {
     const row = await this.data.written(t, id);
     return this.engine.withTable(
       row.location,
       async (table) => {
         const r = await this.data.commit(
-          () => table.updateFieldMetadata(updates.map((u) => ({ path: u.path, metadata: u.metadata, ...(u.replace !== undefined ? { replace: u.replace } : {}) }))),
+          () =>
+            table.updateFieldMetadata(
+              updates.map((u) => ({ path: u.path, metadata: u.metadata, ...(u.replace !== undefined ? { replace: u.replace } : {}) })),
+            ),
           (x) => ({ version: x.version, fields: updates.map((u) => u.path) }),
         );
         const schema = await table.schema();

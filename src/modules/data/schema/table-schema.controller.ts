@@ -33,7 +33,7 @@ export class TableSchemaController {
     summary: 'List all versions of a table',
     description:
       'Every version of the table (of `branch`), oldest first, or newest first with `descending=true`; all of them ' +
-      'unless `limit` is given. Each names its manifest file. A request body is ignored (the spec\'s binding has none).',
+      "unless `limit` is given. Each names its manifest file. A request body is ignored (the spec's binding has none).",
     tag: 'Table data',
     access: 'catalog',
     responses: { 200: { description: 'The versions', schema: ListTableVersionsResponse } },
@@ -47,13 +47,18 @@ export class TableSchemaController {
   @Operation({
     operationId: 'DescribeTableVersion',
     summary: 'Describe a specific table version',
-    description: 'One version of the table (of `branch`): `version`, or the latest when absent; 404 (code 11) when the table has no such version.',
+    description:
+      'One version of the table (of `branch`): `version`, or the latest when absent; 404 (code 11) when the table has no such version.',
     tag: 'Table data',
     access: 'catalog',
     responses: { 200: { description: 'The version', schema: DescribeTableVersionResponse } },
     errors: CATALOG_ERRORS,
   })
-  describeVersion(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(DescribeVersionBody) body: z.output<typeof DescribeVersionBody>) {
+  describeVersion(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidBody(DescribeVersionBody) body: z.output<typeof DescribeVersionBody>,
+  ) {
     return this.schema.describeVersion(t, id, body.version, body.branch);
   }
 
@@ -103,7 +108,11 @@ export class TableSchemaController {
     errors: [400, 401, 403, 404, 406, 503, '5XX'],
   })
   @Audited('table.backfill_column', (b) => ({ column: b?.column ?? null }))
-  backfillColumn(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidBody(BackfillColumnBody) body: z.output<typeof BackfillColumnBody>) {
+  backfillColumn(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidBody(BackfillColumnBody) body: z.output<typeof BackfillColumnBody>,
+  ) {
     return this.tableJobs.backfill(t, id, body.column, body.branch, body.where);
   }
 

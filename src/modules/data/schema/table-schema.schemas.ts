@@ -12,7 +12,7 @@ export const AddColumnsBody = z
           .object({
             name: z.string(),
             expression: optStr.describe('SQL evaluated once over the existing rows'),
-            computed: optStr.describe('SQL kept as the column\'s definition: the column is added empty and filled by backfill_column'),
+            computed: optStr.describe("SQL kept as the column's definition: the column is added empty and filled by backfill_column"),
           })
           .loose()
           .refine((c) => (c.expression === undefined) !== (c.computed === undefined), {

@@ -88,13 +88,17 @@ export class TableSchemaService {
     const computed = columns.every((c) => c.computed !== undefined);
     const sql = columns.map((c) => ({ name: c.name, valueSql: (c.computed ?? c.expression)! }));
     const row = await this.data.written(t, id);
-    return this.engine.withTable(row.location, async (table) => {
-      const r = await this.data.commit(
-        () => table.addColumns(computed ? { computed: sql } : sql),
-        (x) => ({ version: x.version, columns: columns.map((c) => c.name) }),
-      );
-      return { version: r.version };
-    }, { branch });
+    return this.engine.withTable(
+      row.location,
+      async (table) => {
+        const r = await this.data.commit(
+          () => table.addColumns(computed ? { computed: sql } : sql),
+          (x) => ({ version: x.version, columns: columns.map((c) => c.name) }),
+        );
+        return { version: r.version };
+      },
+      { branch },
+    );
   }
 
   async alterColumns(
@@ -116,15 +120,33 @@ export class TableSchemaService {
       };
     });
     const row = await this.data.written(t, id);
-    return this.engine.withTable(row.location, async (table) => ({
-      version: (await this.data.commit(() => table.alterColumns(mapped), (x) => ({ version: x.version, columns: mapped.map((a) => a.path) }))).version,
-    }), { branch });
+    return this.engine.withTable(
+      row.location,
+      async (table) => ({
+        version: (
+          await this.data.commit(
+            () => table.alterColumns(mapped),
+            (x) => ({ version: x.version, columns: mapped.map((a) => a.path) }),
+          )
+        ).version,
+      }),
+      { branch },
+    );
   }
 
   async dropColumns(t: TenantContext, id: string[], columns: string[], branch?: string): Promise<VersionResponse> {
     const row = await this.data.written(t, id);
-    return this.engine.withTable(row.location, async (table) => ({
-      version: (await this.data.commit(() => table.dropColumns(columns), (x) => ({ version: x.version }))).version,
-    }), { branch });
+    return this.engine.withTable(
+      row.location,
+      async (table) => ({
+        version: (
+          await this.data.commit(
+            () => table.dropColumns(columns),
+            (x) => ({ version: x.version }),
+          )
+        ).version,
+      }),
+      { branch },
+    );
   }
 }

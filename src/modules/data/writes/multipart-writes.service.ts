@@ -45,7 +45,8 @@ function newUploadId(branch: string | undefined): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-const uploadIsFor = (uploadId: string, branch: string | undefined) => Buffer.from(uploadId.replace(/-/g, ''), 'hex').subarray(12).equals(branchTag(branch));
+const uploadIsFor = (uploadId: string, branch: string | undefined) =>
+  Buffer.from(uploadId.replace(/-/g, ''), 'hex').subarray(12).equals(branchTag(branch));
 
 /** A schema's fields, for comparing the schemas of staged parts. */
 const schemaKey = (s: Schema) => s.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`).join(',');
@@ -111,7 +112,12 @@ export class MultipartWrites {
    * not fit) and bounded by ARROW_BUFFERED_LIMIT_BYTES (413). An upload with no parts (or completed already, as a
    * retried complete finds it) commits nothing and answers the table's version.
    */
-  async completeUpload(t: TenantContext, id: string[], uploadId: string, branch?: string): Promise<{ version: number; num_inserted_rows: number }> {
+  async completeUpload(
+    t: TenantContext,
+    id: string[],
+    uploadId: string,
+    branch?: string,
+  ): Promise<{ version: number; num_inserted_rows: number }> {
     assertUploadId(uploadId);
     if (!uploadIsFor(uploadId, branch)) {
       throw Errors.invalidInput(
@@ -125,7 +131,10 @@ export class MultipartWrites {
       throw err;
     });
     try {
-      const parts = (await this.storage.list(folder)).filter((e) => e.isDir && e.name.endsWith('.lance')).map((e) => e.name).sort();
+      const parts = (await this.storage.list(folder))
+        .filter((e) => e.isDir && e.name.endsWith('.lance'))
+        .map((e) => e.name)
+        .sort();
       if (parts.length === 0) {
         work.done();
         this.audit.nothingChanged();
@@ -139,7 +148,10 @@ export class MultipartWrites {
       const version = await inPlace(work, async () => {
         if (!(await this.tables.hasData(row))) {
           this.data.assertNoBranch(id, branch);
-          const v = await this.data.commit(() => this.engine.create(row.location, staged.file, 'create'), (x) => ({ version: x, upload_id: uploadId, parts: parts.length, num_rows: staged.rows }));
+          const v = await this.data.commit(
+            () => this.engine.create(row.location, staged.file, 'create'),
+            (x) => ({ version: x, upload_id: uploadId, parts: parts.length, num_rows: staged.rows }),
+          );
           await markWrittenQuietly(this.lifecycle, row);
           return v;
         }
@@ -180,7 +192,9 @@ export class MultipartWrites {
                 schemaMsg = m;
                 schema = decodeSchema(m);
               } else if (!m.framedMeta.equals(schemaMsg.framedMeta) && schemaKey(decodeSchema(m)) !== schemaKey(schema as Schema)) {
-                throw Errors.schemaValidation(`the parts of this upload do not have the same schema (part ${part.replace(/\.lance$/, '')})`);
+                throw Errors.schemaValidation(
+                  `the parts of this upload do not have the same schema (part ${part.replace(/\.lance$/, '')})`,
+                );
               }
             } else if (m.kind === 'dictionary') {
               throw Errors.invalidInput('multipart writes of dictionary-encoded columns are not supported');
@@ -188,7 +202,9 @@ export class MultipartWrites {
               const n = m.framedMeta.length + m.bodyLength;
               bytes += n;
               if (bytes > this.limits.bufferedBodyBytes) {
-                throw Errors.payloadTooLarge(`the parts of this upload exceed the limit of ${this.limits.bufferedBodyBytes} bytes for one commit`);
+                throw Errors.payloadTooLarge(
+                  `the parts of this upload exceed the limit of ${this.limits.bufferedBodyBytes} bytes for one commit`,
+                );
               }
               reservation.grow(n * COMMIT_MEMORY_FACTOR);
               batches.push(m);

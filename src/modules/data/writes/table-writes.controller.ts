@@ -2,7 +2,13 @@ import { Controller, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../../platform/http/errors';
-import { CreateTableResponse, DeleteFromTableResponse, InsertIntoTableResponse, MergeInsertIntoTableResponse, UpdateTableResponse } from '../../catalog';
+import {
+  CreateTableResponse,
+  DeleteFromTableResponse,
+  InsertIntoTableResponse,
+  MergeInsertIntoTableResponse,
+  UpdateTableResponse,
+} from '../../catalog';
 import { ObjectId } from '../../../platform/http/route-params';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../../audit';
@@ -56,7 +62,7 @@ export class TableWritesController {
     summary: 'Insert records into a table',
     description:
       'Appends (or with `mode=overwrite` replaces) rows in one commit. With `upload_id` and `upload_part_id` the body is ' +
-      'one part of a multipart write: staged on the table\'s storage and committed by multipart_write/complete ' +
+      "one part of a multipart write: staged on the table's storage and committed by multipart_write/complete " +
       '(answered with version 0 and nothing inserted yet).',
     tag: 'Table data',
     access: 'catalog',
@@ -72,7 +78,8 @@ export class TableWritesController {
     @ArrowStream('The rows, as an Arrow IPC stream.') rows: AsyncIterable<Buffer>,
   ) {
     if (q.upload_id !== undefined || q.upload_part_id !== undefined) {
-      if (q.upload_id === undefined || q.upload_part_id === undefined) throw Errors.invalidInput('a multipart part needs both upload_id and upload_part_id');
+      if (q.upload_id === undefined || q.upload_part_id === undefined)
+        throw Errors.invalidInput('a multipart part needs both upload_id and upload_part_id');
       if (q.mode === 'overwrite') throw Errors.invalidInput('a multipart write appends: mode=overwrite cannot be combined with upload_id');
       return this.multipart.stagePart(t, id, q.upload_id, q.upload_part_id, rows);
     }

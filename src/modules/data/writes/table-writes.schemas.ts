@@ -22,8 +22,10 @@ export const CreateTableQuery = z.object({
 export const InsertQuery = z.object({
   mode: queryParam(mode(['append', 'overwrite'], 'append')),
   branch: branchParam(),
-  upload_id: queryText().describe('A multipart write (from multipart_write/create): the body is staged as one part, committed at complete.'),
-  upload_part_id: queryText().describe('The part\'s id within the multipart write (sending a part again replaces it).'),
+  upload_id: queryText().describe(
+    'A multipart write (from multipart_write/create): the body is staged as one part, committed at complete.',
+  ),
+  upload_part_id: queryText().describe("The part's id within the multipart write (sending a part again replaces it)."),
 });
 
 export const MergeInsertQuery = z.object({

@@ -1,6 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ApiError, ErrorCode, Errors } from '../../../platform/http/errors';
-import type { CreateTableResponse, DeleteFromTableResponse, EnterpriseCreateTableResponse, InsertIntoTableResponse, MergeInsertIntoTableResponse, UpdateTableResponse } from '../../catalog';
+import type {
+  CreateTableResponse,
+  DeleteFromTableResponse,
+  EnterpriseCreateTableResponse,
+  InsertIntoTableResponse,
+  MergeInsertIntoTableResponse,
+  UpdateTableResponse,
+} from '../../catalog';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import type { PendingWork } from '../../../platform/cluster/pending-locations.service';
 import { TableRow, RegistrationOutcomeUnknown, TablesService, TableWriteLifecycle } from '../../catalog';
@@ -89,7 +96,8 @@ export class TableWritesService {
   ): Promise<CreateTableResponse> {
     const existing = await this.tables.lookup(t, id);
     if (existing && (await this.tables.hasData(existing))) {
-      if (mode === 'create') throw dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));
+      if (mode === 'create')
+        throw dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));
       const location = this.storage.uri(existing.location);
       if (mode === 'existok') {
         this.audit.nothingChanged();
@@ -116,7 +124,10 @@ export class TableWritesService {
         let version: number;
         try {
           version = await inPlace(work, () =>
-            this.data.commit(() => this.engine.create(existing.location, data.file, 'create'), (v) => ({ version: v, num_rows: data.rows })),
+            this.data.commit(
+              () => this.engine.create(existing.location, data.file, 'create'),
+              (v) => ({ version: v, num_rows: data.rows }),
+            ),
           );
         } catch (err) {
           if (dialect === 'remote' && err instanceof ApiError && err.code === ErrorCode.TableAlreadyExists) {
@@ -137,7 +148,13 @@ export class TableWritesService {
    * folder is recorded as pending (in the lookup's statement) before anything is written, and the record is handed
    * to the table row when it is registered: a crash in between leaves a record the reclaimer finishes.
    */
-  async createStreamed(t: TenantContext, id: string[], raw: Body, dialect: Dialect, properties: Record<string, string> = {}): Promise<EnterpriseCreateTableResponse> {
+  async createStreamed(
+    t: TenantContext,
+    id: string[],
+    raw: Body,
+    dialect: Dialect,
+    properties: Record<string, string> = {},
+  ): Promise<EnterpriseCreateTableResponse> {
     const { body, bytes } = counting(raw);
     // About two chunks are held at once (the one being read, the one being written): reserved up front by
     // Content-Length, else as the bytes arrive, up to that.
@@ -224,7 +241,13 @@ export class TableWritesService {
     }
   }
 
-  async insert(t: TenantContext, id: string[], mode: 'append' | 'overwrite', body: Body, branch?: string): Promise<InsertIntoTableResponse> {
+  async insert(
+    t: TenantContext,
+    id: string[],
+    mode: 'append' | 'overwrite',
+    body: Body,
+    branch?: string,
+  ): Promise<InsertIntoTableResponse> {
     return this.bodies.spooled(body, (load) => this.insertSpooled(t, id, mode, load, branch, body.claim));
   }
 
@@ -242,7 +265,10 @@ export class TableWritesService {
     const out = await inPlace(work, async () => {
       if (!(await this.tables.hasData(row))) {
         this.data.assertNoBranch(id, branch);
-        const version = await this.data.commit(() => this.engine.create(row.location, data.file, 'create'), (v) => ({ version: v, num_rows: data.rows }));
+        const version = await this.data.commit(
+          () => this.engine.create(row.location, data.file, 'create'),
+          (v) => ({ version: v, num_rows: data.rows }),
+        );
         await markWrittenQuietly(this.lifecycle, row);
         return { version, num_inserted_rows: data.rows };
       }
@@ -250,7 +276,10 @@ export class TableWritesService {
         this.audit.nothingChanged();
         return { version: await this.engine.latestVersion(row.location, branch), num_inserted_rows: 0 };
       }
-      const version = await this.data.commit(() => this.engine.append(row.location, data.file, mode, branch), (v) => ({ version: v, mode, num_rows: data.rows }));
+      const version = await this.data.commit(
+        () => this.engine.append(row.location, data.file, mode, branch),
+        (v) => ({ version: v, mode, num_rows: data.rows }),
+      );
       return { version, num_inserted_rows: data.rows };
     });
     this.meterWrite(t, row.id, data);
@@ -272,7 +301,10 @@ export class TableWritesService {
   private async merge(id: string[], row: TableRow, opts: MergeOptions, data: BufferedIpc) {
     if (!(await this.tables.hasData(row))) {
       this.data.assertNoBranch(id, opts.branch);
-      const version = await this.data.commit(() => this.engine.create(row.location, data.file, 'create'), (v) => ({ version: v, on: opts.on, num_rows: data.rows }));
+      const version = await this.data.commit(
+        () => this.engine.create(row.location, data.file, 'create'),
+        (v) => ({ version: v, on: opts.on, num_rows: data.rows }),
+      );
       await markWrittenQuietly(this.lifecycle, row);
       return { version, num_inserted_rows: data.rows, num_updated_rows: 0, num_deleted_rows: 0 };
     }
@@ -283,25 +315,34 @@ export class TableWritesService {
       num_updated_rows: r.num_updated_rows,
       num_deleted_rows: r.num_deleted_rows,
     });
-    return this.data.commit(() => this.engine.withNative(row.location, async (n) => {
-      let b = n.mergeInsert(opts.on);
-      if (opts.whenMatchedUpdateAllFilt) b = b.whenMatchedUpdateAll(opts.whenMatchedUpdateAllFilt);
-      else if (opts.whenMatchedUpdateAll) b = b.whenMatchedUpdateAll();
-      if (opts.whenNotMatchedInsertAll) b = b.whenNotMatchedInsertAll();
-      if (opts.whenNotMatchedBySourceDeleteFilt) b = b.whenNotMatchedBySourceDelete(opts.whenNotMatchedBySourceDeleteFilt);
-      else if (opts.whenNotMatchedBySourceDelete) b = b.whenNotMatchedBySourceDelete();
-      if (!opts.useIndex) b = b.useIndex(false);
-      if (opts.timeoutMs) b.setTimeout(opts.timeoutMs);
-      const r = await b.execute(data.file);
-      return {
-        version: r.version,
-        num_inserted_rows: r.numInsertedRows,
-        num_updated_rows: r.numUpdatedRows,
-        num_deleted_rows: r.numDeletedRows,
-        ...(typeof r.numAttempts === 'number' ? { num_attempts: r.numAttempts } : {}),
-      };
-      // Its new and rewritten rows are about its body (what the storage estimate counts, docs/usage-and-quotas.md).
-    }, opts.branch, { bodyBytes: data.file.length }), merged);
+    return this.data.commit(
+      () =>
+        this.engine.withNative(
+          row.location,
+          async (n) => {
+            let b = n.mergeInsert(opts.on);
+            if (opts.whenMatchedUpdateAllFilt) b = b.whenMatchedUpdateAll(opts.whenMatchedUpdateAllFilt);
+            else if (opts.whenMatchedUpdateAll) b = b.whenMatchedUpdateAll();
+            if (opts.whenNotMatchedInsertAll) b = b.whenNotMatchedInsertAll();
+            if (opts.whenNotMatchedBySourceDeleteFilt) b = b.whenNotMatchedBySourceDelete(opts.whenNotMatchedBySourceDeleteFilt);
+            else if (opts.whenNotMatchedBySourceDelete) b = b.whenNotMatchedBySourceDelete();
+            if (!opts.useIndex) b = b.useIndex(false);
+            if (opts.timeoutMs) b.setTimeout(opts.timeoutMs);
+            const r = await b.execute(data.file);
+            return {
+              version: r.version,
+              num_inserted_rows: r.numInsertedRows,
+              num_updated_rows: r.numUpdatedRows,
+              num_deleted_rows: r.numDeletedRows,
+              ...(typeof r.numAttempts === 'number' ? { num_attempts: r.numAttempts } : {}),
+            };
+            // Its new and rewritten rows are about its body (what the storage estimate counts, docs/usage-and-quotas.md).
+          },
+          opts.branch,
+          { bodyBytes: data.file.length },
+        ),
+      merged,
+    );
   }
 
   /**
@@ -346,10 +387,14 @@ export class TableWritesService {
     const row = await this.data.written(t, id);
     return this.data.commit(
       () =>
-        this.engine.withNative(row.location, async (n) => {
-          const r = await n.update(predicate?.trim() ? predicate : undefined, pairs);
-          return { rows_updated: r.rowsUpdated, updated_rows: r.rowsUpdated, version: r.version };
-        }, branch),
+        this.engine.withNative(
+          row.location,
+          async (n) => {
+            const r = await n.update(predicate?.trim() ? predicate : undefined, pairs);
+            return { rows_updated: r.rowsUpdated, updated_rows: r.rowsUpdated, version: r.version };
+          },
+          branch,
+        ),
       (r) => ({ version: r.version, rows_updated: r.rows_updated }),
     );
   }
@@ -360,10 +405,14 @@ export class TableWritesService {
     const row = await this.data.written(t, id);
     return this.data.commit(
       () =>
-        this.engine.withNative(row.location, async (n) => {
-          const r = await n.delete(predicate);
-          return { num_deleted_rows: r.numDeletedRows, version: r.version };
-        }, branch),
+        this.engine.withNative(
+          row.location,
+          async (n) => {
+            const r = await n.delete(predicate);
+            return { num_deleted_rows: r.numDeletedRows, version: r.version };
+          },
+          branch,
+        ),
       (r) => ({ version: r.version, num_deleted_rows: r.num_deleted_rows }),
     );
   }

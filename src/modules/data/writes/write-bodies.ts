@@ -14,7 +14,10 @@ export type Loaded = BufferedIpc & { bodyBytes: number };
 /** The body, counting the bytes that arrive (its length, `settled` and `beforeCommit` kept). */
 export function counting(body: Body): { body: Body; bytes: () => number } {
   let n = 0;
-  const wrapped = Object.assign(metered(body, (k) => (n += k)), { contentLength: body.contentLength, settled: body.settled, beforeCommit: body.beforeCommit });
+  const wrapped = Object.assign(
+    metered(body, (k) => (n += k)),
+    { contentLength: body.contentLength, settled: body.settled, beforeCommit: body.beforeCommit },
+  );
   return { body: wrapped, bytes: () => n };
 }
 

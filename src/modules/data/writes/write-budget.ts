@@ -136,7 +136,10 @@ export class WriteBudget implements OnModuleInit {
   }
 
   private busy() {
-    return Errors.slowDown(`the gateway is busy with other writes (${this.used} of ${this.limit} bytes of write memory in use); retry later`, WRITE_RETRY_AFTER_S);
+    return Errors.slowDown(
+      `the gateway is busy with other writes (${this.used} of ${this.limit} bytes of write memory in use); retry later`,
+      WRITE_RETRY_AFTER_S,
+    );
   }
 
   /** Admits waiting writes in order while the first one fits. */

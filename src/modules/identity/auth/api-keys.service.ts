@@ -18,7 +18,6 @@ export interface IssuedKey {
   secret: string;
 }
 
-
 /**
  * API keys: 256-bit random secrets with a recognisable prefix, stored only as SHA-256 digests (a fast hash is
  * right for high-entropy secrets; there is nothing to brute-force). Lookup is by digest, then the digest is

@@ -123,7 +123,9 @@ export class DatabasesRepository {
   }
 
   /** A database's own delete profile (nulls: the server's) and protection flag; null when the database is gone. */
-  async dropProfileOf(databaseId: string): Promise<{ dropProfile: string | null; dropRetentionSeconds: number | null; protected: boolean } | null> {
+  async dropProfileOf(
+    databaseId: string,
+  ): Promise<{ dropProfile: string | null; dropRetentionSeconds: number | null; protected: boolean } | null> {
     const rows = await this.uow.read<{ dropProfile: string | null; dropRetentionSeconds: number | null; protected: boolean }>(
       `SELECT drop_profile AS "dropProfile", drop_retention_seconds AS "dropRetentionSeconds", protected FROM databases WHERE id = $1::uuid`,
       [databaseId],

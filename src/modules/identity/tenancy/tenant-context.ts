@@ -17,7 +17,12 @@ export const quotasOf = (row: {
   maxRowsPerWrite?: number | bigint | string | null;
 }): Quotas => {
   const n = (v: number | bigint | string | null | undefined) => (v === null || v === undefined ? null : Number(v));
-  return { maxTables: n(row.maxTables), maxNamespaces: n(row.maxNamespaces), maxStorageBytes: n(row.maxStorageBytes), maxRowsPerWrite: n(row.maxRowsPerWrite) };
+  return {
+    maxTables: n(row.maxTables),
+    maxNamespaces: n(row.maxNamespaces),
+    maxStorageBytes: n(row.maxStorageBytes),
+    maxRowsPerWrite: n(row.maxRowsPerWrite),
+  };
 };
 
 export interface TenantContext {
