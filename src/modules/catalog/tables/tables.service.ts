@@ -64,6 +64,11 @@ export interface DescribeOptions {
 /** The job a drop's storage clean-up becomes when it outlasts DROP_SYNC_BUDGET_MS. */
 export const DROP_JOB = 'drop_table';
 
+/**
+ * The catalog's table operations (describe, declare, register, drop, deregister, rename, list, stats); the data
+ * plane's write lifecycle is TableWriteLifecycle's. Over 400 lines because drop alone (soft delete, protection,
+ * the synchronous budget, its job, the pending clean-up) needs a third of it: it is the next piece to move out.
+ */
 @Injectable()
 export class TablesService implements OnModuleInit {
   constructor(
