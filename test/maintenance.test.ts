@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import * as path from 'node:path';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import { UnitOfWork } from '../src/platform/db/unit-of-work';
@@ -19,7 +17,7 @@ import {
   TEST_STORAGE,
   TestGateway,
 } from './helpers/gateway';
-import { program } from './helpers/root';
+import { runAdmin } from './helpers/admin-cli';
 
 /**
  * Table maintenance (issue 32, docs/maintenance.md): the gateway compacts, optimizes the indices of and cleans
@@ -466,32 +464,16 @@ forEachCatalog('table maintenance', (kind) => {
           : false,
     },
     async () => {
-      const cli = (...args: string[]) =>
-        new Promise<{ code: number; json: any; stderr: string }>((resolve) => {
-          const env: NodeJS.ProcessEnv = {
-            ...process.env,
-            DATABASE_URL: pgUrlFor(gw.pgDatabase!),
-            DATA_DIR: gw.dataDir,
-            NODE_NO_WARNINGS: '1',
-            JOBS_POLL_INTERVAL_MS: '100',
-          };
-          delete env.ADMIN_API_KEY;
-          delete env.BOOTSTRAP_DATABASE;
-          execFile(
-            process.execPath,
-            [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args],
-            { env, timeout: 120_000 },
-            (err, stdout, stderr) => {
-              let json: unknown;
-              try {
-                json = JSON.parse(stdout);
-              } catch {
-                json = undefined;
-              }
-              resolve({ code: err ? Number((err as { code?: number }).code ?? -1) : 0, json, stderr });
-            },
-          );
-        });
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        DATABASE_URL: pgUrlFor(gw.pgDatabase!),
+        DATA_DIR: gw.dataDir,
+        NODE_NO_WARNINGS: '1',
+        JOBS_POLL_INTERVAL_MS: '100',
+      };
+      delete env.ADMIN_API_KEY;
+      delete env.BOOTSTRAP_DATABASE;
+      const cli = (...args: string[]) => runAdmin(args, env);
       const db = await remote(gw, tenant);
       const t = await db.createTable('by_cli', rows(0, 10));
       for (let i = 0; i < 3; i++) await t.add(rows(100 + i, 1), { mode: 'overwrite' });

@@ -16,13 +16,11 @@ import {
 } from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
 import { exists } from './helpers/stored';
-import { execFile } from 'node:child_process';
-import * as path from 'node:path';
 import { Reclaimer } from '../src/modules/reclaim/reclaimer.service';
 import { StorageScan } from '../src/modules/reclaim/storage-scan.service';
 import { PendingLocationsRepository } from '../src/platform/cluster/pending-locations.repository';
 import { DroppedTablesRepository } from '../src/modules/catalog/dropped/dropped-tables.repository';
-import { program } from './helpers/root';
+import { runAdmin } from './helpers/admin-cli';
 
 /**
  * Soft-delete, undrop and protection (docs/soft-delete.md): a database's delete profile decides what a drop
@@ -459,32 +457,15 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
 
   it('the CLI: databases update sets the profile and the flag; dropped list, undrop and purge', { skip: kind !== 'postgres' }, async () => {
     const t = await newTenant(gw);
-    const cli = (...args: string[]) =>
-      new Promise<{ code: number; json: any; stderr: string }>((resolve) => {
-        const env: NodeJS.ProcessEnv = {
-          ...process.env,
-          DATABASE_URL: gw.config.databaseUrl,
-          DATA_DIR: gw.dataDir,
-          STORAGE_ROOT: gw.config.storageRoot,
-          NODE_NO_WARNINGS: '1',
-        };
-        if (TEST_STORAGE === 's3')
-          Object.assign(env, { STORAGE_OPTIONS: JSON.stringify(gw.config.storage.profiles.get('default')!.options) });
-        execFile(
-          process.execPath,
-          [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args],
-          { env, timeout: 60_000 },
-          (err, stdout, stderr) => {
-            let json: unknown;
-            try {
-              json = JSON.parse(stdout);
-            } catch {
-              json = undefined;
-            }
-            resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, json, stderr });
-          },
-        );
-      });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: gw.config.databaseUrl,
+      DATA_DIR: gw.dataDir,
+      STORAGE_ROOT: gw.config.storageRoot,
+      NODE_NO_WARNINGS: '1',
+    };
+    if (TEST_STORAGE === 's3') Object.assign(env, { STORAGE_OPTIONS: JSON.stringify(gw.config.storage.profiles.get('default')!.options) });
+    const cli = (...args: string[]) => runAdmin(args, env, 60_000);
     const updated = await cli(
       'databases',
       'update',

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -25,6 +25,7 @@ import {
 } from './helpers/gateway';
 import { freePort, SHARED_REDIS_URL } from './helpers/redis';
 import { program } from './helpers/root';
+import { runAdmin } from './helpers/admin-cli';
 
 /**
  * Usage metering (docs/usage-and-quotas.md): exact request, row, byte and query counts per database, flushed from
@@ -330,17 +331,9 @@ describe('usage metering: two gateways on one Postgres and Redis [postgres]', { 
     assert.equal(e.rows, 10 + 3 * 3 * 7);
 
     // The same figures from the operator CLI (JSON and CSV), with the gateways running.
-    const cli = (...args: string[]) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: pair.databaseUrl, DATA_DIR: a.dataDir, NODE_NO_WARNINGS: '1' };
-        delete env.ADMIN_API_KEY;
-        execFile(
-          process.execPath,
-          [program(path.resolve(__dirname, '../src/cli/admin.js')), ...args],
-          { env, timeout: 120_000 },
-          (err, stdout, stderr) => resolve({ code: err ? Number((err as any).code ?? -1) : 0, stdout, stderr }),
-        );
-      });
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: pair.databaseUrl, DATA_DIR: a.dataDir, NODE_NO_WARNINGS: '1' };
+    delete env.ADMIN_API_KEY;
+    const cli = (...args: string[]) => runAdmin(args, env);
     const json = await cli('usage', t.name, '--from', today());
     assert.equal(json.code, 0, json.stderr);
     const report = JSON.parse(json.stdout);
