@@ -13,7 +13,7 @@ const unusedVars = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'src/generated/', 'data/'] },
+  { ignores: ['dist/', 'node_modules/', 'src/generated/', 'data/', '.cache/'] },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
   js.configs.recommended,
   tseslint.configs.recommended,
