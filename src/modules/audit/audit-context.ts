@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Observable } from 'rxjs';
+import { ScopedStorage } from '../../platform/context/scoped-storage';
 
 /** One audit record: who did what to which object, in which database, by which request. */
 export interface AuditEntry {
@@ -23,7 +23,8 @@ export interface PendingAudit {
   state: 'pending' | 'written' | 'nothing-changed';
 }
 
-const current = new AsyncLocalStorage<PendingAudit>();
+/** On only while an audited change is under way, so that reads run without async hooks (scoped-storage.ts). */
+const current = new ScopedStorage<PendingAudit>();
 
 export const AuditContext = {
   /** Runs `fn` (and everything it awaits) with `pending` as the audit record owed. */
@@ -32,7 +33,7 @@ export const AuditContext = {
   },
   /** `source` (subscribed to in the context, and everything it does) with `pending` as the audit record owed. */
   observe<T>(pending: PendingAudit, source: () => Observable<T>): Observable<T> {
-    return new Observable<T>((subscriber) => current.run(pending, () => source().subscribe(subscriber)));
+    return current.observe(pending, source);
   },
   /** The record the current request owes, if it is an audited one and has not recorded it yet. */
   pending(): PendingAudit | undefined {
