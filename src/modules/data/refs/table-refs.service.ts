@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type * as lancedb from '@lancedb/lancedb';
 import { Errors } from '../../../platform/http/errors';
 import { decodePageToken, encodePageToken, isString } from '../../../platform/http/pagination';
 import type { EmptyResponse } from '../../catalog';
@@ -24,6 +25,8 @@ export interface RefPage {
  */
 const SAFE_REF = /^[A-Za-z0-9._-]+$/;
 const safeRef = (name: string) => SAFE_REF.test(name) && !name.includes('..');
+
+type Tags = Awaited<ReturnType<lancedb.Table['tags']>>;
 
 /**
  * Tags and branches of a table: real Lance refs (`_refs/tags`, `_refs/branches` in the table's folder), so a client
@@ -75,49 +78,40 @@ export class TableRefsService {
   }
 
   /** A new tag at `version` of `branch` (main when absent): 409 (code 9) when it exists, 404 (code 11) for no such version. */
-  async createTag(t: TenantContext, id: string[], tag: string, version: number, branch?: string): Promise<EmptyResponse> {
-    const row = await this.data.written(t, id);
-    await this.engine.withTable(
-      row.location,
-      async (table) => {
-        const tags = await table.tags();
-        await this.data.commit(
-          () => tags.create(tag, version),
-          () => ({ tag, version, branch: branchOf(branch) ?? null }),
-        );
-      },
-      { branch },
-    );
-    return {};
+  createTag(t: TenantContext, id: string[], tag: string, version: number, branch?: string): Promise<EmptyResponse> {
+    return this.changeTag(t, id, (tags) => tags.create(tag, version), { tag, version, branch: branchOf(branch) ?? null }, branch);
   }
 
   /** Moves a tag to `version` of `branch` (main when absent): 404 (code 8) for an unknown tag. */
-  async updateTag(t: TenantContext, id: string[], tag: string, version: number, branch?: string): Promise<EmptyResponse> {
+  updateTag(t: TenantContext, id: string[], tag: string, version: number, branch?: string): Promise<EmptyResponse> {
+    return this.changeTag(t, id, (tags) => tags.update(tag, version), { tag, version, branch: branchOf(branch) ?? null }, branch);
+  }
+
+  /** Removes a tag (the data it pointed to stays, as versions do): 404 (code 8) for an unknown tag. */
+  deleteTag(t: TenantContext, id: string[], tag: string): Promise<EmptyResponse> {
+    return this.changeTag(t, id, (tags) => tags.delete(tag), { tag });
+  }
+
+  /** One change of the table's tags, through the engine on `branch` (main when absent), with its audit record. */
+  private async changeTag(
+    t: TenantContext,
+    id: string[],
+    change: (tags: Tags) => Promise<void>,
+    audit: Record<string, unknown>,
+    branch?: string,
+  ): Promise<EmptyResponse> {
     const row = await this.data.written(t, id);
     await this.engine.withTable(
       row.location,
       async (table) => {
         const tags = await table.tags();
         await this.data.commit(
-          () => tags.update(tag, version),
-          () => ({ tag, version, branch: branchOf(branch) ?? null }),
+          () => change(tags),
+          () => audit,
         );
       },
       { branch },
     );
-    return {};
-  }
-
-  /** Removes a tag (the data it pointed to stays, as versions do): 404 (code 8) for an unknown tag. */
-  async deleteTag(t: TenantContext, id: string[], tag: string): Promise<EmptyResponse> {
-    const row = await this.data.written(t, id);
-    await this.engine.withTable(row.location, async (table) => {
-      const tags = await table.tags();
-      await this.data.commit(
-        () => tags.delete(tag),
-        () => ({ tag }),
-      );
-    });
     return {};
   }
 
