@@ -1,9 +1,5 @@
-// Kept whole (about 430 lines): triggers, debounce, per-table locks and the job's run share this service's state
-// (recent triggers, locks, the `maintaining` context); the pure rules are already apart (maintenance.policy.ts).
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type * as lancedb from '@lancedb/lancedb';
-import { LRUCache } from 'lru-cache';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
 import { LanceEngine } from '../../engine/lance/lance-engine';
@@ -11,21 +7,19 @@ import { TableStorage } from '../../engine/storage/table-storage.service';
 import { AuditService } from '../audit';
 import { ClaimedJob, JobRunContext, JobsService } from '../jobs';
 import { MetricsService } from '../../platform/observability/metrics.service';
-import { TablesService, TableWriteSignals } from '../catalog';
+import { TablesService } from '../catalog';
 import { TenantContext } from '../identity';
 import { UsageMeter } from '../metering';
 import { MAINTENANCE_JOB, MaintainedTable, MaintenanceRepository, tableIdOf } from './maintenance.repository';
 import { MaintenancePolicy, resolvePolicy } from './maintenance.policy';
+import { MaintenanceTriggers } from './maintenance.triggers';
 
 /** The job types: `maintenance` (automatic: whichever of the others is due) and the three a caller may ask for. */
 export const MAINTENANCE_TYPES = [MAINTENANCE_JOB, 'compact', 'optimize_indices', 'cleanup'] as const;
 export type MaintenanceType = (typeof MAINTENANCE_TYPES)[number];
 
-/** Tables whose last trigger is remembered (a burst of commits to one table costs one catalog round trip). */
-const RECENT_TABLES = 10_000;
 /** Times the engine's optimize is tried when a concurrent commit makes it give up. */
 const COMMIT_ATTEMPTS = 6;
-const SWEEP_PAGE = 500;
 
 /** What maintenance reads of a table before and after it runs. */
 export interface TableState {
@@ -45,24 +39,16 @@ const isConflict = (err: unknown) =>
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Table maintenance (docs/maintenance.md): after commits (debounced), on a slow sweep and on demand, a job of
- * the jobs system compacts small fragments, adds unindexed rows to the table's indices and removes versions older than
- * the retention, through the engine's one entry point for all three (`optimize`). Policies come from the server, the
- * database, the namespace and the table (resolvePolicy).
+ * Table maintenance (docs/maintenance.md): after commits (debounced), on a slow sweep (both queued by
+ * MaintenanceTriggers) and on demand, a job of the jobs system compacts small fragments, adds unindexed rows to the
+ * table's indices and removes versions older than the retention, through the engine's one entry point for all three
+ * (`optimize`). Policies come from the server, the database, the namespace and the table (resolvePolicy).
  */
 @Injectable()
-export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+export class MaintenanceService implements OnModuleInit {
   private readonly log = new Logger('Maintenance');
-  /** When this replica last queued (or found queued) the job of a location (gateway commits) or table id (signals). */
-  private readonly recent = new LRUCache<string, number>({ max: RECENT_TABLES });
-  /** Set while a maintenance job commits: its own commits trigger nothing. */
-  private readonly maintaining = new AsyncLocalStorage<boolean>();
   /** The maintenance job of each table running here (the next one waits for it). */
   private readonly tableLocks = new Map<string, Promise<void>>();
-  /** Triggers owed at the end of a delay window (the trailing edge of a burst). */
-  private readonly trailing = new Map<string, NodeJS.Timeout>();
-  private sweepTimer?: NodeJS.Timeout;
-  private sweeping?: Promise<void>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -73,112 +59,12 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
     private readonly tables: TablesService,
     private readonly audit: AuditService,
     private readonly metrics: MetricsService,
-    private readonly signals: TableWriteSignals,
+    private readonly triggers: MaintenanceTriggers,
     private readonly meter: UsageMeter,
   ) {}
 
   onModuleInit(): void {
     for (const type of MAINTENANCE_TYPES) this.jobs.register(type, (job, ctx) => this.run(type, job, ctx));
-    this.engine.onWritten((location) => this.committed(location));
-    this.signals.on((tableId) => void this.touched(tableId));
-  }
-
-  onApplicationBootstrap(): void {
-    if (this.config.maintenance.sweepIntervalMs > 0) {
-      this.sweepTimer = setInterval(() => void this.sweep(), this.config.maintenance.sweepIntervalMs);
-      this.sweepTimer.unref();
-    }
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
-    for (const t of this.trailing.values()) clearTimeout(t);
-    this.trailing.clear();
-    await this.sweeping?.catch(() => undefined);
-  }
-
-  // ------------------------------------------------------------------ triggers
-
-  /**
-   * A commit the gateway made: the table's job is queued. At most once per delay window per table on this replica;
-   * a commit inside the window sets a timer for the window's end (the trailing edge), so the last commits of a burst
-   * always queue a job after them, even when the job queued at the burst's start has already begun. The job's own
-   * commits (inside `maintaining`) queue nothing. Never fails.
-   */
-  async committed(location: string): Promise<void> {
-    if (this.maintaining.getStore()) return;
-    if (this.debounced(location, () => void this.committed(location))) return;
-    try {
-      const t = await this.repo.tableAt(location);
-      if (!t) return void this.recent.delete(location); // its row is not there yet (its first commit): the next one queues it
-      if (await this.enabledFor(t)) await this.repo.enqueue(t, this.config.maintenance.delayMs, 'commit');
-    } catch (err) {
-      this.recent.delete(location);
-      this.log.warn(`could not queue the maintenance of ${location}: ${(err as Error).message}`);
-    }
-  }
-
-  /** A commit the gateway learned of (namespace-mode writer), debounced as `committed`. Never fails. */
-  async touched(tableId: string): Promise<void> {
-    if (this.debounced(tableId, () => void this.touched(tableId))) return;
-    try {
-      const t = await this.repo.tableById(tableId);
-      if (!t) return;
-      if (await this.enabledFor(t)) await this.repo.enqueue(t, this.config.maintenance.delayMs, 'seen');
-    } catch (err) {
-      this.recent.delete(tableId);
-      this.log.warn(`could not queue the maintenance of table ${tableId}: ${(err as Error).message}`);
-    }
-  }
-
-  /** Whether the table's policy has automatic maintenance on (a disabled table gets no automatic job at all). */
-  private async enabledFor(t: MaintainedTable): Promise<boolean> {
-    return resolvePolicy(this.config, await this.repo.policyInputs(t)).enabled.value;
-  }
-
-  /**
-   * Whether a trigger of `key` falls inside its delay window (then `again` is set to run at the window's end, once);
-   * otherwise the window starts now and the caller queues the job.
-   */
-  private debounced(key: string, again: () => void): boolean {
-    const now = Date.now();
-    const last = this.recent.get(key);
-    const delay = this.config.maintenance.delayMs;
-    if (last !== undefined && now - last < delay) {
-      if (!this.trailing.has(key)) {
-        const timer = setTimeout(
-          () => {
-            this.trailing.delete(key);
-            again();
-          },
-          last + delay - now + 1,
-        );
-        timer.unref();
-        this.trailing.set(key, timer);
-      }
-      return true;
-    }
-    this.recent.set(key, now);
-    return false;
-  }
-
-  /** The slow sweep: every table with data gets its job queued (a job with nothing to do ends at once). */
-  sweep(): Promise<void> {
-    if (this.sweeping) return this.sweeping;
-    this.sweeping = (async () => {
-      let after: string | null = null;
-      try {
-        for (;;) {
-          const page = await this.repo.tablesWithData(after, SWEEP_PAGE);
-          for (const t of page) if (await this.enabledFor(t)) await this.repo.enqueue(t, 0, 'sweep');
-          if (page.length < SWEEP_PAGE) break;
-          after = page[page.length - 1].id;
-        }
-      } catch (err) {
-        this.log.warn(`maintenance sweep failed: ${(err as Error).message}`);
-      }
-    })().finally(() => (this.sweeping = undefined));
-    return this.sweeping;
   }
 
   // ------------------------------------------------------------------ requests
@@ -379,7 +265,7 @@ export class MaintenanceService implements OnModuleInit, OnApplicationBootstrap,
    * latest version, a few times.
    */
   private async optimize(location: string, cutoff: number): Promise<{ stats: lancedb.OptimizeStats; attempts: number }> {
-    return this.maintaining.run(true, () =>
+    return this.triggers.quietly(() =>
       this.engine.withTable(location, async (table) => {
         for (let attempt = 1; ; attempt++) {
           try {

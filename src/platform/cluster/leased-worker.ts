@@ -1,10 +1,10 @@
 import type { Logger } from '@nestjs/common';
 
 /*
- * The timer loop of the background workers (reclaimer, usage refresher, job runner, purge sweep). Their leases are
- * per catalog row (FOR UPDATE SKIP LOCKED, expiring claims), taken in the tick through each module's repository; a
- * Postgres queue (pg-boss, graphile-worker) would need a `pg` pool with LISTEN/NOTIFY and advisory locks, which the
- * embedded catalog (PGlite, one connection) does not give. See docs/adr/0007-leased-workers.md.
+ * The timer loop of the background workers (reclaimer, usage refresher, job runner, purge and maintenance sweeps).
+ * Their leases are per catalog row (FOR UPDATE SKIP LOCKED, expiring claims), taken in the tick through each module's
+ * repository; a Postgres queue (pg-boss, graphile-worker) would need a `pg` pool with LISTEN/NOTIFY and advisory
+ * locks, which the embedded catalog (PGlite, one connection) does not give. See docs/adr/0007-leased-workers.md.
  */
 
 export interface LeasedWorkerOptions<R> {

@@ -33,86 +33,71 @@ export class MetricsService {
 
   readonly requests: PerDatabaseCounter<'method' | 'route' | 'status'>;
 
-  readonly latency = new Histogram({
-    name: 'lgw_http_request_duration_seconds',
-    help: 'HTTP request latency by method, route template and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
-  });
+  readonly latency = this.histogram(
+    'lgw_http_request_duration_seconds',
+    'HTTP request latency by method, route template and status',
+    ['method', 'route', 'status'],
+    [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  );
 
   readonly throttled: PerDatabaseCounter<never>;
 
-  readonly authFailures = new Counter({
-    name: 'lgw_auth_failures_total',
-    help: 'Requests refused for their credential: 401 (missing/invalid) or 403 (not allowed)',
-    labelNames: ['status'] as const,
-    registers: [this.registry],
-  });
+  readonly authFailures = this.counter(
+    'lgw_auth_failures_total',
+    'Requests refused for their credential: 401 (missing/invalid) or 403 (not allowed)',
+    ['status'],
+  );
 
-  readonly rateLimitFailOpen = new Counter({
-    name: 'lgw_rate_limit_fail_open_total',
-    help: 'Requests served unthrottled because the rate-limit store (Redis) was unreachable',
-    registers: [this.registry],
-  });
+  readonly rateLimitFailOpen = this.counter(
+    'lgw_rate_limit_fail_open_total',
+    'Requests served unthrottled because the rate-limit store (Redis) was unreachable',
+  );
 
   readonly ingestedBytes: PerDatabaseCounter<never>;
   readonly ingestedRows: PerDatabaseCounter<never>;
 
-  readonly reclaimedLocations = new Counter({
-    name: 'lgw_reclaimed_locations_total',
-    help: 'Storage locations the reclaimer cleaned after a writer or clean-up was cut off, by reason',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
+  readonly reclaimedLocations = this.counter(
+    'lgw_reclaimed_locations_total',
+    'Storage locations the reclaimer cleaned after a writer or clean-up was cut off, by reason',
+    ['reason'],
+  );
 
-  readonly maintenanceRuns = new Counter({
-    name: 'lgw_maintenance_runs_total',
-    help: 'Table maintenance jobs run on this replica, by job type and outcome (done, nothing_to_do, skipped, failed)',
-    labelNames: ['type', 'outcome'] as const,
-    registers: [this.registry],
-  });
+  readonly maintenanceRuns = this.counter(
+    'lgw_maintenance_runs_total',
+    'Table maintenance jobs run on this replica, by job type and outcome (done, nothing_to_do, skipped, failed)',
+    ['type', 'outcome'],
+  );
 
-  readonly maintenanceBytesReclaimed = new Counter({
-    name: 'lgw_maintenance_bytes_reclaimed_total',
-    help: 'Bytes the engine reported removed by maintenance cleanups (old versions pruned)',
-    registers: [this.registry],
-  });
+  readonly maintenanceBytesReclaimed = this.counter(
+    'lgw_maintenance_bytes_reclaimed_total',
+    'Bytes the engine reported removed by maintenance cleanups (old versions pruned)',
+  );
 
-  readonly maintenanceFragmentsMerged = new Counter({
-    name: 'lgw_maintenance_fragments_merged_total',
-    help: 'Fragments compaction rewrote into larger ones',
-    registers: [this.registry],
-  });
+  readonly maintenanceFragmentsMerged = this.counter(
+    'lgw_maintenance_fragments_merged_total',
+    'Fragments compaction rewrote into larger ones',
+  );
 
-  readonly maintenanceDuration = new Histogram({
-    name: 'lgw_maintenance_duration_seconds',
-    help: 'Duration of table maintenance jobs, by job type',
-    labelNames: ['type'] as const,
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-    registers: [this.registry],
-  });
+  readonly maintenanceDuration = this.histogram(
+    'lgw_maintenance_duration_seconds',
+    'Duration of table maintenance jobs, by job type',
+    ['type'],
+    [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  );
 
-  readonly reclaimedBytes = new Counter({
-    name: 'lgw_reclaimed_bytes_total',
-    help: 'Bytes of storage the reclaimer deleted, by reason',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
+  readonly reclaimedBytes = this.counter('lgw_reclaimed_bytes_total', 'Bytes of storage the reclaimer deleted, by reason', ['reason']);
 
-  readonly usageFlushes = new Counter({
-    name: 'lgw_usage_flushes_total',
-    help: 'Usage flushes of this replica: applied, already_applied (a retried flush that had committed), failed (kept, retried)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
+  readonly usageFlushes = this.counter(
+    'lgw_usage_flushes_total',
+    'Usage flushes of this replica: applied, already_applied (a retried flush that had committed), failed (kept, retried)',
+    ['outcome'],
+  );
 
-  readonly usageTablesScanned = new Counter({
-    name: 'lgw_usage_tables_scanned_total',
-    help: 'Tables whose statistics the storage refresher of this replica re-read, by outcome',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
+  readonly usageTablesScanned = this.counter(
+    'lgw_usage_tables_scanned_total',
+    'Tables whose statistics the storage refresher of this replica re-read, by outcome',
+    ['outcome'],
+  );
 
   /** Fleet-wide figures, as the last storage-refresh round of this replica measured them (none before one ran). */
   fleet?: { databases: number; tables: number; namespaces: number; storageBytes: number };
@@ -121,7 +106,7 @@ export class MetricsService {
     const byDatabase = config.metrics.databaseLabels;
     const perDatabase = <L extends string>(name: string, help: string, labelNames: L[]) =>
       new PerDatabaseCounter<L>(
-        new Counter({ name, help, labelNames: byDatabase ? [...labelNames, 'database'] : labelNames, registers: [this.registry] }),
+        this.counter<L | 'database'>(name, help, byDatabase ? [...labelNames, 'database'] : labelNames),
         byDatabase,
       );
     this.requests = perDatabase(
@@ -173,6 +158,14 @@ export class MetricsService {
         if (redis.status !== 'none') this.set(redis.status === 'ready' ? 1 : 0);
       },
     });
+  }
+
+  private counter<L extends string = never>(name: string, help: string, labelNames: L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private histogram<L extends string>(name: string, help: string, labelNames: L[], buckets: number[]): Histogram<L> {
+    return new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
   }
 
   /** For the reclaimer: locations cleaned and the bytes they held. */

@@ -45,6 +45,16 @@ const ROW_COLUMNS =
 const NAME_COLUMNS = 'namespace_path AS "namespacePath", name';
 const LIST_COLUMNS = `${NAME_COLUMNS}, CASE WHEN materialized_at IS NULL THEN json_build_object('id', id, 'location', location) END AS declared`;
 
+/** What a new table row is made of. */
+interface NewTable {
+  namespacePath: string;
+  name: string;
+  location: string;
+  properties: Record<string, string>;
+  materialized: boolean;
+  cloneSourceId?: string;
+}
+
 @Injectable()
 export class TablesRepository {
   constructor(private readonly uow: UnitOfWork) {}
@@ -78,17 +88,7 @@ export class TablesRepository {
    * Inserts a table row. 'name-taken' when the name exists (concurrent creators: exactly one wins);
    * 'location-taken' when another entry already uses the storage folder (then the transaction is aborted).
    */
-  async insert(
-    scope: Scope,
-    t: {
-      namespacePath: string;
-      name: string;
-      location: string;
-      properties: Record<string, string>;
-      materialized: boolean;
-      cloneSourceId?: string;
-    },
-  ): Promise<TableRow | 'name-taken' | 'location-taken'> {
+  async insert(scope: Scope, t: NewTable): Promise<TableRow | 'name-taken' | 'location-taken'> {
     try {
       const rows = await this.insertRow(scope, t);
       return rows[0] ?? 'name-taken';
@@ -98,17 +98,7 @@ export class TablesRepository {
     }
   }
 
-  private insertRow(
-    scope: Scope,
-    t: {
-      namespacePath: string;
-      name: string;
-      location: string;
-      properties: Record<string, string>;
-      materialized: boolean;
-      cloneSourceId?: string;
-    },
-  ): Promise<TableRow[]> {
+  private insertRow(scope: Scope, t: NewTable): Promise<TableRow[]> {
     return keepingCloneSources(this.db.$queryRaw<TableRow[]>`
       INSERT INTO tables (id, database_id, catalog, namespace_path, name, location, properties, materialized_at, clone_source_id)
       VALUES (${randomUUID()}::uuid, ${scope.databaseId}::uuid, ${scope.catalog}, ${t.namespacePath}, ${t.name},

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type * as lancedb from '@lancedb/lancedb';
 import { Errors } from '../../../platform/http/errors';
 import { decodePageToken, encodePageToken, isString } from '../../../platform/http/pagination';
 import type { EmptyResponse } from '../../catalog';
@@ -24,6 +25,9 @@ export interface RefPage {
  */
 const SAFE_REF = /^[A-Za-z0-9._-]+$/;
 const safeRef = (name: string) => SAFE_REF.test(name) && !name.includes('..');
+
+type Tags = Awaited<ReturnType<lancedb.Table['tags']>>;
+type Branches = Awaited<ReturnType<lancedb.Table['branches']>>;
 
 /**
  * Tags and branches of a table: real Lance refs (`_refs/tags`, `_refs/branches` in the table's folder), so a client
@@ -75,49 +79,40 @@ export class TableRefsService {
   }
 
   /** A new tag at `version` of `branch` (main when absent): 409 (code 9) when it exists, 404 (code 11) for no such version. */
-  async createTag(t: TenantContext, id: string[], tag: string, version: number, branch?: string): Promise<EmptyResponse> {
-    const row = await this.data.written(t, id);
-    await this.engine.withTable(
-      row.location,
-      async (table) => {
-        const tags = await table.tags();
-        await this.data.commit(
-          () => tags.create(tag, version),
-          () => ({ tag, version, branch: branchOf(branch) ?? null }),
-        );
-      },
-      { branch },
-    );
-    return {};
+  createTag(t: TenantContext, id: string[], tag: string, version: number, branch?: string): Promise<EmptyResponse> {
+    return this.changeTag(t, id, (tags) => tags.create(tag, version), { tag, version, branch: branchOf(branch) ?? null }, branch);
   }
 
   /** Moves a tag to `version` of `branch` (main when absent): 404 (code 8) for an unknown tag. */
-  async updateTag(t: TenantContext, id: string[], tag: string, version: number, branch?: string): Promise<EmptyResponse> {
+  updateTag(t: TenantContext, id: string[], tag: string, version: number, branch?: string): Promise<EmptyResponse> {
+    return this.changeTag(t, id, (tags) => tags.update(tag, version), { tag, version, branch: branchOf(branch) ?? null }, branch);
+  }
+
+  /** Removes a tag (the data it pointed to stays, as versions do): 404 (code 8) for an unknown tag. */
+  deleteTag(t: TenantContext, id: string[], tag: string): Promise<EmptyResponse> {
+    return this.changeTag(t, id, (tags) => tags.delete(tag), { tag });
+  }
+
+  /** One change of the table's tags, through the engine on `branch` (main when absent), with its audit record. */
+  private async changeTag(
+    t: TenantContext,
+    id: string[],
+    change: (tags: Tags) => Promise<void>,
+    audit: Record<string, unknown>,
+    branch?: string,
+  ): Promise<EmptyResponse> {
     const row = await this.data.written(t, id);
     await this.engine.withTable(
       row.location,
       async (table) => {
         const tags = await table.tags();
         await this.data.commit(
-          () => tags.update(tag, version),
-          () => ({ tag, version, branch: branchOf(branch) ?? null }),
+          () => change(tags),
+          () => audit,
         );
       },
       { branch },
     );
-    return {};
-  }
-
-  /** Removes a tag (the data it pointed to stays, as versions do): 404 (code 8) for an unknown tag. */
-  async deleteTag(t: TenantContext, id: string[], tag: string): Promise<EmptyResponse> {
-    const row = await this.data.written(t, id);
-    await this.engine.withTable(row.location, async (table) => {
-      const tags = await table.tags();
-      await this.data.commit(
-        () => tags.delete(tag),
-        () => ({ tag }),
-      );
-    });
     return {};
   }
 
@@ -174,34 +169,30 @@ export class TableRefsService {
     if (source && fromVersion !== undefined && !existing.some((b) => b.name === source)) {
       throw Errors.branchNotFound(`branch '${source}' of table '${display(id)}' not found`);
     }
-    await this.engine.withTable(row.location, async (table) => {
-      const branches = await table.branches();
-      await this.data.commit(
-        // Version records under the new name can only be a deleted branch's (one a namespace-mode client deleted on
-        // storage itself, or one whose catalog commit failed): they go in the unit of work of the create, so the new
-        // branch never lists them, and a failed create keeps them (they may be a concurrent creator's).
-        () =>
-          this.uow.run(async () => {
-            await this.versions.deleteBranch(row.id, target);
-            try {
-              (await branches.create(target, source, fromVersion)).close();
-            } catch (err) {
-              // A create of a branch whose folder exists (a concurrent create of the same name that got there first)
-              // fails inside the engine with this message; it is the caller's 409 all the same.
-              const raw = err instanceof Error ? err.message : String(err);
-              const exists =
-                /Clone operation should not enter build_manifest/.test(raw) ||
-                (await this.branchesOf(row.location).then(
-                  (all) => all.some((b) => b.name === target),
-                  () => false,
-                ));
-              if (exists) throw Errors.branchAlreadyExists(`branch '${target}' of table '${display(id)}' already exists`);
-              throw this.engine.translate(err, { branch: source });
-            }
-          }),
-        () => ({ branch: target, from_branch: source ?? null, from_version: fromVersion ?? null }),
-      );
-    });
+    // Version records under the new name can only be a deleted branch's (one a namespace-mode client deleted on
+    // storage itself, or one whose catalog commit failed): removed with the create, the new branch never lists them.
+    await this.changeBranch(
+      row,
+      target,
+      async (branches) => {
+        try {
+          (await branches.create(target, source, fromVersion)).close();
+        } catch (err) {
+          // A create of a branch whose folder exists (a concurrent create of the same name that got there first)
+          // fails inside the engine with this message; it is the caller's 409 all the same.
+          const raw = err instanceof Error ? err.message : String(err);
+          const exists =
+            /Clone operation should not enter build_manifest/.test(raw) ||
+            (await this.branchesOf(row.location).then(
+              (all) => all.some((b) => b.name === target),
+              () => false,
+            ));
+          if (exists) throw Errors.branchAlreadyExists(`branch '${target}' of table '${display(id)}' already exists`);
+          throw this.engine.translate(err, { branch: source });
+        }
+      },
+      { branch: target, from_branch: source ?? null, from_version: fromVersion ?? null },
+    );
     return {};
   }
 
@@ -213,26 +204,40 @@ export class TableRefsService {
     const row = await this.data.written(t, id);
     const target = branchOf(name);
     if (!target) throw Errors.invalidInput('the main branch cannot be deleted');
-    await this.engine.withTable(row.location, async (table) => {
-      const branches = await table.branches();
-      await this.data.commit(
-        // The records are removed first and the branch inside their unit of work: a failed catalog delete fails the
-        // request before the branch goes, a failed branch delete rolls the records back.
-        () =>
-          this.uow.run(async () => {
-            await this.versions.deleteBranch(row.id, target);
-            try {
-              await branches.delete(target);
-            } catch (err) {
-              throw this.engine.translate(err, { branch: target });
-            }
-          }),
-        () => ({ branch: target }),
-      );
-    });
+    await this.changeBranch(
+      row,
+      target,
+      (branches) => branches.delete(target).catch((err: unknown) => Promise.reject(this.engine.translate(err, { branch: target }))),
+      { branch: target },
+    );
     // Kept read handles of the table (one may be of the deleted branch) are reopened on next use.
     this.engine.forget(row.location);
     return {};
+  }
+
+  /**
+   * A create or delete of branch `target`, with its audit record. The catalog's version records of `target` are
+   * removed first and the engine's change runs inside their unit of work: a failed catalog delete fails the request
+   * before the engine changes anything, a failed engine change rolls the records back (they may be a concurrent
+   * creator's).
+   */
+  private async changeBranch(
+    row: { id: string; location: string },
+    target: string,
+    change: (branches: Branches) => Promise<void>,
+    audit: Record<string, unknown>,
+  ): Promise<void> {
+    await this.engine.withTable(row.location, async (table) => {
+      const branches = await table.branches();
+      await this.data.commit(
+        () =>
+          this.uow.run(async () => {
+            await this.versions.deleteBranch(row.id, target);
+            await change(branches);
+          }),
+        () => audit,
+      );
+    });
   }
 
   /**

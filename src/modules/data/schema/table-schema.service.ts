@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type * as lancedb from '@lancedb/lancedb';
 import { Errors } from '../../../platform/http/errors';
 import { decodePageToken, encodePageToken } from '../../../platform/http/pagination';
 import type { DescribeTableVersionResponse, ListTableVersionsResponse, VersionResponse } from '../../catalog';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { TenantContext } from '../../identity';
 import { JsonDataType, parseJsonDataType } from '../../../engine/arrow/arrow-json-schema';
-import { LanceEngine } from '../../../engine/lance/lance-engine';
+import { LanceEngine, TableRef } from '../../../engine/lance/lance-engine';
 import { assertEngineSql } from '../../../engine/lance/engine-sql';
 import { ManagedVersionsService, VersionListing } from '../../catalog';
 import { DataTables } from '../data-tables.service';
@@ -57,20 +58,10 @@ export class TableSchemaService {
 
   async restore(t: TenantContext, id: string[], version: number | undefined, branch?: string): Promise<VersionResponse> {
     if (version === undefined) throw Errors.invalidInput('restore requires a version');
-    const row = await this.data.written(t, id);
-    return this.engine.withTable(
-      row.location,
-      async (table) => ({
-        version: await this.data.commit(
-          async () => {
-            await table.restore();
-            return table.version();
-          },
-          (v) => ({ version: v }),
-        ),
-      }),
-      { version, branch },
-    );
+    return this.change(t, id, { version, branch }, async (table) => {
+      await table.restore();
+      return { version: await table.version() };
+    });
   }
 
   async addColumns(
@@ -87,18 +78,9 @@ export class TableSchemaService {
     // Computed columns are declared (added empty, their SQL kept in the field metadata) and filled by backfill_column.
     const computed = columns.every((c) => c.computed !== undefined);
     const sql = columns.map((c) => ({ name: c.name, valueSql: (c.computed ?? c.expression)! }));
-    const row = await this.data.written(t, id);
-    return this.engine.withTable(
-      row.location,
-      async (table) => {
-        const r = await this.data.commit(
-          () => table.addColumns(computed ? { computed: sql } : sql),
-          (x) => ({ version: x.version, columns: columns.map((c) => c.name) }),
-        );
-        return { version: r.version };
-      },
-      { branch },
-    );
+    return this.change(t, id, { branch }, (table) => table.addColumns(computed ? { computed: sql } : sql), {
+      columns: columns.map((c) => c.name),
+    });
   }
 
   async alterColumns(
@@ -119,34 +101,32 @@ export class TableSchemaService {
         ...(a.data_type ? { dataType: parseJsonDataType(a.data_type as JsonDataType) } : {}),
       };
     });
-    const row = await this.data.written(t, id);
-    return this.engine.withTable(
-      row.location,
-      async (table) => ({
-        version: (
-          await this.data.commit(
-            () => table.alterColumns(mapped),
-            (x) => ({ version: x.version, columns: mapped.map((a) => a.path) }),
-          )
-        ).version,
-      }),
-      { branch },
-    );
+    return this.change(t, id, { branch }, (table) => table.alterColumns(mapped), { columns: mapped.map((a) => a.path) });
   }
 
   async dropColumns(t: TenantContext, id: string[], columns: string[], branch?: string): Promise<VersionResponse> {
+    return this.change(t, id, { branch }, (table) => table.dropColumns(columns));
+  }
+
+  /** One change of the table at `at`, committed by the engine with its audit record (`details` beside the version). */
+  private async change(
+    t: TenantContext,
+    id: string[],
+    at: TableRef,
+    apply: (table: lancedb.Table) => Promise<{ version: number }>,
+    details: Record<string, unknown> = {},
+  ): Promise<VersionResponse> {
     const row = await this.data.written(t, id);
     return this.engine.withTable(
       row.location,
-      async (table) => ({
-        version: (
-          await this.data.commit(
-            () => table.dropColumns(columns),
-            (x) => ({ version: x.version }),
-          )
-        ).version,
-      }),
-      { branch },
+      async (table) => {
+        const r = await this.data.commit(
+          () => apply(table),
+          (x) => ({ version: x.version, ...details }),
+        );
+        return { version: r.version };
+      },
+      at,
     );
   }
 }

@@ -22,7 +22,17 @@ import { Body, CreateMode, Dialect, display, MergeOptions } from '../dataplane.t
 import { metered } from './write-budget';
 import { counting, inPlace, Loaded, markWrittenQuietly, WriteBodies } from './write-bodies';
 import { UsageMeter, QuotaService } from '../../metering';
-import type { CarriedClaim } from '../../idempotency';
+
+/** create()'s arguments (createOrKeep takes the same). */
+type CreateArgs = [t: TenantContext, id: string[], mode: CreateMode, body: Body, dialect: Dialect, properties?: Record<string, string>];
+
+/** A taken name: the remote dialect's error or the spec's. */
+const alreadyExists = (id: string[], dialect: Dialect) =>
+  dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));
+
+/** A failure of a create as the dialect reports it (the remote dialect has its own "already exists"). */
+const remoteExists = (err: unknown, id: string[], dialect: Dialect) =>
+  dialect === 'remote' && err instanceof ApiError && err.code === ErrorCode.TableAlreadyExists ? alreadyExists(id, 'remote') : err;
 
 /**
  * Writes: create (buffered or streamed), insert, merge_insert, update and delete. Every accepted write commits
@@ -62,15 +72,9 @@ export class TableWritesService {
    * refers to yet, and registered only once all of it is written: a bad, truncated or oversized body leaves nothing
    * registered and its folder removed.
    */
-  async create(
-    t: TenantContext,
-    id: string[],
-    mode: CreateMode,
-    body: Body,
-    dialect: Dialect,
-    properties: Record<string, string> = {},
-  ): Promise<CreateTableResponse> {
-    const out = await this.createOrKeep(t, id, mode, body, dialect, properties);
+  async create(...args: CreateArgs): Promise<CreateTableResponse> {
+    const [t, id, , , dialect] = args;
+    const out = await this.createOrKeep(...args);
     // Spec clients (namespace mode) may go on to read and write the table data themselves: vended options with it.
     // The table is created by now, so a failure to vend leaves them out rather than failing the create.
     if (dialect === 'spec' && this.storage.profiles().some((p) => p.vend && (p.clientOptions || p.sts))) {
@@ -86,18 +90,10 @@ export class TableWritesService {
     return out;
   }
 
-  private async createOrKeep(
-    t: TenantContext,
-    id: string[],
-    mode: CreateMode,
-    body: Body,
-    dialect: Dialect,
-    properties: Record<string, string> = {},
-  ): Promise<CreateTableResponse> {
+  private async createOrKeep(...[t, id, mode, body, dialect, properties = {}]: CreateArgs): Promise<CreateTableResponse> {
     const existing = await this.tables.lookup(t, id);
     if (existing && (await this.tables.hasData(existing))) {
-      if (mode === 'create')
-        throw dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));
+      if (mode === 'create') throw alreadyExists(id, dialect);
       const location = this.storage.uri(existing.location);
       if (mode === 'existok') {
         this.audit.nothingChanged();
@@ -121,21 +117,9 @@ export class TableWritesService {
       return this.bodies.spooled(body, async (load) => {
         const data = await this.withinQuota(t, await load());
         const work = await this.lifecycle.beginInPlace(t, existing);
-        let version: number;
-        try {
-          version = await inPlace(work, () =>
-            this.data.commit(
-              () => this.engine.create(existing.location, data.file, 'create'),
-              (v) => ({ version: v, num_rows: data.rows }),
-            ),
-          );
-        } catch (err) {
-          if (dialect === 'remote' && err instanceof ApiError && err.code === ErrorCode.TableAlreadyExists) {
-            throw Errors.tableAlreadyExistsRemote(display(id));
-          }
-          throw err;
-        }
-        await markWrittenQuietly(this.lifecycle, existing);
+        const version = await inPlace(work, () => this.createFirst(existing, data)).catch((err) => {
+          throw remoteExists(err, id, dialect);
+        });
         this.meterWrite(t, existing.id, data);
         return { location: this.storage.uri(existing.location), version, properties: { ...existing.properties } };
       });
@@ -189,9 +173,7 @@ export class TableWritesService {
     const location = await this.lifecycle.newLocation(t);
     // Refuse a taken name before reading the body; registering at the end settles races between creators.
     const { existing, work } = await this.lifecycle.reserveNew(t, id, location);
-    if (existing || !work) {
-      throw dialect === 'remote' ? Errors.tableAlreadyExistsRemote(display(id)) : Errors.tableAlreadyExists(display(id));
-    }
+    if (existing || !work) throw alreadyExists(id, dialect);
     try {
       let rows = 0;
       let version: number | undefined;
@@ -234,10 +216,7 @@ export class TableWritesService {
           () => work.abandon(),
         );
       }
-      if (dialect === 'remote' && err instanceof ApiError && err.code === ErrorCode.TableAlreadyExists) {
-        throw Errors.tableAlreadyExistsRemote(display(id));
-      }
-      throw err;
+      throw remoteExists(err, id, dialect);
     }
   }
 
@@ -248,42 +227,28 @@ export class TableWritesService {
     body: Body,
     branch?: string,
   ): Promise<InsertIntoTableResponse> {
-    return this.bodies.spooled(body, (load) => this.insertSpooled(t, id, mode, load, branch, body.claim));
-  }
-
-  private async insertSpooled(
-    t: TenantContext,
-    id: string[],
-    mode: 'append' | 'overwrite',
-    load: () => Promise<Loaded>,
-    branch?: string,
-    claim?: CarriedClaim,
-  ): Promise<InsertIntoTableResponse> {
-    // A keyed insert's claim goes in the reservation's statement (docs/idempotency.md).
-    const { row, work } = await this.lifecycle.getForWrite(t, id, claim);
-    const data = await this.bodyFor(t, work, load);
-    const out = await inPlace(work, async () => {
-      if (!(await this.tables.hasData(row))) {
-        this.data.assertNoBranch(id, branch);
+    return this.bodies.spooled(body, async (load) => {
+      // A keyed insert's claim goes in the reservation's statement (docs/idempotency.md).
+      const { row, work } = await this.lifecycle.getForWrite(t, id, body.claim);
+      const data = await this.bodyFor(t, work, load);
+      const out = await inPlace(work, async () => {
+        if (!(await this.tables.hasData(row))) {
+          this.data.assertNoBranch(id, branch);
+          return { version: await this.createFirst(row, data), num_inserted_rows: data.rows };
+        }
+        if (data.batches === 0 && mode === 'append') {
+          this.audit.nothingChanged();
+          return { version: await this.engine.latestVersion(row.location, branch), num_inserted_rows: 0 };
+        }
         const version = await this.data.commit(
-          () => this.engine.create(row.location, data.file, 'create'),
-          (v) => ({ version: v, num_rows: data.rows }),
+          () => this.engine.append(row.location, data.file, mode, branch),
+          (v) => ({ version: v, mode, num_rows: data.rows }),
         );
-        await markWrittenQuietly(this.lifecycle, row);
         return { version, num_inserted_rows: data.rows };
-      }
-      if (data.batches === 0 && mode === 'append') {
-        this.audit.nothingChanged();
-        return { version: await this.engine.latestVersion(row.location, branch), num_inserted_rows: 0 };
-      }
-      const version = await this.data.commit(
-        () => this.engine.append(row.location, data.file, mode, branch),
-        (v) => ({ version: v, mode, num_rows: data.rows }),
-      );
-      return { version, num_inserted_rows: data.rows };
+      });
+      this.meterWrite(t, row.id, data);
+      return out;
     });
-    this.meterWrite(t, row.id, data);
-    return out;
   }
 
   async mergeInsert(t: TenantContext, id: string[], opts: MergeOptions, body: Body): Promise<MergeInsertIntoTableResponse> {
@@ -301,11 +266,7 @@ export class TableWritesService {
   private async merge(id: string[], row: TableRow, opts: MergeOptions, data: BufferedIpc) {
     if (!(await this.tables.hasData(row))) {
       this.data.assertNoBranch(id, opts.branch);
-      const version = await this.data.commit(
-        () => this.engine.create(row.location, data.file, 'create'),
-        (v) => ({ version: v, on: opts.on, num_rows: data.rows }),
-      );
-      await markWrittenQuietly(this.lifecycle, row);
+      const version = await this.createFirst(row, data, { on: opts.on });
       return { version, num_inserted_rows: data.rows, num_updated_rows: 0, num_deleted_rows: 0 };
     }
     const merged = (r: { version: number; num_inserted_rows: number; num_updated_rows: number; num_deleted_rows: number }) => ({
@@ -343,6 +304,16 @@ export class TableWritesService {
         ),
       merged,
     );
+  }
+
+  /** The first version of a declared table, from its body (the audit record's details with `extra`), then marked written. */
+  private async createFirst(row: TableRow, data: BufferedIpc, extra: Record<string, unknown> = {}): Promise<number> {
+    const version = await this.data.commit(
+      () => this.engine.create(row.location, data.file, 'create'),
+      (v) => ({ version: v, ...extra, num_rows: data.rows }),
+    );
+    await markWrittenQuietly(this.lifecycle, row);
+    return version;
   }
 
   /**
