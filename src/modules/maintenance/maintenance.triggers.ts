@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
@@ -7,6 +6,7 @@ import { LanceEngine } from '../../engine/lance/lance-engine';
 import { TableWriteSignals } from '../catalog';
 import { MaintainedTable, MaintenanceRepository } from './maintenance.repository';
 import { resolvePolicy } from './maintenance.policy';
+import { ScopedStorage } from '../../platform/context/scoped-storage';
 
 /** Tables whose last trigger is remembered (a burst of commits to one table costs one catalog round trip). */
 const RECENT_TABLES = 10_000;
@@ -23,7 +23,7 @@ export class MaintenanceTriggers implements OnModuleInit, OnApplicationBootstrap
   /** When this replica last queued (or found queued) the job of a location (gateway commits) or table id (signals). */
   private readonly recent = new LRUCache<string, number>({ max: RECENT_TABLES });
   /** Set while a maintenance job commits: its own commits trigger nothing. */
-  private readonly maintaining = new AsyncLocalStorage<boolean>();
+  private readonly maintaining = new ScopedStorage<boolean>();
   /** Triggers owed at the end of a delay window (the trailing edge of a burst). */
   private readonly trailing = new Map<string, NodeJS.Timeout>();
   private readonly sweeper = new LeasedWorker<void>({
