@@ -7,6 +7,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as arrow from 'apache-arrow';
 import { parse } from 'yaml';
+import { ROOT } from './helpers/root';
 import type { AppConfig } from '../src/platform/config/config';
 import { buildOpenApiDocument } from '../src/modules/openapi';
 import {
@@ -385,7 +386,7 @@ const ALLOWED_ERROR_BODY_DIFFERENCES: Record<string, string> = {
 
 // ---------------------------------------------------------------------------------------------- schema helpers
 
-const SPEC_FILE = process.env.LANCE_SPEC_FILE ?? path.resolve(__dirname, '..', '..', 'test', 'fixtures', 'lance-namespace-spec.yaml');
+const SPEC_FILE = process.env.LANCE_SPEC_FILE ?? path.join(ROOT, 'test', 'fixtures', 'lance-namespace-spec.yaml');
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
