@@ -16,3 +16,9 @@ export const IdOnlyBody = z.object(requestBase).loose();
 
 /** Properties in an answer (of a namespace, a table). */
 export const propertiesField = PropertiesSchema.describe('string-to-string properties');
+
+/** Vended storage options in an answer (DescribeTable, DeclareTable, CreateTable). */
+export const storageOptionsField = z
+  .record(z.string(), z.string())
+  .optional()
+  .describe('vended storage options (credential vending): how the client reaches the table data itself; may carry `expires_at_millis`');

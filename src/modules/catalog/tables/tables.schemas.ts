@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { flag, mode, PageQuery, PropertiesSchema, queryText } from '../../../platform/http/validation/fields';
-import { propertiesField as props, requestBase } from '../catalog.schemas';
+import { propertiesField as props, requestBase, storageOptionsField } from '../catalog.schemas';
 
 /**
  * Bodies, queries and answers of the table catalog routes (declare, register, describe, rename, stats, list, drop,
@@ -105,6 +105,15 @@ export const JsonArrowSchema = z
   .meta({ id: 'JsonArrowSchema' });
 export type JsonArrowSchema = z.infer<typeof JsonArrowSchema>;
 
+/** How the client reaches a table's data itself: DescribeTable and DeclareTable end with these two fields. */
+const tableAccess = {
+  storage_options: storageOptionsField,
+  managed_versioning: z
+    .boolean()
+    .optional()
+    .describe("true when the catalog manages the table's versions: commit through CreateTableVersion"),
+};
+
 export const DescribeTableResponse = z
   .object({
     table: z.string(),
@@ -115,14 +124,7 @@ export const DescribeTableResponse = z
     is_only_declared: z.boolean().optional().describe('with `check_declared` or `load_detailed_metadata`'),
     version: z.number().int().optional().describe('latest (or requested) version, when the table has data'),
     schema: JsonArrowSchema.optional().describe('Arrow schema, when the table has data'),
-    storage_options: z
-      .record(z.string(), z.string())
-      .optional()
-      .describe('vended storage options (credential vending): how the client reaches the table data itself; may carry `expires_at_millis`'),
-    managed_versioning: z
-      .boolean()
-      .optional()
-      .describe("true when the catalog manages the table's versions: commit through CreateTableVersion"),
+    ...tableAccess,
   })
   .meta({ id: 'DescribeTableResponse' });
 export type DescribeTableResponse = z.infer<typeof DescribeTableResponse>;
@@ -130,14 +132,7 @@ export const DeclareTableResponse = z
   .object({
     location: z.string().describe('absolute location the client writes the table data to'),
     properties: props,
-    storage_options: z
-      .record(z.string(), z.string())
-      .optional()
-      .describe('vended storage options (credential vending): how the client reaches the table data itself; may carry `expires_at_millis`'),
-    managed_versioning: z
-      .boolean()
-      .optional()
-      .describe("true when the catalog manages the table's versions: commit through CreateTableVersion"),
+    ...tableAccess,
   })
   .meta({ id: 'DeclareTableResponse' });
 export type DeclareTableResponse = z.infer<typeof DeclareTableResponse>;
@@ -156,23 +151,16 @@ export type DeregisterTableResponse = z.infer<typeof DeregisterTableResponse>;
 export const RenameTableResponse = z.object({}).meta({ id: 'RenameTableResponse' });
 export type RenameTableResponse = z.infer<typeof RenameTableResponse>;
 
+const int = z.number().int();
 export const GetTableStatsResponse = z
   .object({
-    total_bytes: z.number().int(),
-    num_rows: z.number().int(),
-    num_indices: z.number().int(),
+    total_bytes: int,
+    num_rows: int,
+    num_indices: int,
     fragment_stats: z.object({
-      num_fragments: z.number().int(),
-      num_small_fragments: z.number().int(),
-      lengths: z.object({
-        min: z.number().int(),
-        max: z.number().int(),
-        mean: z.number().int(),
-        p25: z.number().int(),
-        p50: z.number().int(),
-        p75: z.number().int(),
-        p99: z.number().int(),
-      }),
+      num_fragments: int,
+      num_small_fragments: int,
+      lengths: z.object({ min: int, max: int, mean: int, p25: int, p50: int, p75: int, p99: int }),
     }),
   })
   .meta({ id: 'GetTableStatsResponse' });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { flag, mode, queryJsonStringMap, queryList, queryParam, queryText } from '../../../platform/http/validation/fields';
-import { propertiesField as props } from '../../catalog';
+import { propertiesField as props, storageOptionsField } from '../../catalog';
 import { base, branch, branchParam, optStr } from '../dataplane.schemas';
 
 /**
@@ -54,10 +54,7 @@ export const CreateTableResponse = z
     properties: props,
     name: z.string().optional().describe('new tables only'),
     num_rows: z.number().int().optional().describe('new tables only: rows written'),
-    storage_options: z
-      .record(z.string(), z.string())
-      .optional()
-      .describe('vended storage options (credential vending): how the client reaches the table data itself; may carry `expires_at_millis`'),
+    storage_options: storageOptionsField,
   })
   .meta({ id: 'CreateTableResponse' });
 export type CreateTableResponse = z.infer<typeof CreateTableResponse>;
