@@ -86,3 +86,7 @@ export const VersionBody = z.object({ ...base, version: optInt, branch }).loose(
 
 /** DropTableIndex, multipart writes and tags: the spec's binding takes the branch from the query. */
 export const BranchQuery = z.object({ branch: branchParam() });
+
+/** The answer with nothing to say (index, tag and multipart operations). */
+export const EmptyResponse = z.object({}).meta({ id: 'EmptyResponse' });
+export type EmptyResponse = z.infer<typeof EmptyResponse>;

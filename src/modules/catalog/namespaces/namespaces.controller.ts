@@ -1,8 +1,16 @@
 import { Controller, Get, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { CreateNamespaceBody, DropNamespaceBody, IdOnlyBody, ListNamespacesQuery } from '../request-schemas';
-import { CreateNamespaceResponse, DescribeNamespaceResponse, DropNamespaceResponse, ListNamespacesResponse } from '../response-schemas';
+import { IdOnlyBody } from '../catalog.schemas';
+import {
+  CreateNamespaceBody,
+  CreateNamespaceResponse,
+  DescribeNamespaceResponse,
+  DropNamespaceBody,
+  DropNamespaceResponse,
+  ListNamespacesQuery,
+  ListNamespacesResponse,
+} from './namespaces.schemas';
 import { ObjectId } from '../../../platform/http/route-params';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../../audit';

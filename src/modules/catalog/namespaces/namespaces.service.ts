@@ -8,7 +8,7 @@ import type {
   DescribeNamespaceResponse,
   DropNamespaceResponse,
   ListNamespacesResponse,
-} from '../response-schemas';
+} from './namespaces.schemas';
 import type { PageRequest } from '../../../platform/http/validation/fields';
 import { AuditService } from '../../audit';
 import { scopeOf, TenantContext } from '../../identity';

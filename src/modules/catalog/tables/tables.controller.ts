@@ -2,27 +2,25 @@ import { Controller, Get, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { dialectOf, schemaDialectOf } from '../../../engine/arrow/dialect';
+import { IdOnlyBody } from '../catalog.schemas';
 import {
   DeclareTableBody,
-  DescribeTableBody,
-  DescribeTableQuery,
-  IdOnlyBody,
-  ListTablesQuery,
-  RegisterTableBody,
-  RenameTableBody,
-  StatsBody,
-  StatsQuery,
-} from '../request-schemas';
-import {
   DeclareTableResponse,
   DeregisterTableResponse,
+  DescribeTableBody,
+  DescribeTableQuery,
   DescribeTableResponse,
   DropTableResponse,
   GetTableStatsResponse,
+  ListTablesQuery,
   ListTablesResponse,
+  RegisterTableBody,
   RegisterTableResponse,
+  RenameTableBody,
   RenameTableResponse,
-} from '../response-schemas';
+  StatsBody,
+  StatsQuery,
+} from './tables.schemas';
 import { Delimiter, ObjectId } from '../../../platform/http/route-params';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../../audit';

@@ -12,7 +12,7 @@ import type {
   ListTablesResponse,
   RegisterTableResponse,
   RenameTableResponse,
-} from '../response-schemas';
+} from './tables.schemas';
 import type { PageRequest } from '../../../platform/http/validation/fields';
 import { AuditService } from '../../audit';
 import { JobsService } from '../../jobs';

@@ -1,6 +1,6 @@
 import { Controller, Param, Post } from '@nestjs/common';
-import { IdOnlyBody } from '../request-schemas';
-import { DescribeTransactionResponse } from '../response-schemas';
+import { IdOnlyBody } from '../catalog.schemas';
+import { DescribeTransactionResponse } from './transactions.schemas';
 import { ValidBody } from '../../../platform/http/validation/zod-validation.pipe';
 import { CATALOG_ERRORS, Operation } from '../../../platform/http/operation.decorator';
 import { Tenant, TenantContext } from '../../identity';

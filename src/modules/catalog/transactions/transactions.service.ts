@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { Errors } from '../../../platform/http/errors';
-import type { DescribeTransactionResponse } from '../response-schemas';
+import type { DescribeTransactionResponse } from './transactions.schemas';
 import { isUuid } from '../../../platform/http/validation/fields';
 import { ReplicaIdentity } from '../../../platform/cluster/replica-identity';
 import { TableStorage } from '../../../engine/storage/table-storage.service';

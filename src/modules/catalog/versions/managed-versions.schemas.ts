@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TableVersion } from '../response-schemas';
+import { TableVersion } from './table-versions.schemas';
 
 /**
  * Request and response bodies of the catalog-managed version operations (CreateTableVersion,

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Errors } from '../../../platform/http/errors';
 import { displayId as display } from '../../../platform/http/ids';
 import { decodePageToken, encodePageToken } from '../../../platform/http/pagination';
-import type { TableVersion } from '../response-schemas';
+import type { TableVersion } from './table-versions.schemas';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { UnitOfWork } from '../../../platform/db/unit-of-work';
 import { branchOf } from '../../../engine/lance/lance-engine';

@@ -1,13 +1,14 @@
 import { Controller, Get, Param, Post } from '@nestjs/common';
 import { z } from 'zod';
 import { assertName } from '../../../platform/http/ids';
-import { ListTablesQuery, EnterpriseCreateTableResponse, ListTablesResponse, TablesService } from '../../catalog';
+import { ListTablesQuery, ListTablesResponse, TablesService } from '../../catalog';
 import { Delimiter } from '../../../platform/http/route-params';
 import { ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../../audit';
 import { ARROW_ERRORS, CATALOG_ERRORS, Operation } from '../../../platform/http/operation.decorator';
 import { Tenant, TenantContext } from '../../identity';
 import { ArrowStream } from '../arrow-body';
+import { EnterpriseCreateTableResponse } from '../writes/table-writes.schemas';
 import { TableWritesService } from '../writes/table-writes.service';
 
 /** The extended edition's routes (docs/rest-contract.md §4.7): list tables, create a table from a streamed Arrow body. */

@@ -1,13 +1,12 @@
 import { Controller, Param, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { DescribeTableIndexStatsResponse, EmptyResponse, ListTableIndicesResponse } from '../../catalog';
 import { ObjectId } from '../../../platform/http/route-params';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../../audit';
 import { CATALOG_ERRORS, Operation, WITH_CONFLICT } from '../../../platform/http/operation.decorator';
 import { Tenant, TenantContext } from '../../identity';
-import { BranchQuery, VersionBody } from '../dataplane.schemas';
-import { CreateIndexBody } from './table-indices.schemas';
+import { BranchQuery, EmptyResponse, VersionBody } from '../dataplane.schemas';
+import { CreateIndexBody, DescribeTableIndexStatsResponse, ListTableIndicesResponse } from './table-indices.schemas';
 import { TableIndicesService } from './table-indices.service';
 
 /** Indexes: create, list, stats, drop (CreateTableScalarIndex is in ../refs/table-refs.controller.ts). */

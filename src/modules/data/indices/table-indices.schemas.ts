@@ -34,3 +34,35 @@ export const CreateIndexBody = z
   })
   .loose();
 export type CreateIndexRequest = z.output<typeof CreateIndexBody>;
+
+/** The answers of ListTableIndices and DescribeTableIndexStats. */
+export const ListTableIndicesResponse = z
+  .object({
+    indexes: z.array(
+      z.object({
+        index_name: z.string(),
+        index_uuid: z.string(),
+        columns: z.array(z.string()),
+        index_type: z.string(),
+        status: z.string(),
+        num_indexed_rows: z.number().int().optional(),
+        num_unindexed_rows: z.number().int().optional(),
+        size_bytes: z.number().int().optional(),
+        num_segments: z.number().int().optional(),
+        created_at: z.string().optional(),
+        index_version: z.number().int().optional(),
+      }),
+    ),
+  })
+  .meta({ id: 'ListTableIndicesResponse' });
+export type ListTableIndicesResponse = z.infer<typeof ListTableIndicesResponse>;
+export const DescribeTableIndexStatsResponse = z
+  .object({
+    num_indexed_rows: z.number().int(),
+    num_unindexed_rows: z.number().int(),
+    index_type: z.string(),
+    distance_type: z.string().optional(),
+    num_indices: z.number().int().optional(),
+  })
+  .meta({ id: 'DescribeTableIndexStatsResponse' });
+export type DescribeTableIndexStatsResponse = z.infer<typeof DescribeTableIndexStatsResponse>;

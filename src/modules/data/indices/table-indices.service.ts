@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import { Errors } from '../../../platform/http/errors';
-import type { DescribeTableIndexStatsResponse, EmptyResponse, ListTableIndicesResponse } from '../../catalog';
+import type { EmptyResponse } from '../dataplane.schemas';
 import { TenantContext } from '../../identity';
-import { CreateIndexRequest } from './table-indices.schemas';
+import type { CreateIndexRequest, DescribeTableIndexStatsResponse, ListTableIndicesResponse } from './table-indices.schemas';
 import { LanceEngine } from '../../../engine/lance/lance-engine';
 import { distanceOf } from '../../../engine/lance/query-executor';
 import { DataTables } from '../data-tables.service';

@@ -1,12 +1,11 @@
 import { Controller, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { EmptyResponse } from '../../catalog';
 import { ObjectId } from '../../../platform/http/route-params';
 import { ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../../audit';
 import { ARROW_ERRORS, CATALOG_ERRORS, Operation } from '../../../platform/http/operation.decorator';
 import { Tenant, TenantContext } from '../../identity';
-import { BranchQuery } from '../dataplane.schemas';
+import { BranchQuery, EmptyResponse } from '../dataplane.schemas';
 import { UploadQuery } from './multipart.schemas';
 import { MultipartWrites } from '../writes/multipart-writes.service';
 

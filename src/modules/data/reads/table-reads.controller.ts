@@ -1,7 +1,6 @@
 import { Controller, Get, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { CountTableRowsResponse, ExplainTableQueryPlanResponse } from '../../catalog';
 import { ObjectId } from '../../../platform/http/route-params';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
 import { ARROW_FILE, CATALOG_ERRORS, Operation, TIMEOUT_HEADER, VERSION_HEADER } from '../../../platform/http/operation.decorator';
@@ -9,7 +8,7 @@ import { Tenant, TenantContext } from '../../identity';
 import { ARROW_FILE_TYPE } from '../dataplane.constants';
 import { timeoutMs } from '../request-timeout';
 import { QueryBody } from '../dataplane.schemas';
-import { CountRowsBody, CountRowsQuery, ExplainBody } from './table-reads.schemas';
+import { CountRowsBody, CountRowsQuery, CountTableRowsResponse, ExplainBody, ExplainTableQueryPlanResponse } from './table-reads.schemas';
 import { TableReadsService } from './table-reads.service';
 
 /**

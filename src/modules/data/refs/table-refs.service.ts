@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type * as lancedb from '@lancedb/lancedb';
 import { Errors } from '../../../platform/http/errors';
 import { decodePageToken, encodePageToken, isString } from '../../../platform/http/pagination';
-import type { EmptyResponse } from '../../catalog';
+import type { EmptyResponse } from '../dataplane.schemas';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { UnitOfWork } from '../../../platform/db/unit-of-work';
 import { branchOf, LanceEngine } from '../../../engine/lance/lance-engine';

@@ -1,6 +1,6 @@
 import { Controller, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { DescribeTableVersionResponse, ListTableVersionsResponse, VersionResponse } from '../../catalog';
+import { DescribeTableVersionResponse, ListTableVersionsResponse } from '../../catalog';
 import { ObjectId } from '../../../platform/http/route-params';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../../audit';
@@ -16,6 +16,7 @@ import {
   DescribeVersionBody,
   DropColumnsBody,
   ListVersionsQuery,
+  VersionResponse,
 } from './table-schema.schemas';
 import { TableSchemaService } from './table-schema.service';
 

@@ -68,3 +68,9 @@ export const ListVersionsQuery = z.object({
 
 /** DescribeTableVersion: `version` absent = the latest. */
 export const DescribeVersionBody = z.object({ ...base, version: optInt, branch }).loose();
+
+/** The answer of the changes that make a new version (restore, add/alter/drop columns). */
+export const VersionResponse = z
+  .object({ version: z.number().int().describe('the table version after the change') })
+  .meta({ id: 'VersionResponse' });
+export type VersionResponse = z.infer<typeof VersionResponse>;

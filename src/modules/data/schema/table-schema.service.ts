@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type * as lancedb from '@lancedb/lancedb';
 import { Errors } from '../../../platform/http/errors';
 import { decodePageToken, encodePageToken } from '../../../platform/http/pagination';
-import type { DescribeTableVersionResponse, ListTableVersionsResponse, VersionResponse } from '../../catalog';
+import type { DescribeTableVersionResponse, ListTableVersionsResponse } from '../../catalog';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { TenantContext } from '../../identity';
 import { JsonDataType, parseJsonDataType } from '../../../engine/arrow/arrow-json-schema';
@@ -11,6 +11,7 @@ import { assertEngineSql } from '../../../engine/lance/engine-sql';
 import { ManagedVersionsService, VersionListing } from '../../catalog';
 import { DataTables } from '../data-tables.service';
 import { display } from '../dataplane.types';
+import type { VersionResponse } from './table-schema.schemas';
 
 /** Versions (list, restore) and schema evolution (add, alter and drop columns). */
 @Injectable()

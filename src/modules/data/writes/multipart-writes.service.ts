@@ -4,7 +4,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Errors } from '../../../platform/http/errors';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { isUuid } from '../../../platform/http/validation/fields';
-import type { InsertIntoTableResponse } from '../../catalog';
+import type { InsertIntoTableResponse } from './table-writes.schemas';
 import { TablesService, TableWriteLifecycle } from '../../catalog';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
 import { TenantContext } from '../../identity';

@@ -8,7 +8,7 @@ import {
   InsertIntoTableResponse,
   MergeInsertIntoTableResponse,
   UpdateTableResponse,
-} from '../../catalog';
+} from './table-writes.schemas';
 import { ObjectId } from '../../../platform/http/route-params';
 import { ValidBody, ValidQuery } from '../../../platform/http/validation/zod-validation.pipe';
 import { Audited } from '../../audit';

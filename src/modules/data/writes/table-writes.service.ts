@@ -7,7 +7,7 @@ import type {
   InsertIntoTableResponse,
   MergeInsertIntoTableResponse,
   UpdateTableResponse,
-} from '../../catalog';
+} from './table-writes.schemas';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import type { PendingWork } from '../../../platform/cluster/pending-locations.service';
 import { TableRow, RegistrationOutcomeUnknown, TablesService, TableWriteLifecycle } from '../../catalog';
