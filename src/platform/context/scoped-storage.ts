@@ -3,8 +3,7 @@ import { Observable } from 'rxjs';
 import { finalize } from 'rxjs/operators';
 
 /**
- * An AsyncLocalStorage that is switched on only while one of its scopes is open (docs/adr/0008-memory-tuning.md,
- * "Async context").
+ * An AsyncLocalStorage that is switched on only while one of its scopes is open (docs/adr/0010-async-context.md).
  *
  * On Node 20 and 22 AsyncLocalStorage runs on async hooks: while any instance is enabled, every promise the process
  * creates pays a hook, whether or not it belongs to a scope; an instance is enabled by its first `run` and stays so

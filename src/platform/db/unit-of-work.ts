@@ -19,7 +19,7 @@ export const UNIT_OF_WORK_OPTIONS = { timeout: 30_000, maxWait: 10_000 } as cons
  *
  * Hand-written rather than nestjs-cls's transactional plugin (which this replaced): the plugin's async context
  * stays switched on for good once a unit has run, and on Node 20 and 22 that costs every catalog read the async
- * hooks (docs/adr/0008-memory-tuning.md, "Async context"); switching it off would mean reading its private field.
+ * hooks (docs/adr/0010-async-context.md); switching it off would mean reading its private field.
  */
 @Injectable()
 export class UnitOfWork {
