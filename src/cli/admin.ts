@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../app.module';
 import { ApiError } from '../platform/http/errors';
+import { cidrProblem, normalizeCidr } from '../platform/http/client-address';
 import { ConfigError, loadConfig } from '../platform/config/config';
 import { openCatalogDb } from '../platform/db/catalog-db';
 import { AuditContext, pendingAudit } from '../modules/audit/audit-context';
@@ -33,11 +34,13 @@ class CsvText {
 const USAGE = `usage: npm run admin -- <command>
 
   databases create <name> [--property key=value ...] [--storage-profile name] [--managed-versioning]
+      [--allowed-cidrs cidr,cidr...] [--private-only true|false]
   databases list
   databases get <name>
   databases delete <name>
   databases update <name> [--drop-profile hard|soft|default] [--drop-retention-seconds n|default] [--protected true|false]
-      a database's delete profile (docs/soft-delete.md) and protection flag
+      [--allowed-cidrs cidr,cidr...|any] [--private-only true|false]
+      a database's delete profile (docs/soft-delete.md), protection flag and network rules (docs/access-control.md)
   dropped list <database>
   dropped undrop <database> <dropped-id> [--name new_name] [--namespace a/b]
   dropped purge <database> <dropped-id>
@@ -65,6 +68,21 @@ The embedded catalog is a single-process database: stop the gateway before using
 
 class UsageError extends Error {}
 
+/** `--allowed-cidrs 10.0.0.0/8,2001:db8::/32` (or `any`: no restriction), validated and normalized. */
+function cidrsOption(v: string | undefined): string[] | undefined {
+  if (v === undefined) return undefined;
+  if (v.trim() === 'any') return [];
+  const cidrs = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const c of cidrs) {
+    const problem = cidrProblem(c);
+    if (problem) throw new UsageError(`--allowed-cidrs: ${problem}`);
+  }
+  return [...new Set(cidrs.map(normalizeCidr))];
+}
+
 async function main(argv: string[]): Promise<unknown> {
   const parsed = (() => {
     try {
@@ -89,6 +107,8 @@ async function main(argv: string[]): Promise<unknown> {
           'drop-profile': { type: 'string' },
           'drop-retention-seconds': { type: 'string' },
           protected: { type: 'string' },
+          'allowed-cidrs': { type: 'string' },
+          'private-only': { type: 'string' },
           name: { type: 'string' },
           namespace: { type: 'string' },
           enabled: { type: 'string' },
@@ -152,8 +172,12 @@ async function main(argv: string[]): Promise<unknown> {
             return [p.slice(0, i), p.slice(i + 1)];
           }),
         );
+        const privateOnly = values['private-only'];
+        if (privateOnly !== undefined && !['true', 'false'].includes(privateOnly))
+          throw new UsageError('--private-only must be true or false');
+        const network = { allowedCidrs: cidrsOption(values['allowed-cidrs']), privateOnly: privateOnly === 'true' };
         return await audited(name, 'database.create', name, () =>
-          databases.create(name, properties, null, values['storage-profile'], values['managed-versioning'] ?? false),
+          databases.create(name, properties, null, values['storage-profile'], values['managed-versioning'] ?? false, {}, network),
         );
       }
       case 'databases list': {
@@ -176,7 +200,13 @@ async function main(argv: string[]): Promise<unknown> {
       }
       case 'databases update': {
         const [name] = need(1);
-        const change: { dropProfile?: 'hard' | 'soft' | null; dropRetentionSeconds?: number | null; protected?: boolean } = {};
+        const change: {
+          dropProfile?: 'hard' | 'soft' | null;
+          dropRetentionSeconds?: number | null;
+          protected?: boolean;
+          allowedCidrs?: string[];
+          privateOnly?: boolean;
+        } = {};
         const profile = values['drop-profile'];
         if (profile !== undefined) {
           if (!['hard', 'soft', 'default'].includes(profile)) throw new UsageError('--drop-profile must be hard, soft or default');
@@ -192,8 +222,15 @@ async function main(argv: string[]): Promise<unknown> {
           if (!['true', 'false'].includes(values.protected)) throw new UsageError('--protected must be true or false');
           change.protected = values.protected === 'true';
         }
+        if (values['allowed-cidrs'] !== undefined) change.allowedCidrs = cidrsOption(values['allowed-cidrs']);
+        if (values['private-only'] !== undefined) {
+          if (!['true', 'false'].includes(values['private-only'])) throw new UsageError('--private-only must be true or false');
+          change.privateOnly = values['private-only'] === 'true';
+        }
         if (Object.keys(change).length === 0)
-          throw new UsageError('databases update: give --drop-profile, --drop-retention-seconds and/or --protected');
+          throw new UsageError(
+            'databases update: give --drop-profile, --drop-retention-seconds, --protected, --allowed-cidrs and/or --private-only',
+          );
         return await audited(name, 'database.update', name, () => databases.update(name, change));
       }
       case 'dropped list': {

@@ -34,7 +34,7 @@ export class DatabasesController {
     responses: { 201: { description: 'Created', schema: Database } },
     errors: [400, 401, 403, 409, 503, '5XX'],
   })
-  @Audited('database.create')
+  @Audited('database.create', (b) => (b.network_rules !== undefined ? { network_rules: b.network_rules } : {}))
   create(@ValidBody(CreateDatabaseBody) body: z.output<typeof CreateDatabaseBody>) {
     return this.databases.create(
       body.name,
@@ -43,14 +43,15 @@ export class DatabasesController {
       body.storage_profile,
       body.managed_versioning ?? false,
       body.quotas,
+      body.network_rules,
     );
   }
 
   @Patch(':name')
   @Operation({
     operationId: 'UpdateDatabase',
-    summary: "Change a database's properties, rate limit, storage profile or quotas",
-    description: 'A changed rate limit or quota applies on every replica within AUTH_CACHE_TTL_MS.',
+    summary: "Change a database's properties, rate limit, storage profile, quotas or network rules",
+    description: 'A changed rate limit, quota or network rule applies on every replica within AUTH_CACHE_TTL_MS.',
     tag: 'Operator',
     access: 'operator',
     pathParams: NAME,
@@ -66,6 +67,7 @@ export class DatabasesController {
     ...(b.drop_profile !== undefined ? { drop_profile: b.drop_profile } : {}),
     ...(b.drop_retention_seconds !== undefined ? { drop_retention_seconds: b.drop_retention_seconds } : {}),
     ...(b.protected !== undefined ? { protected: b.protected } : {}),
+    ...(b.network_rules !== undefined ? { network_rules: b.network_rules } : {}),
   }))
   update(@Param('name') name: string, @ValidBody(UpdateDatabaseBody) body: z.output<typeof UpdateDatabaseBody>) {
     return this.databases.update(name, {
@@ -77,6 +79,8 @@ export class DatabasesController {
       dropProfile: body.drop_profile,
       dropRetentionSeconds: body.drop_retention_seconds,
       protected: body.protected,
+      allowedCidrs: body.network_rules?.allowedCidrs,
+      privateOnly: body.network_rules?.privateOnly,
     });
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cidrProblem, normalizeCidr } from '../../platform/http/client-address';
 import { PropertiesSchema } from '../../platform/http/validation/fields';
 
 /** Request and answer schemas of the operator API (databases and their keys): validated by ZodValidationPipe, shown by the OpenAPI document. */
@@ -44,6 +45,37 @@ const QuotasBody = z
     maxRowsPerWrite: q.max_rows_per_write,
   }));
 
+/**
+ * A database's network rules (docs/access-control.md): source CIDRs (null or []: any) and private-only. On PATCH an
+ * absent field is unchanged; `network_rules: null` clears both.
+ */
+const NetworkRulesBody = z
+  .object({
+    allowed_cidrs: z
+      .array(
+        z.string().superRefine((c, ctx) => {
+          const problem = cidrProblem(c);
+          if (problem) ctx.addIssue({ code: 'custom', message: `network_rules.allowed_cidrs: ${problem}` });
+        }),
+        { error: 'network_rules.allowed_cidrs must be an array of CIDR strings or null' },
+      )
+      .max(256, { error: 'network_rules.allowed_cidrs: at most 256 entries' })
+      .nullable()
+      .optional()
+      .describe('source addresses its requests may come from, as IPv4/IPv6 CIDRs (a bare address is one host); null or []: any'),
+    private_only: z
+      .boolean({ error: 'network_rules.private_only must be true or false' })
+      .optional()
+      .describe('true: answers only under one of PRIVATE_HOST_SUFFIXES (the private endpoints)'),
+  })
+  .strict()
+  .nullable()
+  .describe('where requests to it may come from; refused ones get 403 (code 5). The operator key is not subject to them')
+  .transform((n) => ({
+    allowedCidrs: n === null ? [] : n.allowed_cidrs === undefined ? undefined : [...new Set((n.allowed_cidrs ?? []).map(normalizeCidr))],
+    privateOnly: n === null ? false : n.private_only,
+  }));
+
 export const CreateDatabaseBody = z.object({
   name: z.string({ error: 'name is required' }).describe('letters, digits, `_`, `-` and `.`'),
   properties: properties.optional().describe('string-to-string properties'),
@@ -61,6 +93,7 @@ export const CreateDatabaseBody = z.object({
       'catalog-managed versions: every commit of its tables goes through CreateTableVersion and the catalog decides the latest version; absent: false',
     ),
   quotas: QuotasBody.optional(),
+  network_rules: NetworkRulesBody.optional(),
 });
 export const UpdateDatabaseBody = z
   .object({
@@ -88,6 +121,7 @@ export const UpdateDatabaseBody = z
       .optional()
       .describe("how long a soft-dropped table is kept before it is purged; null: the server's DROP_RETENTION_SECONDS"),
     protected: z.boolean().optional().describe('true: deleting the database is refused (409) until the flag is cleared'),
+    network_rules: NetworkRulesBody.optional(),
   })
   .refine(
     (b) =>
@@ -98,10 +132,11 @@ export const UpdateDatabaseBody = z
       b.quotas !== undefined ||
       b.drop_profile !== undefined ||
       b.drop_retention_seconds !== undefined ||
-      b.protected !== undefined,
+      b.protected !== undefined ||
+      b.network_rules !== undefined,
     {
       error:
-        'nothing to change: send properties, rate_limit, storage_profile, managed_versioning, quotas, drop_profile, drop_retention_seconds and/or protected',
+        'nothing to change: send properties, rate_limit, storage_profile, managed_versioning, quotas, drop_profile, drop_retention_seconds, protected and/or network_rules',
     },
   );
 export const CreateKeyBody = z.object({
@@ -145,6 +180,13 @@ export const Database = z
       .optional()
       .describe("what a table drop does (docs/soft-delete.md), and whether each setting is the database's own or the server's"),
     protected: z.boolean().optional().describe('deleting the database is refused while true'),
+    network_rules: z
+      .object({
+        allowed_cidrs: z.array(z.string()).describe('source CIDRs its requests may come from; []: any'),
+        private_only: z.boolean().describe('whether it answers only under PRIVATE_HOST_SUFFIXES'),
+      })
+      .optional()
+      .describe('where requests to it may come from (docs/access-control.md)'),
     created_at: z.string(),
   })
   .meta({ id: 'Database' });

@@ -27,6 +27,9 @@ import { TableStorage } from '../../engine/storage/table-storage.service';
 import { QuotaService } from '../metering';
 import { DropPolicy } from './drop-policy.service';
 
+/** Network rules as given (undefined: unchanged / none). */
+type NetworkRulesInput = { allowedCidrs?: string[]; privateOnly?: boolean };
+
 /** The operator's view: databases (tenants) and their API keys. */
 @Injectable()
 export class DatabasesService {
@@ -67,6 +70,7 @@ export class DatabasesService {
         this.dropPolicy.effective(d),
       ),
       protected: d.protected ?? false,
+      network_rules: { allowed_cidrs: d.allowedCidrs ?? [], private_only: d.privateOnly ?? false },
       created_at: new Date(d.createdAt).toISOString(),
     };
   }
@@ -78,8 +82,10 @@ export class DatabasesService {
     storageProfile?: string,
     managedVersioning = false,
     quotas: QuotasInput = {},
+    network: NetworkRulesInput = {},
   ): Promise<Database> {
     assertName(name, 'database name');
+    this.assertNetworkRules(network);
     const profile = this.storage.profile(storageProfile).name; // 400 for a profile that is not configured
     if (managedVersioning) this.assertCanManage(profile);
     // A database name is also its storage folder's name: one made only of periods would be '.'/'..'.
@@ -91,8 +97,12 @@ export class DatabasesService {
     const row = await this.uow.run(async () => {
       const inserted = await this.repo.insert(name, properties, rateLimit, profile, managedVersioning, quotas);
       if (!inserted) throw Errors.conflict(`database '${name}' already exists`);
+      const withRules =
+        network.allowedCidrs?.length || network.privateOnly
+          ? await this.repo.update(inserted.id, { allowedCidrs: network.allowedCidrs, privateOnly: network.privateOnly })
+          : inserted;
       await this.audit.recordWithChange({ databaseId: inserted.id });
-      return inserted;
+      return withRules;
     });
     return this.present(row);
   }
@@ -116,6 +126,7 @@ export class DatabasesService {
    */
   async update(name: string, change: DatabaseChange): Promise<Database> {
     const db = await this.require(name);
+    this.assertNetworkRules(change);
     if (change.storageProfile !== undefined) this.storage.profile(change.storageProfile); // 400 when not configured
     if (change.managedVersioning ?? db.managedVersioning) this.assertCanManage(change.storageProfile ?? db.storageProfile);
     const row = await this.uow.run(async () => {
@@ -246,6 +257,13 @@ export class DatabasesService {
       mode: 0o600,
     });
     this.log.log(`first start: created database '${name}' and a write key (id ${key.id}); its secret is in ${file}`);
+  }
+
+  /** A private-only database needs private endpoints to answer under: else nothing could reach it. */
+  private assertNetworkRules(rules: NetworkRulesInput): void {
+    if (rules.privateOnly && this.config.network.privateHostSuffixes.length === 0) {
+      throw Errors.invalidInput('network_rules.private_only needs PRIVATE_HOST_SUFFIXES to be set on the gateway');
+    }
   }
 
   /** Catalog-managed versions publish manifests put-if-absent: a store that cannot (GCS, Azure here) is a 400. */

@@ -2,6 +2,7 @@
 // side by side whenever a setting is added (docs/configuration.md); storage profiles are apart (storage-config.ts).
 import * as path from 'node:path';
 import { z } from 'zod';
+import { cidrProblem } from '../http/client-address';
 import { loadStorageConfig, StorageConfig } from './storage-config';
 
 /**
@@ -111,6 +112,22 @@ export const envSchema = z.object({
   TENANT_HOST_SUFFIX: optionalString.refine((v) => v === undefined || /^\.[A-Za-z0-9.-]+$/.test(v), {
     message: "must start with '.' and be a host name suffix, e.g. '.gw.example.com'",
   }),
+  PRIVATE_HOST_SUFFIXES: optionalString.refine(
+    (v) => v === undefined || v.split(',').every((s) => s.trim() === '' || /^\.[A-Za-z0-9.-]+$/.test(s.trim())),
+    { message: "a comma-separated list of host name suffixes, each starting with '.', e.g. '.pl.example.com'" },
+  ),
+  TRUSTED_PROXIES: optionalString.superRefine((v, ctx) => {
+    for (const c of (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      const problem = cidrProblem(c);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }
+  }),
+  FORWARDED_HEADER: z
+    .enum(['x-forwarded-for', 'forwarded'], { error: "must be 'x-forwarded-for' or 'forwarded'" })
+    .default('x-forwarded-for'),
   TABLE_HANDLE_CACHE_SIZE: intWithDefault(128, 0),
   TABLE_HANDLE_IDLE_SECONDS: intWithDefault(300, 1),
   RECLAIM_AFTER_SECONDS: intWithDefault(300, 1),
@@ -194,6 +211,12 @@ export interface AppConfig {
   };
   /** With '.gw.example.com', a request to acme.gw.example.com addresses database 'acme'. */
   tenantHostSuffix?: string;
+  /**
+   * Network rules (docs/access-control.md): the host suffixes of the private endpoints (a private-only database
+   * answers only under one of them), the proxies whose forwarding header is believed (CIDRs; empty: none, the
+   * socket peer is the client) and which header that is.
+   */
+  network: { privateHostSuffixes: string[]; trustedProxies: string[]; forwardedHeader: 'x-forwarded-for' | 'forwarded' };
   /** GET /metrics: the scrape key (undefined → open), and whether series carry a `database` label (tenant names). */
   metrics: { apiKey?: string; databaseLabels: boolean };
   /** Shared rate-limit counters; undefined → in-memory (one process). */
@@ -304,6 +327,12 @@ export interface Quotas {
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
+const list = (v: string | undefined): string[] =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -353,6 +382,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         }
       : undefined,
     tenantHostSuffix: e.TENANT_HOST_SUFFIX?.toLowerCase(),
+    network: {
+      privateHostSuffixes: list(e.PRIVATE_HOST_SUFFIXES).map((s) => s.toLowerCase()),
+      trustedProxies: list(e.TRUSTED_PROXIES),
+      forwardedHeader: e.FORWARDED_HEADER,
+    },
     metrics: { apiKey: e.METRICS_API_KEY, databaseLabels: e.METRICS_DATABASE_LABELS },
     redisUrl: e.REDIS_URL,
     redisTimeoutMs: e.REDIS_TIMEOUT_MS,

@@ -4,7 +4,9 @@ import { Errors } from '../../../platform/http/errors';
 import { headerValue } from '../tenancy/tenancy.service';
 import { secretsEqual } from './api-keys.service';
 import { API_KEY_HEADER, CredentialsService } from './credentials.service';
+import { NetworkPolicy, NetworkRequest } from './network-policy';
 import { mayUseDatabase, principalLabel } from './principal';
+import { TenancyService } from '../tenancy/tenancy.service';
 
 /** Set on operator-API requests: who acts, for the audit trail. */
 export interface OperatorRequest {
@@ -48,13 +50,16 @@ export class AdminKeyGuard implements CanActivate {
 
 /**
  * Routes about one database (`:name`: its keys, its audit trail): the operator, or a credential with the `admin`
- * role for that very database (an admin API key of it, or a token with scope `admin` whose databases claim names it).
+ * role for that very database (an admin API key of it, or a token with scope `admin` whose databases claim names it),
+ * from where that database's network rules allow (the operator key is not subject to them).
  */
 @Injectable()
 export class DatabaseAdminGuard implements CanActivate {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly credentials: CredentialsService,
+    private readonly network: NetworkPolicy,
+    private readonly tenancy: TenancyService,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
@@ -64,9 +69,12 @@ export class DatabaseAdminGuard implements CanActivate {
       return true;
     }
     const principal = await this.credentials.authenticate(ctx);
+    // A key's rules are its database's (known from its lookup): checked first, so a refusal says nothing of the name.
+    if (principal.kind === 'key') this.network.enforce(req as NetworkRequest, principal.databaseNetwork);
     if (!mayUseDatabase(principal, req.params.name) || principal.role !== 'admin') {
       throw Errors.permissionDenied(`managing database '${req.params.name}' needs the operator key or an admin credential of it`);
     }
+    if (principal.kind === 'token') this.network.enforce(req as NetworkRequest, (await this.tenancy.resolve(req.params.name)).network);
     req.actor = principalLabel(principal);
     return true;
   }

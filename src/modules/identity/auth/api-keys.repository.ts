@@ -23,6 +23,8 @@ export type KeyWithDatabase = ApiKeyRow & {
   maxNamespaces: number | null;
   maxStorageBytes: number | null;
   maxRowsPerWrite: number | null;
+  allowedCidrs: string[];
+  privateOnly: boolean;
 };
 
 const PUBLIC_COLUMNS = {
@@ -54,14 +56,15 @@ export class ApiKeysRepository {
     return (await this.db.apiKey.create({ data: k, select: PUBLIC_COLUMNS })) as ApiKeyRow;
   }
 
-  /** The key with this secret hash, with its database's name and rate limit (one round trip). */
+  /** The key with this secret hash, with its database's name, rate limit, quotas and network rules (one round trip). */
   async findByHash(hash: string): Promise<KeyWithDatabase | null> {
     const rows = await this.db.$queryRaw<KeyWithDatabase[]>`
       SELECT k.id, k.database_id AS "databaseId", k.role, k.description, k.created_at AS "createdAt",
              k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.hash, d.name AS "databaseName",
              d.rate_limit_limit AS "rateLimitLimit", d.rate_limit_window_ms AS "rateLimitWindowMs",
              d.max_tables AS "maxTables", d.max_namespaces AS "maxNamespaces",
-             d.max_storage_bytes::float8 AS "maxStorageBytes", d.max_rows_per_write::float8 AS "maxRowsPerWrite"
+             d.max_storage_bytes::float8 AS "maxStorageBytes", d.max_rows_per_write::float8 AS "maxRowsPerWrite",
+             d.allowed_cidrs AS "allowedCidrs", d.private_only AS "privateOnly"
         FROM api_keys k JOIN databases d ON d.id = k.database_id
        WHERE k.hash = ${hash}`;
     return rows[0] ?? null;

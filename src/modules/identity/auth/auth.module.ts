@@ -8,6 +8,7 @@ import { BearerStrategy } from './bearer.strategy';
 import { CatalogAccessGuard } from './catalog-access.guard';
 import { CredentialsService } from './credentials.service';
 import { JwtVerifier } from './jwt-verifier.service';
+import { NetworkPolicy } from './network-policy';
 
 /**
  * Credentials: API keys (hashed), OAuth 2.0 bearer tokens (JWT, via passport-http-bearer), and the guards of the
@@ -21,6 +22,7 @@ import { JwtVerifier } from './jwt-verifier.service';
     JwtVerifier,
     BearerStrategy,
     CredentialsService,
+    NetworkPolicy,
     CatalogAccessGuard,
     AdminKeyGuard,
     DatabaseAdminGuard,

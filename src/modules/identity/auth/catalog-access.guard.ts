@@ -5,6 +5,7 @@ import { requiredRole } from '../../../platform/http/operation.decorator';
 import { TenancyService } from '../tenancy/tenancy.service';
 import { TenantRequest } from '../tenancy/tenant-context';
 import { CredentialsService } from './credentials.service';
+import { NetworkPolicy, NetworkRequest } from './network-policy';
 import { mayUseDatabase, principalLabel } from './principal';
 import { roleSatisfies } from './roles';
 
@@ -15,18 +16,23 @@ export { API_KEY_HEADER } from './credentials.service';
  *  1. a verified credential (else 401),
  *  2. the database the request addresses (else 400 saying what is expected),
  *  3. that the credential may use that database (else 403, before the name is looked up: no enumeration), that it
- *     exists (else 404, only for credentials that may use it) and that the role allows the operation (else 403).
+ *     exists (else 404, only for credentials that may use it), that the request meets the database's network rules
+ *     (else 403, the same words for any rule) and that the role allows the operation (else 403).
+ * An API key's network rules are its database's and come with its lookup: they are checked before the name it
+ * addresses, so a refused request says the same whether that name exists or not.
  */
 @Injectable()
 export class CatalogAccessGuard implements CanActivate {
   constructor(
     private readonly credentials: CredentialsService,
     private readonly tenancy: TenancyService,
+    private readonly network: NetworkPolicy,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<TenantRequest>();
     const principal = await this.credentials.authenticate(ctx);
+    if (principal.kind === 'key') this.network.enforce(req as NetworkRequest, principal.databaseNetwork);
     const { name, catalog } = this.tenancy.requested(req.headers);
     assertName(name, 'database name');
 
@@ -39,8 +45,15 @@ export class CatalogAccessGuard implements CanActivate {
     }
     const database =
       principal.kind === 'key'
-        ? { id: principal.databaseId, name, rateLimit: principal.databaseRateLimit, quotas: principal.databaseQuotas }
+        ? {
+            id: principal.databaseId,
+            name,
+            rateLimit: principal.databaseRateLimit,
+            quotas: principal.databaseQuotas,
+            network: principal.databaseNetwork,
+          }
         : await this.tenancy.resolve(name);
+    if (principal.kind === 'token') this.network.enforce(req as NetworkRequest, database.network);
     const need = requiredRole(ctx.getHandler());
     if (!principal.role) throw Errors.permissionDenied("this token's scope grants none of read, write or admin");
     if (!roleSatisfies(principal.role, need)) {

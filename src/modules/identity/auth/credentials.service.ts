@@ -2,7 +2,7 @@ import { ExecutionContext, Injectable } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
 import { Errors } from '../../../platform/http/errors';
 import { headerValue } from '../tenancy/tenancy.service';
-import { quotasOf, rateLimitOf } from '../tenancy/tenant-context';
+import { networkRulesOf, quotasOf, rateLimitOf } from '../tenancy/tenant-context';
 import { ApiKeysService } from './api-keys.service';
 import { JwtVerifier } from './jwt-verifier.service';
 import { Principal } from './principal';
@@ -67,6 +67,7 @@ export class CredentialsService {
       databaseName: key.databaseName,
       databaseRateLimit: rateLimitOf(key),
       databaseQuotas: quotasOf(key),
+      databaseNetwork: networkRulesOf(key),
     };
   }
 }

@@ -1,5 +1,5 @@
 import type { Quotas } from '../../../platform/config/config';
-import type { RateLimit } from '../tenancy/tenant-context';
+import type { NetworkRules, RateLimit } from '../tenancy/tenant-context';
 import type { Role } from './api-keys.repository';
 
 /** Who is calling, once a credential has been verified. */
@@ -14,6 +14,8 @@ export type Principal =
       databaseName: string;
       databaseRateLimit: RateLimit;
       databaseQuotas: Quotas;
+      /** The database's network rules, from the same cached lookup. */
+      databaseNetwork: NetworkRules;
     }
   | {
       kind: 'token';

@@ -22,6 +22,9 @@ export interface DatabaseRow {
   dropProfile?: string | null;
   dropRetentionSeconds?: number | null;
   protected?: boolean;
+  /** Network rules (docs/access-control.md): source CIDRs (empty: any) and private-only. */
+  allowedCidrs?: string[];
+  privateOnly?: boolean;
 }
 
 /** A change of quotas: undefined fields unchanged, null back to the default. */
@@ -39,6 +42,9 @@ export interface DatabaseChange {
   dropProfile?: 'hard' | 'soft' | null;
   dropRetentionSeconds?: number | null;
   protected?: boolean;
+  /** Network rules: allowed source CIDRs (normalized; [] for any) and private-only. */
+  allowedCidrs?: string[];
+  privateOnly?: boolean;
 }
 
 @Injectable()
@@ -85,6 +91,8 @@ export class DatabasesRepository {
         ...(change.dropProfile !== undefined ? { dropProfile: change.dropProfile } : {}),
         ...(change.dropRetentionSeconds !== undefined ? { dropRetentionSeconds: change.dropRetentionSeconds } : {}),
         ...(change.protected !== undefined ? { protected: change.protected } : {}),
+        ...(change.allowedCidrs !== undefined ? { allowedCidrs: change.allowedCidrs } : {}),
+        ...(change.privateOnly !== undefined ? { privateOnly: change.privateOnly } : {}),
         ...(q.maxTables !== undefined ? { maxTables: q.maxTables } : {}),
         ...(q.maxNamespaces !== undefined ? { maxNamespaces: q.maxNamespaces } : {}),
         ...(q.maxStorageBytes !== undefined ? { maxStorageBytes: big(q.maxStorageBytes) } : {}),

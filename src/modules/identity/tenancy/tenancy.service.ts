@@ -4,7 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { Errors } from '../../../platform/http/errors';
 import { assertName } from '../../../platform/http/ids';
 import { DatabasesRepository } from './databases.repository';
-import { quotasOf, rateLimitOf, TenantContext } from './tenant-context';
+import { networkRulesOf, quotasOf, rateLimitOf, TenantContext } from './tenant-context';
 
 export const DATABASE_HEADER = 'x-service-database';
 /** What the official LanceDB clients send (remote mode with a host override). */
@@ -73,7 +73,7 @@ export class TenancyService {
     if (cached) return cached;
     const db = await this.databases.findByName(name);
     if (!db) throw Errors.namespaceNotFound(`database '${name}' not found`);
-    const found = { id: db.id, name: db.name, rateLimit: rateLimitOf(db), quotas: quotasOf(db) };
+    const found = { id: db.id, name: db.name, rateLimit: rateLimitOf(db), quotas: quotasOf(db), network: networkRulesOf(db) };
     this.cache?.set(name, found);
     return found;
   }

@@ -25,9 +25,23 @@ export const quotasOf = (row: {
   };
 };
 
+/**
+ * A database's network rules (docs/access-control.md): the source CIDRs its requests may come from (empty: any) and
+ * whether it answers only under PRIVATE_HOST_SUFFIXES.
+ */
+export interface NetworkRules {
+  allowedCidrs: string[];
+  privateOnly: boolean;
+}
+
+export const networkRulesOf = (row: { allowedCidrs?: string[] | null; privateOnly?: boolean | null }): NetworkRules => ({
+  allowedCidrs: row.allowedCidrs ?? [],
+  privateOnly: row.privateOnly ?? false,
+});
+
 export interface TenantContext {
   /** The database, with what travels with its lookup (rate limit, quotas): no further query per request. */
-  database: { id: string; name: string; rateLimit: RateLimit; quotas?: Quotas };
+  database: { id: string; name: string; rateLimit: RateLimit; quotas?: Quotas; network?: NetworkRules };
   /** Database prefix scoping a separate catalog ('' by default). */
   catalog: string;
   role: Role;
