@@ -17,6 +17,9 @@ import { DatabasesService } from './databases.service';
 
 const NAME = { name: { description: 'Database name.' } };
 
+/** Network rules as the audit trail shows them: as the operator sent them (validated by then). */
+const auditedRules = (n: unknown) => (n === undefined ? {} : { network_rules: n });
+
 /**
  * The operator API. Databases: the operator key (ADMIN_API_KEY) only. A database's keys and audit trail: the
  * operator, or an `admin` credential of that database.
@@ -34,7 +37,7 @@ export class DatabasesController {
     responses: { 201: { description: 'Created', schema: Database } },
     errors: [400, 401, 403, 409, 503, '5XX'],
   })
-  @Audited('database.create', (b) => (b.network_rules !== undefined ? { network_rules: b.network_rules } : {}))
+  @Audited('database.create', (b) => auditedRules(b.network_rules))
   create(@ValidBody(CreateDatabaseBody) body: z.output<typeof CreateDatabaseBody>) {
     return this.databases.create(
       body.name,
@@ -67,7 +70,7 @@ export class DatabasesController {
     ...(b.drop_profile !== undefined ? { drop_profile: b.drop_profile } : {}),
     ...(b.drop_retention_seconds !== undefined ? { drop_retention_seconds: b.drop_retention_seconds } : {}),
     ...(b.protected !== undefined ? { protected: b.protected } : {}),
-    ...(b.network_rules !== undefined ? { network_rules: b.network_rules } : {}),
+    ...auditedRules(b.network_rules),
   }))
   update(@Param('name') name: string, @ValidBody(UpdateDatabaseBody) body: z.output<typeof UpdateDatabaseBody>) {
     return this.databases.update(name, {

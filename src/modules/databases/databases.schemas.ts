@@ -55,7 +55,7 @@ const NetworkRulesBody = z
       .array(
         z.string().superRefine((c, ctx) => {
           const problem = cidrProblem(c);
-          if (problem) ctx.addIssue({ code: 'custom', message: `network_rules.allowed_cidrs: ${problem}` });
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
         }),
         { error: 'network_rules.allowed_cidrs must be an array of CIDR strings or null' },
       )

@@ -30,16 +30,18 @@ export function normalizeCidr(cidr: string): string {
   return `${network.toString()}/${bits}`;
 }
 
+/** Only the usual notations: dotted quads (not `10.0.0` or `0x0a.1`) and RFC 4291 IPv6, with a decimal prefix length. */
 function parseRange(cidr: string): Range | null {
-  const s = cidr.trim();
+  const m = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(cidr.trim());
+  if (!m) return null;
+  const [, addr, bits] = m;
+  const v4 = ipaddr.IPv4.isValidFourPartDecimal(addr);
+  if (!v4 && !(addr.includes(':') && ipaddr.IPv6.isValid(addr))) return null;
+  const max = v4 ? 32 : 128;
+  const n = bits === undefined ? max : Number(bits);
+  if (n > max) return null;
   try {
-    if (s.includes('/')) {
-      if (!ipaddr.isValidCIDR(s)) return null;
-      return ipaddr.parseCIDR(s);
-    }
-    if (!ipaddr.isValid(s)) return null;
-    const a = ipaddr.parse(s);
-    return [a, a.kind() === 'ipv4' ? 32 : 128];
+    return [ipaddr.parse(addr), n];
   } catch {
     return null;
   }
