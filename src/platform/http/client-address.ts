@@ -32,7 +32,7 @@ export function normalizeCidr(cidr: string): string {
 
 /** Only the usual notations: dotted quads (not `10.0.0` or `0x0a.1`) and RFC 4291 IPv6, with a decimal prefix length. */
 function parseRange(cidr: string): Range | null {
-  const m = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(cidr.trim());
+  const m = /^([^/\s%]+)(?:\/(\d{1,3}))?$/.exec(cidr.trim());
   if (!m) return null;
   const [, addr, bits] = m;
   const v4 = ipaddr.IPv4.isValidFourPartDecimal(addr);
