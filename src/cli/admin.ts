@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../app.module';
 import { ApiError } from '../platform/http/errors';
-import { cidrProblem, normalizeCidr } from '../platform/http/client-address';
+import { cidrProblem, normalizeCidr } from '../platform/network/client-address';
 import { ConfigError, loadConfig } from '../platform/config/config';
 import { openCatalogDb } from '../platform/db/catalog-db';
 import { AuditContext, pendingAudit } from '../modules/audit/audit-context';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/platform/config/config';
-import { addressInCidrs, cidrProblem, ClientAddressResolver, forwardedFor, normalizeCidr } from '../../src/platform/http/client-address';
+import { addressInCidrs, cidrProblem, ClientAddressResolver, forwardedFor, normalizeCidr } from '../../src/platform/network/client-address';
 
 /** The client address behind trusted proxies, and CIDR matching, of the network rules (docs/access-control.md). */
 describe('client address and CIDRs', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cidrProblem, normalizeCidr } from '../../platform/http/client-address';
+import { cidrProblem, normalizeCidr } from '../../platform/network/client-address';
 import { PropertiesSchema } from '../../platform/http/validation/fields';
 
 /** Request and answer schemas of the operator API (databases and their keys): validated by ZodValidationPipe, shown by the OpenAPI document. */

@@ -2,7 +2,7 @@
 // side by side whenever a setting is added (docs/configuration.md); storage profiles are apart (storage-config.ts).
 import * as path from 'node:path';
 import { z } from 'zod';
-import { cidrProblem } from '../http/client-address';
+import { cidrProblem } from '../network/client-address';
 import { loadStorageConfig, StorageConfig } from './storage-config';
 
 /**

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { Errors } from '../../../platform/http/errors';
-import { addressInCidrs, ClientAddressRequest, ClientAddressResolver } from '../../../platform/http/client-address';
+import { addressInCidrs, ClientAddressRequest, ClientAddressResolver } from '../../../platform/network/client-address';
 import type { NetworkRules } from '../tenancy/tenant-context';
 
 /** What a refused request is told: the same words whatever rule refused it, and whether the database exists or not. */
