@@ -198,6 +198,23 @@ describe('operator CLI (Postgres catalog)', () => {
     ok(await cli('databases', 'delete', 'mvco')); // the later tests count databases
   });
 
+  it('databases create/update set and clear network rules (--allowed-cidrs, --private-only)', async () => {
+    const made = ok(await cli('databases', 'create', 'netco', '--allowed-cidrs', '10.1.2.3/8, 2001:db8::/32'));
+    assert.deepEqual(made.network_rules, { allowed_cidrs: ['10.0.0.0/8', '2001:db8::/32'], private_only: false });
+    const bad = await cli('databases', 'update', 'netco', '--allowed-cidrs', '10.0.0.0/33');
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /--allowed-cidrs: '10\.0\.0\.0\/33' is not/);
+    // No PRIVATE_HOST_SUFFIXES here: a private-only database could not be reached.
+    const priv = await cli('databases', 'update', 'netco', '--private-only', 'true');
+    assert.equal(priv.code, 1, priv.stderr);
+    assert.match(priv.stderr, /PRIVATE_HOST_SUFFIXES/);
+    const cleared = ok(await cli('databases', 'update', 'netco', '--allowed-cidrs', 'any'));
+    assert.deepEqual(cleared.network_rules, { allowed_cidrs: [], private_only: false });
+    const actions = (ok(await cli('audit', 'netco')).events as any[]).map((e) => e.action);
+    assert.deepEqual(actions, ['database.update', 'database.create']);
+    ok(await cli('databases', 'delete', 'netco')); // the later tests count databases
+  });
+
   it('a bad command exits 2 with the usage on stderr', async () => {
     for (const args of [
       [],
