@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import { after, before, it } from 'node:test';
 import { forEachCatalog, newTenant, operator, Reply, startGateway, TestGateway } from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
+import { TestIssuer } from './helpers/jwks';
 
 /**
  * Network rules of a database (docs/access-control.md, "Network rules"): allowed source CIDRs, private-only, the
@@ -224,5 +225,32 @@ forEachCatalog('network rules behind a proxy that writes Forwarded', (kind) => {
     assert.equal((await from('127.0.0.1', gw, 'GET', LIST, { ...h, forwarded: 'for="127.0.0.3:4711";proto=https' })).status, 200);
     refusal(await from('127.0.0.1', gw, 'GET', LIST, { ...h, forwarded: 'for=127.0.0.3, for=10.6.6.6' }));
     refusal(await from('127.0.0.1', gw, 'GET', LIST, { ...h, 'x-forwarded-for': '127.0.0.3' }));
+  });
+});
+
+forEachCatalog('network rules for bearer tokens', (kind) => {
+  const issuer = new TestIssuer();
+  let gw: TestGateway;
+  before(async () => {
+    await issuer.start();
+    gw = await startGateway(kind, issuer.env());
+  });
+  after(async () => {
+    await gw.close();
+    await issuer.stop();
+  });
+
+  it("applies the database's rules to a token (resolved by name), on catalog and database-admin routes", async () => {
+    const t = await newTenant(gw);
+    assert.equal((await rules(gw, t.name, { allowed_cidrs: ['127.0.0.3/32'] })).status, 200);
+    const token = await issuer.token({ sub: 'alice', scope: 'admin', databases: [t.name] });
+    const h = { authorization: `Bearer ${token}`, 'x-service-database': t.name };
+    assert.equal((await from('127.0.0.3', gw, 'GET', LIST, h)).status, 200);
+    refusal(await from('127.0.0.2', gw, 'GET', LIST, h));
+    refusal(await from('127.0.0.2', gw, 'POST', '/v1/namespace/by_token/create', h, {}));
+    const keys = `/admin/v1/databases/${t.name}/api-keys`;
+    refusal(await from('127.0.0.2', gw, 'GET', keys, { authorization: `Bearer ${token}` }));
+    assert.equal((await from('127.0.0.3', gw, 'GET', keys, { authorization: `Bearer ${token}` })).status, 200);
+    assert.deepEqual((await from('127.0.0.3', gw, 'GET', LIST, h)).body.namespaces, [], 'the refused create made nothing');
   });
 });
