@@ -181,6 +181,19 @@ forEachCatalog('network rules', (kind) => {
     const create = events.find((e) => e.action === 'database.create');
     assert.deepEqual(create.details.network_rules, { allowed_cidrs: ['10.1.2.3/8', '10.0.0.0/8'], private_only: true });
   });
+  it('/openapi.json documents network_rules on create, update and the database answer', async () => {
+    const doc = (await operator(gw).get('/openapi.json')).body;
+    const ref = (op: any) => {
+      const schema = op.requestBody.content['application/json'].schema;
+      return schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()] : schema;
+    };
+    const create = ref(doc.paths['/admin/v1/databases'].post);
+    const update = ref(doc.paths['/admin/v1/databases/{name}'].patch);
+    for (const body of [create, update]) {
+      assert.ok(JSON.stringify(body.properties.network_rules).includes('allowed_cidrs'), JSON.stringify(body.properties.network_rules));
+    }
+    assert.ok(doc.components.schemas.Database.properties.network_rules, 'the answer shows the rules');
+  });
 });
 
 forEachCatalog('network rules behind a trusted proxy', (kind) => {
