@@ -8,6 +8,7 @@ import { BearerStrategy } from './bearer.strategy';
 import { CatalogAccessGuard } from './catalog-access.guard';
 import { CredentialsService } from './credentials.service';
 import { JwtVerifier } from './jwt-verifier.service';
+import { KeyUsage } from './key-usage.service';
 
 /**
  * Credentials: API keys (hashed), OAuth 2.0 bearer tokens (JWT, via passport-http-bearer), and the guards of the
@@ -18,6 +19,7 @@ import { JwtVerifier } from './jwt-verifier.service';
   providers: [
     ApiKeysRepository,
     ApiKeysService,
+    KeyUsage,
     JwtVerifier,
     BearerStrategy,
     CredentialsService,
@@ -25,6 +27,6 @@ import { JwtVerifier } from './jwt-verifier.service';
     AdminKeyGuard,
     DatabaseAdminGuard,
   ],
-  exports: [ApiKeysService, CredentialsService, CatalogAccessGuard, AdminKeyGuard, DatabaseAdminGuard, TenancyModule],
+  exports: [ApiKeysService, KeyUsage, CredentialsService, CatalogAccessGuard, AdminKeyGuard, DatabaseAdminGuard, TenancyModule],
 })
 export class AuthModule {}

@@ -14,6 +14,8 @@ export type Principal =
       databaseName: string;
       databaseRateLimit: RateLimit;
       databaseQuotas: Quotas;
+      /** The key's own limit inside its database's; null: only the database's. */
+      keyRateLimit: RateLimit;
     }
   | {
       kind: 'token';
