@@ -178,10 +178,12 @@ export class DatabasesService {
     const db = await this.require(name);
     const { key, secret } = await this.uow.run(async () => {
       const issued = await this.keys.issue(db.id, role, options);
+      // What the key was made with, besides its id and role: only the fields given (never the secret).
       const { name: keyName, owner, expires_at, rate_limit } = this.keyView(issued.key);
+      const given = Object.entries({ name: keyName, owner, expires_at, rate_limit }).filter(([, v]) => v !== null);
       await this.audit.recordWithChange({
         databaseId: db.id,
-        details: { key_id: issued.key.id, role: issued.key.role, name: keyName, owner, expires_at, rate_limit },
+        details: { key_id: issued.key.id, role: issued.key.role, ...Object.fromEntries(given) },
       });
       return issued;
     });
