@@ -237,7 +237,13 @@ describe('per-key rate limits across replicas (shared Redis and Postgres)', () =
   let pg: Awaited<ReturnType<typeof createPgDatabase>>;
   before(async () => {
     pg = await createPgDatabase();
-    const env = { DATABASE_URL: pg.url, REDIS_URL: SHARED_REDIS_URL, RATE_LIMIT_LIMIT: '1000', RATE_LIMIT_WINDOW_MS: '60000' };
+    const env = {
+      DATABASE_URL: pg.url,
+      REDIS_URL: SHARED_REDIS_URL,
+      RATE_LIMIT_LIMIT: '1000',
+      RATE_LIMIT_WINDOW_MS: '60000',
+      REDIS_TIMEOUT_MS: '2000',
+    };
     a = await startGateway('postgres', env);
     b = await startGatewayProcess({ ...env, ADMIN_API_KEY: ADMIN_KEY, DATA_DIR: a.dataDir });
   });
