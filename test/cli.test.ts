@@ -253,6 +253,62 @@ describe('operator CLI (Postgres catalog)', () => {
     assert.match(keys.stderr, /nope/);
   });
 
+  it('keys create/rotate/update: name, owner, expiry, rate limit and rotated_from (issue 34)', async () => {
+    const made = ok(
+      await cli(
+        'keys',
+        'create',
+        'acme',
+        '--role',
+        'read',
+        '--name',
+        'etl',
+        '--owner',
+        'team-data',
+        '--expires',
+        '2999-01-01T00:00:00Z',
+        '--rate-limit',
+        '5/60000',
+      ),
+    );
+    assert.equal(made.name, 'etl');
+    assert.equal(made.owner, 'team-data');
+    assert.equal(made.expires_at, '2999-01-01T00:00:00.000Z');
+    assert.deepEqual(made.rate_limit, { limit: 5, window_ms: 60000 });
+    const rotated = ok(await cli('keys', 'rotate', 'acme', made.id, '--overlap-seconds', '3600'));
+    assert.notEqual(rotated.id, made.id);
+    assert.match(rotated.api_key, /^lgw_/);
+    assert.equal(rotated.rotated_from, made.id);
+    assert.equal(rotated.name, 'etl');
+    assert.deepEqual(rotated.rate_limit, { limit: 5, window_ms: 60000 });
+    const edited = ok(await cli('keys', 'update', 'acme', rotated.id, '--owner', '', '--rate-limit', 'none', '--expires', 'never'));
+    assert.equal(edited.owner, null);
+    assert.equal(edited.rate_limit, null);
+    assert.equal(edited.expires_at, null);
+    assert.equal(edited.name, 'etl');
+    const r = await cli('keys', 'list', 'acme');
+    const listed = ok(r).api_keys;
+    const old = listed.find((k: any) => k.id === made.id);
+    assert.ok(Date.parse(old.expires_at) <= Date.now() + 3600_000, 'the old key ends with the overlap');
+    assert.equal(listed.find((k: any) => k.id === rotated.id).rotated_from, made.id);
+    assert.ok('last_used_at' in old);
+    assert.ok(!r.stdout.includes('lgw_'), 'no secret in the listing');
+    for (const bad of [
+      ['keys', 'create', 'acme', '--role', 'read', '--rate-limit', 'lots'],
+      ['keys', 'update', 'acme', rotated.id],
+      ['keys', 'rotate', 'acme', made.id, '--overlap-seconds', '-1'],
+    ]) {
+      const b = await cli(...bad);
+      assert.equal(b.code, 2, `${bad.join(' ')}: ${b.stderr}`);
+    }
+    const trail = ok(await cli('audit', 'acme')).events.map((e: any) => e.action);
+    assert.ok(trail.includes('api_key.rotate') && trail.includes('api_key.update'), trail.join());
+    ok(await cli('keys', 'revoke', 'acme', made.id));
+    const refused = await cli('keys', 'rotate', 'acme', made.id);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /revoked/);
+  });
+
   it('databases delete removes the database, its keys and its access', async () => {
     const issued = ok(await cli('keys', 'issue', 'acme', '--role', 'read'));
     const api = new Api(gw!.url, { 'x-api-key': issued.api_key, 'x-service-database': 'acme' });

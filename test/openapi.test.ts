@@ -666,6 +666,8 @@ describe(`OpenAPI document [${kind}]`, () => {
       ['POST /v1/transaction/{id}/describe', 'DescribeTransaction'],
       ['POST /admin/v1/databases', 'CreateDatabase'],
       ['DELETE /admin/v1/databases/{name}/api-keys/{id}', 'RevokeApiKey'],
+      ['PATCH /admin/v1/databases/{name}/api-keys/{id}', 'UpdateApiKey'],
+      ['POST /admin/v1/databases/{name}/api-keys/{id}/rotate', 'RotateApiKey'],
       ['GET /healthz', 'Liveness'],
       ['GET /readyz', 'Readiness'],
       ['GET /openapi.json', 'GetOpenApiDocument'],
@@ -1112,6 +1114,22 @@ describe(`OpenAPI document [${kind}]`, () => {
       op,
     );
     await call('GET', '/admin/v1/databases/{name}/api-keys', '/admin/v1/databases/docs_db/api-keys', 200, undefined, op);
+    await call(
+      'PATCH',
+      '/admin/v1/databases/{name}/api-keys/{id}',
+      `/admin/v1/databases/docs_db/api-keys/${key.body.id}`,
+      200,
+      { name: 'docs', owner: 'docs team', rate_limit: { limit: 10, window_ms: 1000 } },
+      op,
+    );
+    await call(
+      'POST',
+      '/admin/v1/databases/{name}/api-keys/{id}/rotate',
+      `/admin/v1/databases/docs_db/api-keys/${key.body.id}/rotate`,
+      201,
+      { overlap_seconds: 60 },
+      op,
+    );
     await call('GET', '/admin/v1/databases/{name}/audit', `/admin/v1/databases/${tenant.name}/audit`, 200, undefined, op);
     await call('GET', '/admin/v1/databases/{name}/usage', `/admin/v1/databases/${tenant.name}/usage?granularity=hour`, 200, undefined, op);
     await call('GET', '/admin/v1/usage', '/admin/v1/usage?sort=requests&limit=2', 200, undefined, op);

@@ -86,7 +86,14 @@ describe('throttling across replicas (two processes, shared Redis, shared Postgr
   let pg: Awaited<ReturnType<typeof createPgDatabase>>;
   before(async () => {
     pg = await createPgDatabase();
-    const env = { DATABASE_URL: pg.url, REDIS_URL: SHARED_REDIS_URL, RATE_LIMIT_LIMIT: '1000', RATE_LIMIT_WINDOW_MS: '60000' };
+    // A generous Redis timeout: on a loaded machine a slow reply would be served unthrottled (fail-open) and the count be off.
+    const env = {
+      DATABASE_URL: pg.url,
+      REDIS_URL: SHARED_REDIS_URL,
+      RATE_LIMIT_LIMIT: '1000',
+      RATE_LIMIT_WINDOW_MS: '60000',
+      REDIS_TIMEOUT_MS: '2000',
+    };
     a = await startGateway('postgres', env);
     b = await startGatewayProcess({ ...env, ADMIN_API_KEY: ADMIN_KEY, DATA_DIR: a.dataDir });
   });

@@ -14,8 +14,8 @@ import { cidrProblem, normalizeCidr } from '../platform/network/client-address';
 import { ConfigError, loadConfig } from '../platform/config/config';
 import { openCatalogDb } from '../platform/db/catalog-db';
 import { AuditContext, pendingAudit } from '../modules/audit/audit-context';
-import type { Role } from '../modules/identity/auth/api-keys.repository';
 import { DatabasesService } from '../modules/databases/databases.service';
+import { CreateKeyBody, RotateKeyBody, UpdateKeyBody } from '../modules/databases/databases.schemas';
 import { createRootLogger } from '../platform/observability/logger';
 import { StorageScan } from '../modules/reclaim/storage-scan.service';
 import { DroppedScope, DroppedTablesService } from '../modules/catalog/dropped/dropped-tables.service';
@@ -45,8 +45,15 @@ const USAGE = `usage: npm run admin -- <command>
   dropped undrop <database> <dropped-id> [--name new_name] [--namespace a/b]
   dropped purge <database> <dropped-id>
       soft-dropped tables: list them, restore one (under a new name when its old one is taken), purge one now
-  keys issue <database> --role read|write|admin [--description text] [--expires-at 2027-01-01T00:00:00Z]
+  keys create <database> --role read|write|admin [--name text] [--owner text] [--description text]
+      [--expires 2027-01-01T00:00:00Z] [--rate-limit <limit>/<window_ms>]
+      (keys issue: the same; --expires-at: the same as --expires)
   keys list <database>
+      with name, owner, expires_at, rate_limit, rotated_from and last_used_at (coarse: KEY_USAGE_FLUSH_MS)
+  keys rotate <database> <key-id> [--overlap-seconds n]
+      a new key (secret shown once) like the old one; the old one stays valid until revoked, or n seconds at most
+  keys update <database> <key-id> [--name text] [--owner text] [--expires date|never] [--rate-limit l/w|none]
+      (keys edit: the same; an empty --name or --owner clears it)
   keys revoke <database> <key-id>
   audit <database> [--limit n]
   usage <database> [--from 2026-11-01] [--to 2026-12-01] [--granularity day|hour] [--csv]
@@ -83,6 +90,22 @@ function cidrsOption(v: string | undefined): string[] | undefined {
   return [...new Set(cidrs.map(normalizeCidr))];
 }
 
+/** `--rate-limit 100/60000` (requests per window in ms), or `none`. */
+function rateLimitArg(v: string): { limit: number; window_ms: number } | null {
+  if (v === 'none') return null;
+  const m = /^(\d{1,9})\/(\d{1,9})$/.exec(v);
+  if (!m) throw new UsageError("--rate-limit takes <limit>/<window_ms> (e.g. 100/60000) or 'none'");
+  return { limit: Number(m[1]), window_ms: Number(m[2]) };
+}
+
+/** The operator API's own schema, applied to the CLI's options (the same rules, the same messages). */
+function parseOrUsage<S extends z.ZodType>(schema: S, raw: Record<string, unknown>): z.output<S> {
+  const r = schema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
+  if (!r.success)
+    throw new UsageError(r.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; '));
+  return r.data;
+}
+
 async function main(argv: string[]): Promise<unknown> {
   const parsed = (() => {
     try {
@@ -94,6 +117,10 @@ async function main(argv: string[]): Promise<unknown> {
           role: { type: 'string' },
           description: { type: 'string' },
           'expires-at': { type: 'string' },
+          expires: { type: 'string' },
+          owner: { type: 'string' },
+          'rate-limit': { type: 'string' },
+          'overlap-seconds': { type: 'string' },
           limit: { type: 'string' },
           delete: { type: 'boolean' },
           'storage-profile': { type: 'string' },
@@ -257,18 +284,53 @@ async function main(argv: string[]): Promise<unknown> {
         const [name, id] = need(2);
         return await audited(name, 'table.purge', id, async () => app.get(DroppedTablesService).purge(await droppedScope(name), id));
       }
-      case 'keys issue': {
+      case 'keys issue':
+      case 'keys create': {
         const [name] = need(1);
-        if (!values.role || !['read', 'write', 'admin'].includes(values.role)) {
-          throw new UsageError('--role must be read, write or admin');
-        }
-        const raw = values['expires-at'];
-        // The same rule as the operator API: an RFC 3339 date-time with a time zone.
-        if (raw !== undefined && !z.iso.datetime({ offset: true }).safeParse(raw).success) {
-          throw new UsageError('--expires-at must be an RFC 3339 date-time, e.g. 2027-01-01T00:00:00Z');
-        }
-        const expires = raw ? new Date(raw) : undefined;
-        return await audited(name, 'api_key.issue', name, () => databases.issueKey(name, values.role as Role, values.description, expires));
+        const raw = values.expires ?? values['expires-at'];
+        const body = parseOrUsage(CreateKeyBody, {
+          role: values.role,
+          description: values.description,
+          expires_at: raw,
+          name: values.name,
+          owner: values.owner,
+          rate_limit: values['rate-limit'] === undefined ? undefined : rateLimitArg(values['rate-limit']),
+        });
+        return await audited(name, 'api_key.issue', name, () =>
+          databases.issueKey(name, body.role, {
+            description: body.description,
+            expiresAt: body.expires_at ? new Date(body.expires_at) : undefined,
+            name: body.name,
+            owner: body.owner,
+            rateLimit: body.rate_limit,
+          }),
+        );
+      }
+      case 'keys rotate': {
+        const [name, id] = need(2);
+        const overlap = values['overlap-seconds'];
+        if (overlap !== undefined && !/^\d{1,9}$/.test(overlap)) throw new UsageError('--overlap-seconds must be a non-negative integer');
+        const body = parseOrUsage(RotateKeyBody, overlap === undefined ? {} : { overlap_seconds: Number(overlap) });
+        return await audited(name, 'api_key.rotate', id, () => databases.rotateKey(name, id, body.overlap_seconds));
+      }
+      case 'keys update':
+      case 'keys edit': {
+        const [name, id] = need(2);
+        const raw = values.expires ?? values['expires-at'];
+        const body = parseOrUsage(UpdateKeyBody, {
+          name: values.name === '' ? null : values.name,
+          owner: values.owner === '' ? null : values.owner,
+          expires_at: raw === 'never' ? null : raw,
+          rate_limit: values['rate-limit'] === undefined ? undefined : rateLimitArg(values['rate-limit']),
+        });
+        return await audited(name, 'api_key.update', id, () =>
+          databases.updateKey(name, id, {
+            name: body.name,
+            owner: body.owner,
+            expiresAt: body.expires_at === undefined ? undefined : body.expires_at === null ? null : new Date(body.expires_at),
+            rateLimit: body.rate_limit,
+          }),
+        );
       }
       case 'keys list':
         return await databases.listKeys(need(1)[0]);

@@ -3,6 +3,9 @@ import { z } from 'zod';
 import {
   CreateDatabaseBody,
   CreateKeyBody,
+  ApiKey,
+  RotateKeyBody,
+  UpdateKeyBody,
   UpdateDatabaseBody,
   Database,
   IssuedApiKey,
@@ -16,6 +19,7 @@ import { Operation, OPERATOR_ERRORS } from '../../platform/http/operation.decora
 import { DatabasesService } from './databases.service';
 
 const NAME = { name: { description: 'Database name.' } };
+const KEY_ID = { ...NAME, id: { description: 'Key id (as issued / listed).' } };
 
 /** Network rules as the audit trail shows them: as the operator sent them (validated by then). */
 const auditedRules = (n: unknown) => (n === undefined ? {} : { network_rules: n });
@@ -144,7 +148,53 @@ export class DatabasesController {
   })
   @Audited('api_key.issue')
   issueKey(@Param('name') name: string, @ValidBody(CreateKeyBody) body: z.output<typeof CreateKeyBody>) {
-    return this.databases.issueKey(name, body.role, body.description, body.expires_at ? new Date(body.expires_at) : undefined);
+    return this.databases.issueKey(name, body.role, {
+      description: body.description,
+      expiresAt: body.expires_at ? new Date(body.expires_at) : undefined,
+      name: body.name,
+      owner: body.owner,
+      rateLimit: body.rate_limit,
+    });
+  }
+
+  @Post(':name/api-keys/:id/rotate')
+  @Operation({
+    operationId: 'RotateApiKey',
+    summary: 'Rotate an API key',
+    description:
+      'Issues a new key (new id and secret, shown only in this answer) with the same role, name, owner, expiry and rate limit, ' +
+      '`rotated_from` the old one. The old key stays valid until it is revoked; with `overlap_seconds`, it expires that many ' +
+      'seconds from now unless it expires sooner. A revoked or expired key cannot be rotated (409).',
+    tag: 'Operator',
+    access: 'database-admin',
+    pathParams: KEY_ID,
+    responses: { 201: { description: 'The new key', schema: IssuedApiKey } },
+    errors: [...OPERATOR_ERRORS, 409],
+  })
+  @Audited('api_key.rotate')
+  rotateKey(@Param('name') name: string, @Param('id') id: string, @ValidBody(RotateKeyBody) body: z.output<typeof RotateKeyBody>) {
+    return this.databases.rotateKey(name, id, body.overlap_seconds);
+  }
+
+  @Patch(':name/api-keys/:id')
+  @Operation({
+    operationId: 'UpdateApiKey',
+    summary: "Change an API key's name, owner, expiry or rate limit",
+    description: 'Applies at once on this replica, within AUTH_CACHE_TTL_MS on every other. Unknown fields are a 400.',
+    tag: 'Operator',
+    access: 'database-admin',
+    pathParams: KEY_ID,
+    responses: { 200: { description: 'The key (never its secret)', schema: ApiKey } },
+    errors: OPERATOR_ERRORS,
+  })
+  @Audited('api_key.update')
+  updateKey(@Param('name') name: string, @Param('id') id: string, @ValidBody(UpdateKeyBody) body: z.output<typeof UpdateKeyBody>) {
+    return this.databases.updateKey(name, id, {
+      name: body.name,
+      owner: body.owner,
+      expiresAt: body.expires_at === undefined ? undefined : body.expires_at === null ? null : new Date(body.expires_at),
+      rateLimit: body.rate_limit,
+    });
   }
 
   @Get(':name/api-keys')
@@ -169,7 +219,7 @@ export class DatabasesController {
     description: 'Refused at once on this replica, within AUTH_CACHE_TTL_MS on every other.',
     tag: 'Operator',
     access: 'database-admin',
-    pathParams: { ...NAME, id: { description: 'Key id (as issued / listed).' } },
+    pathParams: KEY_ID,
     responses: { 204: { description: 'Revoked (no body)' } },
     errors: OPERATOR_ERRORS,
   })

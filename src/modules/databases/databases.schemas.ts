@@ -139,11 +139,53 @@ export const UpdateDatabaseBody = z
         'nothing to change: send properties, rate_limit, storage_profile, managed_versioning, quotas, drop_profile, drop_retention_seconds, protected and/or network_rules',
     },
   );
+/** A key's own limit, inside its database's: both must have room for a request. */
+const KeyRateLimitBody = z
+  .object({
+    limit: z.number().int().positive({ error: 'rate_limit.limit must be a positive integer' }),
+    window_ms: z.number().int().positive({ error: 'rate_limit.window_ms must be a positive integer' }).max(86_400_000),
+  })
+  .strict()
+  .describe("at most `limit` requests per `window_ms` for this key, inside the database's own limit")
+  .nullable()
+  .transform((v) => (v ? { limit: v.limit, windowMs: v.window_ms } : null));
+const keyText = (what: string) =>
+  z
+    .string({ error: `${what} must be a string or null` })
+    .min(1, { error: `${what} must not be empty (null clears it)` })
+    .max(200, { error: `${what} must be at most 200 characters` });
+const expiresAt = z.iso.datetime({ offset: true, error: 'expires_at must be an RFC 3339 date-time' });
+
 export const CreateKeyBody = z.object({
   role: z.enum(['read', 'write', 'admin'], { error: "role must be 'read', 'write' or 'admin'" }),
   description: z.string().max(500).optional(),
-  expires_at: z.iso.datetime({ offset: true, error: 'expires_at must be an RFC 3339 date-time' }).optional(),
+  expires_at: expiresAt.optional().describe('when the key stops working; absent: never'),
+  name: keyText('name').nullable().optional().describe('free text naming the key (what it is for)'),
+  owner: keyText('owner').nullable().optional().describe('free text: who holds the key'),
+  rate_limit: KeyRateLimitBody.optional().describe("null or absent: only the database's limit"),
 });
+export const UpdateKeyBody = z
+  .object({
+    name: keyText('name').nullable().optional().describe('null clears it'),
+    owner: keyText('owner').nullable().optional().describe('null clears it'),
+    expires_at: expiresAt.nullable().optional().describe('null: never expires'),
+    rate_limit: KeyRateLimitBody.optional().describe("null: only the database's limit"),
+  })
+  .strict()
+  .refine((b) => b.name !== undefined || b.owner !== undefined || b.expires_at !== undefined || b.rate_limit !== undefined, {
+    error: 'nothing to change: send name, owner, expires_at and/or rate_limit',
+  });
+export const RotateKeyBody = z
+  .object({
+    overlap_seconds: z
+      .number()
+      .int({ error: 'overlap_seconds must be an integer' })
+      .min(0, { error: 'overlap_seconds must be >= 0' })
+      .max(365 * 24 * 3600, { error: 'overlap_seconds must be at most a year' })
+      .optional()
+      .describe('the old key then expires this many seconds from now (unless it expires sooner); absent: it stays valid until revoked'),
+  })
+  .strict();
 
 // ---------------------------------------------------------------------------------------------- answers
 
@@ -195,6 +237,16 @@ export const ListDatabasesResponse = z
   .object({ databases: z.array(Database), page_token: z.string().optional() })
   .meta({ id: 'ListDatabasesResponse' });
 export type ListDatabasesResponse = z.infer<typeof ListDatabasesResponse>;
+const KeyRateLimit = z
+  .object({ limit: z.number().int().positive(), window_ms: z.number().int().positive() })
+  .nullable()
+  .describe("the key's own limit inside its database's; null: only the database's");
+const keyFields = {
+  name: z.string().nullable().describe('free text; null on keys made before names existed'),
+  owner: z.string().nullable().describe('free text: who holds the key'),
+  rate_limit: KeyRateLimit,
+  rotated_from: z.string().nullable().describe('the id of the key this one replaced (rotation); null otherwise'),
+};
 export const IssuedApiKey = z
   .object({
     id: z.string(),
@@ -203,21 +255,25 @@ export const IssuedApiKey = z
     description: z.string().nullable(),
     created_at: z.string(),
     expires_at: z.string().nullable(),
+    ...keyFields,
   })
   .meta({ id: 'IssuedApiKey' });
 export type IssuedApiKey = z.infer<typeof IssuedApiKey>;
-export const ListApiKeysResponse = z
+export const ApiKey = z
   .object({
-    api_keys: z.array(
-      z.object({
-        id: z.string(),
-        role: z.enum(['read', 'write', 'admin']),
-        description: z.string().nullable(),
-        created_at: z.string(),
-        expires_at: z.string().nullable(),
-        revoked_at: z.string().nullable(),
-      }),
-    ),
+    id: z.string(),
+    role: z.enum(['read', 'write', 'admin']),
+    description: z.string().nullable(),
+    created_at: z.string(),
+    expires_at: z.string().nullable(),
+    revoked_at: z.string().nullable(),
+    ...keyFields,
+    last_used_at: z
+      .string()
+      .nullable()
+      .describe('when the key was last used (coarse: up to KEY_USAGE_FLUSH_MS late); null: not since this was recorded'),
   })
-  .meta({ id: 'ListApiKeysResponse' });
+  .meta({ id: 'ApiKey' });
+export type ApiKey = z.infer<typeof ApiKey>;
+export const ListApiKeysResponse = z.object({ api_keys: z.array(ApiKey) }).meta({ id: 'ListApiKeysResponse' });
 export type ListApiKeysResponse = z.infer<typeof ListApiKeysResponse>;

@@ -6,11 +6,14 @@ import { Errors } from '../../platform/http/errors';
 import { assertName } from '../../platform/http/ids';
 import { isString, paginate } from '../../platform/http/pagination';
 import type { AuditTrailResponse } from '../audit';
-import type { Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from './databases.schemas';
+import type { ApiKey, Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from './databases.schemas';
 import { isUuid, PageRequest } from '../../platform/http/validation/fields';
 import {
   Role,
+  ApiKeyRow,
   ApiKeysService,
+  KeyChange,
+  KeyOptions,
   TenancyService,
   quotasOf,
   DatabaseChange,
@@ -181,14 +184,83 @@ export class DatabasesService {
     await this.pending.cleanUp(this.pending.watch(v));
   }
 
-  async issueKey(name: string, role: Role, description?: string, expiresAt?: Date): Promise<IssuedApiKey> {
-    if (expiresAt && expiresAt.getTime() <= Date.now()) throw Errors.invalidInput('expires_at must be in the future');
+  async issueKey(name: string, role: Role, options: KeyOptions = {}): Promise<IssuedApiKey> {
+    if (options.expiresAt && options.expiresAt.getTime() <= Date.now()) throw Errors.invalidInput('expires_at must be in the future');
     const db = await this.require(name);
     const { key, secret } = await this.uow.run(async () => {
-      const issued = await this.keys.issue(db.id, role, description, expiresAt);
-      await this.audit.recordWithChange({ databaseId: db.id, details: { key_id: issued.key.id, role: issued.key.role } });
+      const issued = await this.keys.issue(db.id, role, options);
+      // What the key was made with, besides its id and role: only the fields given (never the secret).
+      const { name: keyName, owner, expires_at, rate_limit } = this.keyView(issued.key);
+      const given = Object.entries({ name: keyName, owner, expires_at, rate_limit }).filter(([, v]) => v !== null);
+      await this.audit.recordWithChange({
+        databaseId: db.id,
+        details: { key_id: issued.key.id, role: issued.key.role, ...Object.fromEntries(given) },
+      });
       return issued;
     });
+    return this.issued(key, secret);
+  }
+
+  /**
+   * Issues a key replacing an active one (same role, name, owner, expiry and limit; `rotated_from` the old id). The
+   * old key keeps working until it is revoked, or for `overlapSeconds` at most when given.
+   */
+  async rotateKey(name: string, id: string, overlapSeconds?: number): Promise<IssuedApiKey> {
+    const db = await this.require(name);
+    if (!isUuid(id)) throw Errors.notFound(`API key '${id}' not found in database '${name}'`);
+    const { key, secret } = await this.uow.run(async () => {
+      const rotated = await this.keys.rotate(db.id, id, overlapSeconds);
+      await this.audit.recordWithChange({
+        databaseId: db.id,
+        details: {
+          key_id: rotated.key.id,
+          rotated_from: id,
+          ...(overlapSeconds !== undefined ? { overlap_seconds: overlapSeconds } : {}),
+        },
+      });
+      return rotated;
+    });
+    if (overlapSeconds !== undefined) this.keys.forget(); // the old key's new expiry applies here at once
+    return this.issued(key, secret);
+  }
+
+  /** Changes a key's name, owner, expiry or rate limit; every replica applies it within AUTH_CACHE_TTL_MS. */
+  async updateKey(name: string, id: string, change: KeyChange): Promise<ApiKey> {
+    if (change.expiresAt && change.expiresAt.getTime() <= Date.now()) throw Errors.invalidInput('expires_at must be in the future');
+    const db = await this.require(name);
+    if (!isUuid(id)) throw Errors.notFound(`API key '${id}' not found in database '${name}'`);
+    const after = await this.uow.run(async () => {
+      const r = await this.keys.update(db.id, id, change);
+      if (!r) throw Errors.notFound(`API key '${id}' not found in database '${name}'`);
+      const view = (k: ApiKeyRow) => this.keyView(k);
+      const [before, now] = [view(r.before), view(r.after)];
+      const fields = ['name', 'owner', 'expires_at', 'rate_limit'] as const;
+      const changed = Object.fromEntries(
+        fields.filter((f) => JSON.stringify(before[f]) !== JSON.stringify(now[f])).map((f) => [f, { from: before[f], to: now[f] }]),
+      );
+      await this.audit.recordWithChange({ databaseId: db.id, details: { key_id: id, changed } });
+      return r.after;
+    });
+    this.keys.forget();
+    return this.keyView(after);
+  }
+
+  async listKeys(name: string): Promise<ListApiKeysResponse> {
+    const db = await this.require(name);
+    const keys = await this.keys.list(db.id);
+    return { api_keys: keys.map((k) => this.keyView(k)) };
+  }
+
+  private keyFields(k: ApiKeyRow) {
+    return {
+      name: k.name,
+      owner: k.owner,
+      rate_limit: k.keyRateLimitLimit && k.keyRateLimitWindowMs ? { limit: k.keyRateLimitLimit, window_ms: k.keyRateLimitWindowMs } : null,
+      rotated_from: k.rotatedFrom,
+    };
+  }
+
+  private issued(key: ApiKeyRow, secret: string): IssuedApiKey {
     return {
       id: key.id,
       api_key: secret,
@@ -196,21 +268,20 @@ export class DatabasesService {
       description: key.description,
       created_at: key.createdAt.toISOString(),
       expires_at: key.expiresAt?.toISOString() ?? null,
+      ...this.keyFields(key),
     };
   }
 
-  async listKeys(name: string): Promise<ListApiKeysResponse> {
-    const db = await this.require(name);
-    const keys = await this.keys.list(db.id);
+  private keyView(k: ApiKeyRow): ApiKey {
     return {
-      api_keys: keys.map((k) => ({
-        id: k.id,
-        role: k.role,
-        description: k.description,
-        created_at: k.createdAt.toISOString(),
-        expires_at: k.expiresAt?.toISOString() ?? null,
-        revoked_at: k.revokedAt?.toISOString() ?? null,
-      })),
+      id: k.id,
+      role: k.role,
+      description: k.description,
+      created_at: k.createdAt.toISOString(),
+      expires_at: k.expiresAt?.toISOString() ?? null,
+      revoked_at: k.revokedAt?.toISOString() ?? null,
+      ...this.keyFields(k),
+      last_used_at: k.lastUsedAt?.toISOString() ?? null,
     };
   }
 
@@ -244,7 +315,7 @@ export class DatabasesService {
         this.uow.run(async () => {
           const row = await this.repo.insert(name, {});
           if (!row) return null; // another replica bootstrapped at the same moment
-          const issued = await this.keys.issue(row.id, 'write', 'created on first start');
+          const issued = await this.keys.issue(row.id, 'write', { description: 'created on first start' });
           await this.audit.recordWithChange({ databaseId: row.id, details: { key_id: issued.key.id } });
           return issued;
         }),

@@ -45,6 +45,7 @@ export function limitFor(config: AppConfig, ctx: ExecutionContext): { limit: num
  * Per-database rate limiting (@nestjs/throttler), placed after CatalogAccessGuard on the REST-contract routes so
  * that it counts authenticated requests only (nobody can spend another tenant's budget by naming its database).
  * Counters are per database across all routes and, with REDIS_URL, shared by every replica (one Lua round trip).
+ * A key with its own rate_limit also has its own counter, inside the database's: a request counts against both.
  * Over the limit: 503 "Slow down" (code 21, Throttling) with Retry-After, before the handler runs, so a throttled
  * write is never applied. Redis unreachable: served unthrottled (fail-open, logged and counted) unless
  * RATE_LIMIT_FAIL_CLOSED=true, then 503.
@@ -97,6 +98,21 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
       this.plainRoutes.set(handler, plain);
     }
     const throttler = this.throttlers.length === 1 ? this.throttlers[0] : undefined;
+    // A key with its own limit is counted in its own bucket first (a request its key may not make spends none of the
+    // database's budget), then in the database's: either exhausted is a 503.
+    const key = ctx.switchToHttp().getRequest<TenantRequest>().tenant?.key;
+    if (key && throttler) {
+      const keyTracker = `key:${key.id}:${key.rateLimit.limit}/${key.rateLimit.windowMs}`;
+      await this.handleRequest({
+        context: ctx,
+        limit: key.rateLimit.limit,
+        ttl: key.rateLimit.windowMs,
+        blockDuration: key.rateLimit.windowMs,
+        throttler,
+        getTracker: () => keyTracker,
+        generateKey: this.keyOf,
+      });
+    }
     if (!plain || !throttler) return super.canActivate(ctx);
     const { limit, windowMs } = limitFor(this.config, ctx);
     return this.handleRequest({
@@ -134,11 +150,9 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
     const tenant = ctx.switchToHttp().getRequest<TenantRequest>().tenant;
     const retryAfter = String(Math.max(1, detail.timeToBlockExpire));
     this.metrics.throttled.inc({ database: tenant?.database.name ?? '' });
-    throw new ApiError(
-      503,
-      ErrorCode.Throttling,
-      `Slow down: database '${tenant?.database.name}' is limited to ${detail.limit} requests per ${detail.ttl} ms`,
-      { 'Retry-After': retryAfter },
-    );
+    const who = detail.tracker.startsWith('key:') ? `API key '${tenant?.key?.id}'` : `database '${tenant?.database.name}'`;
+    throw new ApiError(503, ErrorCode.Throttling, `Slow down: ${who} is limited to ${detail.limit} requests per ${detail.ttl} ms`, {
+      'Retry-After': retryAfter,
+    });
   }
 }

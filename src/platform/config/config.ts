@@ -84,6 +84,7 @@ export const envSchema = z.object({
   LIST_MAX_LIMIT: intWithDefault(10000, 1),
   CASCADE_SYNC_BUDGET_MS: intWithDefault(2000, 0),
   AUTH_CACHE_TTL_MS: intWithDefault(500, 0),
+  KEY_USAGE_FLUSH_MS: intWithDefault(30_000, 100),
   OAUTH_JWKS_URI: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), {
     message: 'must be an http(s):// URL of a JSON Web Key Set',
   }),
@@ -198,6 +199,8 @@ export interface AppConfig {
   drop: { profile: 'hard' | 'soft'; retentionSeconds: number; purgeIntervalMs: number };
   /** How long an API-key lookup is reused (0: never); bounds how late a revocation reaches other replicas. */
   authCacheTtlMs: number;
+  /** How often a replica writes the API keys' last_used_at it has recorded in memory (one batched UPDATE). */
+  keyUsageFlushMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
   /** Bearer (OAuth 2.0 JWT) authentication; undefined when OAUTH_JWKS_URI is unset (bearer auth off). */
   oauth?: {
@@ -371,6 +374,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dropSyncBudgetMs: e.DROP_SYNC_BUDGET_MS,
     drop: { profile: e.DROP_PROFILE, retentionSeconds: e.DROP_RETENTION_SECONDS, purgeIntervalMs: e.DROP_PURGE_INTERVAL_SECONDS * 1000 },
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    keyUsageFlushMs: e.KEY_USAGE_FLUSH_MS,
     oauth: e.OAUTH_JWKS_URI
       ? {
           jwksUri: e.OAUTH_JWKS_URI,

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/config';
 
@@ -8,14 +8,14 @@ import { APP_CONFIG, AppConfig } from '../config/config';
  * timeouts; ioredis keeps reconnecting in the background and the gateway recovers by itself.
  */
 @Injectable()
-export class RedisConnection implements OnApplicationShutdown {
+export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   readonly client?: Redis;
   private readonly log = new Logger('Redis');
   private lastState = 'connecting';
   /** Rate-limit checks answered without Redis (fail-open), since start. */
   failOpenCount = 0;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     if (!config.redisUrl) return;
     this.client = new Redis(config.redisUrl, {
       enableOfflineQueue: false,
@@ -31,6 +31,24 @@ export class RedisConnection implements OnApplicationShutdown {
     this.client.on('ready', () => this.transition('ready'));
     this.client.on('end', () => this.transition('end'));
     this.client.on('error', (err) => this.transition('error', err.message));
+  }
+
+  /**
+   * Waits, at start, up to the connect timeout for the connection: requests served before it is up would all be
+   * unthrottled (fail-open). If Redis is not there by then, the gateway starts anyway and degrades as it would later.
+   */
+  async onModuleInit(): Promise<void> {
+    const client = this.client;
+    if (!client || client.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        client.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.config.redisTimeoutMs * 4);
+      client.once('ready', done);
+    });
   }
 
   get status(): 'none' | 'ready' | 'down' {

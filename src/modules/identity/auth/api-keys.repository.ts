@@ -12,9 +12,23 @@ export interface ApiKeyRow {
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  name: string | null;
+  owner: string | null;
+  lastUsedAt: Date | null;
+  rotatedFrom: string | null;
+  keyRateLimitLimit: number | null;
+  keyRateLimitWindowMs: number | null;
 }
 
-export type KeyWithDatabase = ApiKeyRow & {
+/** What a key's editable fields change to (absent: unchanged). */
+export interface KeyChange {
+  name?: string | null;
+  owner?: string | null;
+  expiresAt?: Date | null;
+  rateLimit?: { limit: number; windowMs: number } | null;
+}
+
+export type KeyWithDatabase = Omit<ApiKeyRow, 'lastUsedAt' | 'rotatedFrom'> & {
   hash: string;
   databaseName: string;
   rateLimitLimit: number | null;
@@ -35,7 +49,25 @@ const PUBLIC_COLUMNS = {
   createdAt: true,
   expiresAt: true,
   revokedAt: true,
+  name: true,
+  owner: true,
+  lastUsedAt: true,
+  rotatedFrom: true,
+  rateLimitLimit: true,
+  rateLimitWindowMs: true,
 } as const;
+
+type PublicRow = Omit<ApiKeyRow, 'keyRateLimitLimit' | 'keyRateLimitWindowMs'> & {
+  rateLimitLimit: number | null;
+  rateLimitWindowMs: number | null;
+};
+
+/** Prisma's row, with the key's own limit named apart from its database's. */
+const toRow = ({ rateLimitLimit, rateLimitWindowMs, ...r }: PublicRow): ApiKeyRow => ({
+  ...(r as Omit<ApiKeyRow, 'keyRateLimitLimit' | 'keyRateLimitWindowMs'>),
+  keyRateLimitLimit: rateLimitLimit,
+  keyRateLimitWindowMs: rateLimitWindowMs,
+});
 
 @Injectable()
 export class ApiKeysRepository {
@@ -51,9 +83,55 @@ export class ApiKeysRepository {
     hash: string;
     role: Role;
     description?: string;
-    expiresAt?: Date;
+    expiresAt?: Date | null;
+    name?: string | null;
+    owner?: string | null;
+    rotatedFrom?: string;
+    rateLimit?: { limit: number; windowMs: number } | null;
   }): Promise<ApiKeyRow> {
-    return (await this.db.apiKey.create({ data: k, select: PUBLIC_COLUMNS })) as ApiKeyRow;
+    const { rateLimit, ...data } = k;
+    const row = await this.db.apiKey.create({
+      data: { ...data, rateLimitLimit: rateLimit?.limit ?? null, rateLimitWindowMs: rateLimit?.windowMs ?? null },
+      select: PUBLIC_COLUMNS,
+    });
+    return toRow(row as PublicRow);
+  }
+
+  async find(databaseId: string, id: string): Promise<ApiKeyRow | null> {
+    const row = await this.db.apiKey.findFirst({ where: { id, databaseId }, select: PUBLIC_COLUMNS });
+    return row ? toRow(row as PublicRow) : null;
+  }
+
+  /** Changes a key's editable fields; null when there is no such key in that database. */
+  async update(databaseId: string, id: string, change: KeyChange): Promise<ApiKeyRow | null> {
+    const data = {
+      ...(change.name !== undefined ? { name: change.name } : {}),
+      ...(change.owner !== undefined ? { owner: change.owner } : {}),
+      ...(change.expiresAt !== undefined ? { expiresAt: change.expiresAt } : {}),
+      ...(change.rateLimit !== undefined
+        ? { rateLimitLimit: change.rateLimit?.limit ?? null, rateLimitWindowMs: change.rateLimit?.windowMs ?? null }
+        : {}),
+    };
+    const { count } = await this.db.apiKey.updateMany({ where: { id, databaseId }, data });
+    return count === 1 ? this.find(databaseId, id) : null;
+  }
+
+  /** Shortens an active key's life to `until` unless it ends sooner already. */
+  async expireBy(id: string, until: Date): Promise<void> {
+    await this.db.$executeRaw`
+      UPDATE api_keys SET expires_at = LEAST(COALESCE(expires_at, ${until}), ${until})
+       WHERE id = ${id}::uuid AND revoked_at IS NULL`;
+  }
+
+  /** Records uses in one statement: last_used_at only moves forward. */
+  async touch(uses: { id: string; at: Date }[]): Promise<void> {
+    if (uses.length === 0) return;
+    const ids = uses.map((u) => u.id);
+    const ats = uses.map((u) => u.at.toISOString());
+    await this.db.$executeRaw`
+      UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
+        FROM (SELECT unnest(${ids}::uuid[]) AS id, unnest(${ats}::timestamptz[]) AS at) u
+       WHERE k.id = u.id`;
   }
 
   /** The key with this secret hash, with its database's name, rate limit, quotas and network rules (one round trip). */
@@ -61,6 +139,7 @@ export class ApiKeysRepository {
     const rows = await this.db.$queryRaw<KeyWithDatabase[]>`
       SELECT k.id, k.database_id AS "databaseId", k.role, k.description, k.created_at AS "createdAt",
              k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.hash, d.name AS "databaseName",
+             k.name, k.owner, k.rate_limit_limit AS "keyRateLimitLimit", k.rate_limit_window_ms AS "keyRateLimitWindowMs",
              d.rate_limit_limit AS "rateLimitLimit", d.rate_limit_window_ms AS "rateLimitWindowMs",
              d.max_tables AS "maxTables", d.max_namespaces AS "maxNamespaces",
              d.max_storage_bytes::float8 AS "maxStorageBytes", d.max_rows_per_write::float8 AS "maxRowsPerWrite",
@@ -71,11 +150,12 @@ export class ApiKeysRepository {
   }
 
   async listByDatabase(databaseId: string): Promise<ApiKeyRow[]> {
-    return (await this.db.apiKey.findMany({
+    const rows = await this.db.apiKey.findMany({
       where: { databaseId },
       orderBy: { createdAt: 'asc' },
       select: PUBLIC_COLUMNS,
-    })) as ApiKeyRow[];
+    });
+    return rows.map((r) => toRow(r as PublicRow));
   }
 
   /** Marks an active key revoked (the row stays, for the audit trail); false when there was none. */

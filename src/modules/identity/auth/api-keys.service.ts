@@ -2,7 +2,18 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
-import { ApiKeyRow, ApiKeysRepository, KeyWithDatabase, Role } from './api-keys.repository';
+import { Errors } from '../../../platform/http/errors';
+import { ApiKeyRow, ApiKeysRepository, KeyChange, KeyWithDatabase, Role } from './api-keys.repository';
+
+/** What a new key carries besides its role (all optional). */
+export interface KeyOptions {
+  description?: string;
+  expiresAt?: Date | null;
+  name?: string | null;
+  owner?: string | null;
+  rateLimit?: { limit: number; windowMs: number } | null;
+  rotatedFrom?: string;
+}
 
 export const API_KEY_PREFIX = 'lgw_';
 
@@ -46,17 +57,43 @@ export class ApiKeysService {
     if (config.authCacheTtlMs > 0) this.cache = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
   }
 
-  async issue(databaseId: string, role: Role, description?: string, expiresAt?: Date): Promise<IssuedKey> {
+  async issue(databaseId: string, role: Role, options: KeyOptions = {}): Promise<IssuedKey> {
     const secret = API_KEY_PREFIX + randomBytes(32).toString('base64url');
-    const key = await this.keys.insert({
-      id: randomUUID(),
-      databaseId,
-      hash: sha256(secret).toString('hex'),
-      role,
-      description,
-      expiresAt,
-    });
+    const key = await this.keys.insert({ id: randomUUID(), databaseId, hash: sha256(secret).toString('hex'), role, ...options });
     return { key, secret };
+  }
+
+  /**
+   * Issues a key to replace an active one: same role, name, owner, description, expiry and rate limit, recording
+   * `rotated_from`. The old key stays valid until it is revoked, or for `overlapSeconds` at most when given (its
+   * expiry is brought forward, never pushed back). Run it in the caller's unit of work.
+   */
+  async rotate(databaseId: string, id: string, overlapSeconds?: number): Promise<IssuedKey & { old: ApiKeyRow }> {
+    const old = await this.keys.find(databaseId, id);
+    if (!old) throw Errors.notFound(`API key '${id}' not found`);
+    if (old.revokedAt) throw Errors.conflict(`API key '${id}' is revoked: it cannot be rotated (issue a new key instead)`);
+    if (old.expiresAt && old.expiresAt.getTime() <= Date.now()) {
+      throw Errors.conflict(`API key '${id}' has expired: it cannot be rotated (issue a new key instead)`);
+    }
+    const issued = await this.issue(databaseId, old.role, {
+      description: old.description ?? undefined,
+      expiresAt: old.expiresAt,
+      name: old.name,
+      owner: old.owner,
+      rateLimit:
+        old.keyRateLimitLimit && old.keyRateLimitWindowMs ? { limit: old.keyRateLimitLimit, windowMs: old.keyRateLimitWindowMs } : null,
+      rotatedFrom: old.id,
+    });
+    if (overlapSeconds !== undefined) await this.keys.expireBy(old.id, new Date(Date.now() + overlapSeconds * 1000));
+    return { ...issued, old };
+  }
+
+  /** Changes a key's name, owner, expiry or rate limit; null when it is not a key of that database. */
+  async update(databaseId: string, id: string, change: KeyChange): Promise<{ before: ApiKeyRow; after: ApiKeyRow } | null> {
+    const before = await this.keys.find(databaseId, id);
+    if (!before) return null;
+    const after = await this.keys.update(databaseId, id, change);
+    return after ? { before, after } : null;
   }
 
   /** The active key for this secret, or null (unknown, revoked or expired). */

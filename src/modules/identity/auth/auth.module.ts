@@ -9,6 +9,7 @@ import { CatalogAccessGuard } from './catalog-access.guard';
 import { CredentialsService } from './credentials.service';
 import { JwtVerifier } from './jwt-verifier.service';
 import { NetworkPolicy } from './network-policy';
+import { KeyUsage } from './key-usage.service';
 
 /**
  * Credentials: API keys (hashed), OAuth 2.0 bearer tokens (JWT, via passport-http-bearer), and the guards of the
@@ -19,6 +20,7 @@ import { NetworkPolicy } from './network-policy';
   providers: [
     ApiKeysRepository,
     ApiKeysService,
+    KeyUsage,
     JwtVerifier,
     BearerStrategy,
     CredentialsService,
@@ -27,6 +29,6 @@ import { NetworkPolicy } from './network-policy';
     AdminKeyGuard,
     DatabaseAdminGuard,
   ],
-  exports: [ApiKeysService, CredentialsService, CatalogAccessGuard, AdminKeyGuard, DatabaseAdminGuard, TenancyModule],
+  exports: [ApiKeysService, KeyUsage, CredentialsService, CatalogAccessGuard, AdminKeyGuard, DatabaseAdminGuard, TenancyModule],
 })
 export class AuthModule {}

@@ -60,6 +60,7 @@ export class CatalogAccessGuard implements CanActivate {
       throw Errors.permissionDenied(`this operation needs '${need}'; this credential has '${principal.role}'`);
     }
     req.tenant = { database, catalog, role: principal.role, need, principal: principalLabel(principal), requestId: req.id };
+    if (principal.kind === 'key' && principal.keyRateLimit) req.tenant.key = { id: principal.id, rateLimit: principal.keyRateLimit };
     return true;
   }
 }

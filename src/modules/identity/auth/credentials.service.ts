@@ -5,6 +5,7 @@ import { headerValue } from '../tenancy/tenancy.service';
 import { networkRulesOf, quotasOf, rateLimitOf } from '../tenancy/tenant-context';
 import { ApiKeysService } from './api-keys.service';
 import { JwtVerifier } from './jwt-verifier.service';
+import { KeyUsage } from './key-usage.service';
 import { Principal } from './principal';
 
 export const API_KEY_HEADER = 'x-api-key';
@@ -31,6 +32,7 @@ export class CredentialsService {
   constructor(
     private readonly keys: ApiKeysService,
     private readonly verifier: JwtVerifier,
+    private readonly usage: KeyUsage,
   ) {}
 
   async authenticate(ctx: ExecutionContext): Promise<Principal> {
@@ -59,6 +61,7 @@ export class CredentialsService {
   private async apiKey(secret: string): Promise<Principal> {
     const key = await this.keys.authenticate(secret);
     if (!key) throw Errors.unauthenticated('invalid, expired or revoked API key');
+    this.usage.record(key.id);
     return {
       kind: 'key',
       id: key.id,
@@ -68,6 +71,7 @@ export class CredentialsService {
       databaseRateLimit: rateLimitOf(key),
       databaseQuotas: quotasOf(key),
       databaseNetwork: networkRulesOf(key),
+      keyRateLimit: rateLimitOf({ rateLimitLimit: key.keyRateLimitLimit, rateLimitWindowMs: key.keyRateLimitWindowMs }),
     };
   }
 }

@@ -16,6 +16,8 @@ export type Principal =
       databaseQuotas: Quotas;
       /** The database's network rules, from the same cached lookup. */
       databaseNetwork: NetworkRules;
+      /** The key's own limit inside its database's; null: only the database's. */
+      keyRateLimit: RateLimit;
     }
   | {
       kind: 'token';

@@ -47,6 +47,8 @@ export interface TenantContext {
   role: Role;
   /** The least role the route needs: 'read' routes are metered as reads, the others as writes. */
   need?: Role;
+  /** The calling API key's own rate limit (inside the database's) and its id; absent for tokens and keys without one. */
+  key?: { id: string; rateLimit: { limit: number; windowMs: number } };
   /** Audit identity: the API key id (never its secret). */
   principal: string;
   /** The request's id (x-request-id), kept with the storage work it starts (pending locations). */
