@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import * as http from 'node:http';
 import { after, before, it } from 'node:test';
-import { forEachCatalog, newTenant, operator, Reply, startGateway, TestGateway } from './helpers/gateway';
+import { forEachCatalog, newTenant, operator, rawRequest, Reply, startGateway, TestGateway } from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
 import { TestIssuer } from './helpers/jwks';
 
@@ -20,43 +19,7 @@ function from(
   headers: Record<string, string> = {},
   body?: unknown,
 ): Promise<Reply> {
-  const u = new URL(gw.url);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: u.hostname,
-        port: Number(u.port),
-        localAddress,
-        method,
-        path,
-        setHost: !('host' in headers),
-        headers: {
-          ...headers,
-          ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            parsed = text;
-          }
-          const h = new Headers();
-          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
-          resolve({ status: res.statusCode ?? 0, headers: h, body: parsed, text });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+  return rawRequest(gw.url, method, path, headers, body, localAddress);
 }
 
 const LIST = '/v1/namespace/%24/list';

@@ -235,7 +235,8 @@ export async function newTenant(gw: { url: string }, name = `db${++tenantCounter
 
 /**
  * A request through node:http, which (unlike fetch) sends the path exactly as given (no folding of `.`/`..`
- * segments) and lets the test choose the Host header. A string body is sent as is, anything else as JSON.
+ * segments) and lets the test choose the Host header and the source address (`localAddress`, e.g. 127.0.0.2). A
+ * string body is sent as is, anything else as JSON.
  */
 export function rawRequest(
   base: string,
@@ -243,6 +244,7 @@ export function rawRequest(
   rawPath: string,
   headers: Record<string, string> = {},
   body?: unknown,
+  localAddress?: string,
 ): Promise<Reply> {
   const u = new URL(base);
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
@@ -251,6 +253,7 @@ export function rawRequest(
       {
         host: u.hostname,
         port: Number(u.port),
+        localAddress,
         method,
         path: rawPath,
         setHost: !('host' in headers),
