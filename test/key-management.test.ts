@@ -1,21 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  ADMIN_KEY,
-  Api,
-  createPgDatabase,
-  eventually,
-  forEachCatalog,
-  newTenant,
-  operator,
-  Reply,
-  startGateway,
-  Tenant,
-  TestGateway,
-} from './helpers/gateway';
-import { startGatewayProcess } from './helpers/gateway-process';
-import { SHARED_REDIS_URL } from './helpers/redis';
+import { Api, eventually, forEachCatalog, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
+
 import { expectProblem } from './helpers/assertions';
+import { startThrottledReplicas, ThrottledReplicas } from './helpers/replicas';
 
 /** API key lifecycle (issue 34): names and owners, edits, rotation with an overlap, last_used_at, per-key rate limits. */
 
@@ -233,25 +221,13 @@ forEachCatalog('API key lifecycle', (kind) => {
 
 describe('per-key rate limits across replicas (shared Redis and Postgres)', () => {
   let a: TestGateway;
-  let b: { url: string; close(): Promise<void> };
-  let pg: Awaited<ReturnType<typeof createPgDatabase>>;
+  let b: ThrottledReplicas['b'];
+  let replicas: ThrottledReplicas;
   before(async () => {
-    pg = await createPgDatabase();
-    const env = {
-      DATABASE_URL: pg.url,
-      REDIS_URL: SHARED_REDIS_URL,
-      RATE_LIMIT_LIMIT: '1000',
-      RATE_LIMIT_WINDOW_MS: '60000',
-      REDIS_TIMEOUT_MS: '2000',
-    };
-    a = await startGateway('postgres', env);
-    b = await startGatewayProcess({ ...env, ADMIN_API_KEY: ADMIN_KEY, DATA_DIR: a.dataDir });
+    replicas = await startThrottledReplicas();
+    ({ a, b } = replicas);
   });
-  after(async () => {
-    await a.close();
-    await b.close();
-    await pg.drop();
-  });
+  after(() => replicas.close());
 
   it("counts a key's limit once across both gateways", async () => {
     const t = await newTenant(a);
@@ -278,7 +254,7 @@ describe('per-key rate limits across replicas (shared Redis and Postgres)', () =
 
   it('a gateway writes the uses it has noted when it shuts down', async () => {
     const t = await newTenant(a);
-    const c = await startGateway('postgres', { DATABASE_URL: pg.url, KEY_USAGE_FLUSH_MS: '3600000' });
+    const c = await startGateway('postgres', { DATABASE_URL: replicas.catalogUrl, KEY_USAGE_FLUSH_MS: '3600000' });
     const id = (await keysOf(operator(a), t.name)).find((k) => k.role === 'read').id;
     assert.equal((await new Api(c.url, t.reader.headers).get(LIST)).status, 200);
     assert.equal((await keysOf(operator(a), t.name)).find((k) => k.id === id).last_used_at, null, 'not written yet');

@@ -6,6 +6,7 @@ import { expectProblem } from './helpers/assertions';
 import { forEachCatalog, idPath, newTenant, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
 import { branchAndAdd } from './helpers/lance';
 import * as stored from './helpers/stored';
+import { NAMESPACE_READS } from './helpers/namespace-types';
 
 /**
  * Defects found against the Lance Namespace spec and the reference implementation's own tests (issue 13), each
@@ -16,42 +17,6 @@ import * as stored from './helpers/stored';
  */
 
 const ARROW = 'application/vnd.apache.arrow.stream';
-
-/** The type names the Lance Namespace converters read (`lance_namespace::schema::convert_json_arrow_type`). */
-const NAMESPACE_READS = new Set([
-  'null',
-  'bool',
-  'boolean',
-  'int8',
-  'uint8',
-  'int16',
-  'uint16',
-  'int32',
-  'uint32',
-  'int64',
-  'uint64',
-  'float16',
-  'float32',
-  'float64',
-  'decimal32',
-  'decimal64',
-  'decimal128',
-  'decimal256',
-  'date32',
-  'date64',
-  'timestamp',
-  'duration',
-  'utf8',
-  'large_utf8',
-  'binary',
-  'large_binary',
-  'fixed_size_binary',
-  'list',
-  'large_list',
-  'fixed_size_list',
-  'struct',
-  'map',
-]);
 
 const f = (name: string, type: arrow.DataType, nullable = true) => new arrow.Field(name, type, nullable);
 

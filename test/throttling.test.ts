@@ -1,20 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  ADMIN_KEY,
-  Api,
-  createPgDatabase,
-  eventually,
-  forEachCatalog,
-  newTenant,
-  operator,
-  Reply,
-  startGateway,
-  TestGateway,
-  withPgAdmin,
-} from './helpers/gateway';
-import { startGatewayProcess } from './helpers/gateway-process';
-import { PrivateRedis, SHARED_REDIS_URL } from './helpers/redis';
+import { Api, eventually, forEachCatalog, newTenant, operator, Reply, startGateway, TestGateway, withPgAdmin } from './helpers/gateway';
+import { PrivateRedis } from './helpers/redis';
+import { startThrottledReplicas, ThrottledReplicas } from './helpers/replicas';
 
 function expectSlowDown(r: Reply): void {
   assert.equal(r.status, 503, r.text);
@@ -82,26 +70,13 @@ forEachCatalog('throttling, in-memory store', (kind) => {
 
 describe('throttling across replicas (two processes, shared Redis, shared Postgres)', () => {
   let a: TestGateway;
-  let b: { url: string; close(): Promise<void> };
-  let pg: Awaited<ReturnType<typeof createPgDatabase>>;
+  let b: ThrottledReplicas['b'];
+  let replicas: ThrottledReplicas;
   before(async () => {
-    pg = await createPgDatabase();
-    // A generous Redis timeout: on a loaded machine a slow reply would be served unthrottled (fail-open) and the count be off.
-    const env = {
-      DATABASE_URL: pg.url,
-      REDIS_URL: SHARED_REDIS_URL,
-      RATE_LIMIT_LIMIT: '1000',
-      RATE_LIMIT_WINDOW_MS: '60000',
-      REDIS_TIMEOUT_MS: '2000',
-    };
-    a = await startGateway('postgres', env);
-    b = await startGatewayProcess({ ...env, ADMIN_API_KEY: ADMIN_KEY, DATA_DIR: a.dataDir });
+    replicas = await startThrottledReplicas();
+    ({ a, b } = replicas);
   });
-  after(async () => {
-    await a.close();
-    await b.close();
-    await pg.drop();
-  });
+  after(() => replicas.close());
 
   it('counts exactly across two gateways', async () => {
     const t = await newTenant(a);

@@ -10,6 +10,7 @@ import {
   parseJsonSchema,
   SchemaDialect,
 } from '../../src/engine/arrow/arrow-json-schema';
+import { NAMESPACE_READS } from '../helpers/namespace-types';
 
 /**
  * Every Arrow type in both spellings of the JSON schema, both ways: what describe writes for the official remote
@@ -17,41 +18,6 @@ import {
  * Lance Namespace converters, `lance_namespace::schema::convert_json_arrow_type`), and what the gateway reads back.
  */
 
-/** The type names `lance_namespace::schema::convert_json_arrow_type` accepts; anything else is "Unsupported Arrow type". */
-const NAMESPACE_READS = new Set([
-  'null',
-  'bool',
-  'boolean',
-  'int8',
-  'uint8',
-  'int16',
-  'uint16',
-  'int32',
-  'uint32',
-  'int64',
-  'uint64',
-  'float16',
-  'float32',
-  'float64',
-  'decimal32',
-  'decimal64',
-  'decimal128',
-  'decimal256',
-  'date32',
-  'date64',
-  'timestamp',
-  'duration',
-  'utf8',
-  'large_utf8',
-  'binary',
-  'large_binary',
-  'fixed_size_binary',
-  'list',
-  'large_list',
-  'fixed_size_list',
-  'struct',
-  'map',
-]);
 /** The names (or prefixes, ending in ':') `lance::arrow::json::JsonDataType` accepts. */
 const LANCE_READS = [
   'null',

@@ -1,0 +1,38 @@
+/**
+ * The Arrow type names the Lance Namespace converters read (`lance_namespace::schema::convert_json_arrow_type`);
+ * anything else is "Unsupported Arrow type". Shared by the spec-conformance suite and the JSON-schema unit test.
+ */
+export const NAMESPACE_READS = new Set([
+  'null',
+  'bool',
+  'boolean',
+  'int8',
+  'uint8',
+  'int16',
+  'uint16',
+  'int32',
+  'uint32',
+  'int64',
+  'uint64',
+  'float16',
+  'float32',
+  'float64',
+  'decimal32',
+  'decimal64',
+  'decimal128',
+  'decimal256',
+  'date32',
+  'date64',
+  'timestamp',
+  'duration',
+  'utf8',
+  'large_utf8',
+  'binary',
+  'large_binary',
+  'fixed_size_binary',
+  'list',
+  'large_list',
+  'fixed_size_list',
+  'struct',
+  'map',
+]);
