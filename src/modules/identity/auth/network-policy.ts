@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { Errors } from '../../../platform/http/errors';
 import { addressInCidrs, ClientAddressRequest, ClientAddressResolver } from '../../../platform/network/client-address';
+import { beforeHostSuffix } from '../../../platform/network/host-name';
 import type { NetworkRules } from '../tenancy/tenant-context';
 
 /** What a refused request is told: the same words whatever rule refused it, and whether the database exists or not. */
@@ -43,9 +44,6 @@ export class NetworkPolicy {
 
   /** Whether the Host header is `<something><suffix>` for one of PRIVATE_HOST_SUFFIXES (none set: never). */
   private underPrivateSuffix(host: string | string[] | undefined): boolean {
-    const h = Array.isArray(host) ? host[0] : host;
-    if (!h) return false;
-    const hostname = h.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
-    return this.privateSuffixes.some((s) => hostname.endsWith(s) && hostname.length > s.length);
+    return this.privateSuffixes.some((s) => beforeHostSuffix(host, s) !== undefined);
   }
 }

@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { Errors } from '../../../platform/http/errors';
 import { assertName } from '../../../platform/http/ids';
+import { beforeHostSuffix } from '../../../platform/network/host-name';
 import { DatabasesRepository } from './databases.repository';
 import { networkRulesOf, quotasOf, rateLimitOf, TenantContext } from './tenant-context';
 
@@ -112,10 +113,7 @@ export class TenancyService {
 
   private databaseFromHost(host: string | undefined): string | undefined {
     const suffix = this.config.tenantHostSuffix;
-    if (!suffix || !host) return undefined;
-    const hostname = host.toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
-    if (!hostname.endsWith(suffix) || hostname.length === suffix.length) return undefined;
-    return hostname.slice(0, -suffix.length);
+    return suffix ? beforeHostSuffix(host, suffix) : undefined;
   }
 
   private catalogFrom(prefix: string | undefined): string {
