@@ -341,7 +341,7 @@ forEachCatalog('API key lookups', (kind) => {
     });
     assert.equal(lookups, 1);
     assert.ok(
-      result.every((k) => k?.role === 'write'),
+      result.every((k) => k?.row.role === 'write'),
       JSON.stringify(result),
     );
     // Cached now: no lookup at all.
@@ -356,7 +356,7 @@ forEachCatalog('API key lookups', (kind) => {
       keys.forget();
       const first = keys.authenticate(t.readKey);
       keys.forget(); // as a revocation on this replica does while the lookup runs
-      assert.equal((await first)?.role, 'read');
+      assert.equal((await first)?.row.role, 'read');
       // Looked up again (the earlier result was not cached); the request after this one is served from the cache.
       await keys.authenticate(t.readKey);
       await keys.authenticate(t.readKey);

@@ -114,7 +114,7 @@ describe(`route access: the document against the guards [${kind}]`, () => {
       assert.ok(r.access === 'public' || ACCESS_GUARDS[r.access as Access].length > 0, `${r.access} is enforced by some guard`);
       if (r.access === 'catalog') assert.equal(requiredRole(found.handler), r.op['x-required-role'], `${r.method} ${r.path}: least role`);
       else {
-        assert.equal(operationOf(found.handler)?.role, undefined, `${r.method} ${r.path}: no catalog role outside the catalog`);
+        assert.equal(operationOf(found.handler)?.needs, undefined, `${r.method} ${r.path}: no catalog privilege outside the catalog`);
         assert.equal(r.op['x-required-role'], undefined);
       }
       checked++;

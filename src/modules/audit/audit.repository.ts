@@ -35,6 +35,22 @@ export class AuditRepository {
     return id;
   }
 
+  /** Inserts several events in one statement (refused requests, flushed in batches). */
+  async insertMany(
+    events: {
+      databaseId: string;
+      databaseName: string;
+      actor: string;
+      action: string;
+      target: string;
+      details: Record<string, unknown>;
+      requestId?: string;
+    }[],
+  ): Promise<void> {
+    if (events.length === 0) return;
+    await this.db.auditEvent.createMany({ data: events.map((e) => ({ id: randomUUID(), ...e, details: e.details as object })) });
+  }
+
   async setDetails(id: string, details: Record<string, unknown>): Promise<void> {
     await this.db.auditEvent.update({ where: { id }, data: { details: details as object } });
   }

@@ -139,7 +139,9 @@ export class DatabasesController {
   @Operation({
     operationId: 'CreateApiKey',
     summary: 'Issue an API key',
-    description: 'The secret (`api_key`) is shown only in this answer.',
+    description:
+      'The secret (`api_key`) is shown only in this answer. `grants` narrow the role to privileges on namespaces and tables ' +
+      '(docs/access-control.md); a grant above the role is a 400.',
     tag: 'Operator',
     access: 'database-admin',
     pathParams: NAME,
@@ -154,6 +156,7 @@ export class DatabasesController {
       name: body.name,
       owner: body.owner,
       rateLimit: body.rate_limit,
+      grants: body.grants,
     });
   }
 
@@ -162,7 +165,7 @@ export class DatabasesController {
     operationId: 'RotateApiKey',
     summary: 'Rotate an API key',
     description:
-      'Issues a new key (new id and secret, shown only in this answer) with the same role, name, owner, expiry and rate limit, ' +
+      'Issues a new key (new id and secret, shown only in this answer) with the same role, grants, name, owner, expiry and rate limit, ' +
       '`rotated_from` the old one. The old key stays valid until it is revoked; with `overlap_seconds`, it expires that many ' +
       'seconds from now unless it expires sooner. A revoked or expired key cannot be rotated (409).',
     tag: 'Operator',
@@ -179,8 +182,10 @@ export class DatabasesController {
   @Patch(':name/api-keys/:id')
   @Operation({
     operationId: 'UpdateApiKey',
-    summary: "Change an API key's name, owner, expiry or rate limit",
-    description: 'Applies at once on this replica, within AUTH_CACHE_TTL_MS on every other. Unknown fields are a 400.',
+    summary: "Change an API key's name, owner, expiry, rate limit or grants",
+    description:
+      'Applies at once on this replica, within AUTH_CACHE_TTL_MS on every other. Unknown fields are a 400, and so are grants ' +
+      "above the key's role.",
     tag: 'Operator',
     access: 'database-admin',
     pathParams: KEY_ID,
@@ -194,6 +199,7 @@ export class DatabasesController {
       owner: body.owner,
       expiresAt: body.expires_at === undefined ? undefined : body.expires_at === null ? null : new Date(body.expires_at),
       rateLimit: body.rate_limit,
+      grants: body.grants,
     });
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { GrantSchema, GrantsSchema } from '../identity';
 import { cidrProblem, normalizeCidr } from '../../platform/network/client-address';
 import { PropertiesSchema } from '../../platform/http/validation/fields';
 
@@ -163,6 +164,9 @@ export const CreateKeyBody = z.object({
   name: keyText('name').nullable().optional().describe('free text naming the key (what it is for)'),
   owner: keyText('owner').nullable().optional().describe('free text: who holds the key'),
   rate_limit: KeyRateLimitBody.optional().describe("null or absent: only the database's limit"),
+  grants: GrantsSchema.nullable()
+    .optional()
+    .describe('narrows the role to these privileges and objects (docs/access-control.md); null or absent: the role on the whole database'),
 });
 export const UpdateKeyBody = z
   .object({
@@ -170,11 +174,14 @@ export const UpdateKeyBody = z
     owner: keyText('owner').nullable().optional().describe('null clears it'),
     expires_at: expiresAt.nullable().optional().describe('null: never expires'),
     rate_limit: KeyRateLimitBody.optional().describe("null: only the database's limit"),
+    grants: GrantsSchema.nullable().optional().describe('replaces the grants; null: the role on the whole database'),
   })
   .strict()
-  .refine((b) => b.name !== undefined || b.owner !== undefined || b.expires_at !== undefined || b.rate_limit !== undefined, {
-    error: 'nothing to change: send name, owner, expires_at and/or rate_limit',
-  });
+  .refine(
+    (b) =>
+      b.name !== undefined || b.owner !== undefined || b.expires_at !== undefined || b.rate_limit !== undefined || b.grants !== undefined,
+    { error: 'nothing to change: send name, owner, expires_at, rate_limit and/or grants' },
+  );
 export const RotateKeyBody = z
   .object({
     overlap_seconds: z
@@ -246,6 +253,10 @@ const keyFields = {
   owner: z.string().nullable().describe('free text: who holds the key'),
   rate_limit: KeyRateLimit,
   rotated_from: z.string().nullable().describe('the id of the key this one replaced (rotation); null otherwise'),
+  grants: z
+    .array(GrantSchema)
+    .nullable()
+    .describe('what the key may do where (docs/access-control.md); null: its role on the whole database'),
 };
 export const IssuedApiKey = z
   .object({

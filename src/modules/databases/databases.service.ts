@@ -190,8 +190,8 @@ export class DatabasesService {
     const { key, secret } = await this.uow.run(async () => {
       const issued = await this.keys.issue(db.id, role, options);
       // What the key was made with, besides its id and role: only the fields given (never the secret).
-      const { name: keyName, owner, expires_at, rate_limit } = this.keyView(issued.key);
-      const given = Object.entries({ name: keyName, owner, expires_at, rate_limit }).filter(([, v]) => v !== null);
+      const { name: keyName, owner, expires_at, rate_limit, grants } = this.keyView(issued.key);
+      const given = Object.entries({ name: keyName, owner, expires_at, rate_limit, grants }).filter(([, v]) => v !== null);
       await this.audit.recordWithChange({
         databaseId: db.id,
         details: { key_id: issued.key.id, role: issued.key.role, ...Object.fromEntries(given) },
@@ -224,7 +224,7 @@ export class DatabasesService {
     return this.issued(key, secret);
   }
 
-  /** Changes a key's name, owner, expiry or rate limit; every replica applies it within AUTH_CACHE_TTL_MS. */
+  /** Changes a key's name, owner, expiry, rate limit or grants; every replica applies it within AUTH_CACHE_TTL_MS. */
   async updateKey(name: string, id: string, change: KeyChange): Promise<ApiKey> {
     if (change.expiresAt && change.expiresAt.getTime() <= Date.now()) throw Errors.invalidInput('expires_at must be in the future');
     const db = await this.require(name);
@@ -234,7 +234,7 @@ export class DatabasesService {
       if (!r) throw Errors.notFound(`API key '${id}' not found in database '${name}'`);
       const view = (k: ApiKeyRow) => this.keyView(k);
       const [before, now] = [view(r.before), view(r.after)];
-      const fields = ['name', 'owner', 'expires_at', 'rate_limit'] as const;
+      const fields = ['name', 'owner', 'expires_at', 'rate_limit', 'grants'] as const;
       const changed = Object.fromEntries(
         fields.filter((f) => JSON.stringify(before[f]) !== JSON.stringify(now[f])).map((f) => [f, { from: before[f], to: now[f] }]),
       );
@@ -257,6 +257,7 @@ export class DatabasesService {
       owner: k.owner,
       rate_limit: k.keyRateLimitLimit && k.keyRateLimitWindowMs ? { limit: k.keyRateLimitLimit, window_ms: k.keyRateLimitWindowMs } : null,
       rotated_from: k.rotatedFrom,
+      grants: k.grants,
     };
   }
 

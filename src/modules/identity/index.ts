@@ -2,6 +2,8 @@
 export * from './auth/api-keys.repository';
 export * from './auth/api-keys.service';
 export * from './auth/auth.module';
+export * from './auth/grants';
+export { requireOn } from './auth/refusal';
 export * from './tenancy/databases.repository';
 export * from './tenancy/tenancy.module';
 export * from './tenancy/tenancy.service';

@@ -1,3 +1,4 @@
+import { Access } from '../identity';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { ApiError, Errors } from '../../platform/http/errors';
@@ -130,6 +131,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
         database: { id: job.databaseId, name: job.databaseName, rateLimit: null },
         catalog: job.catalog,
         role: 'write' as const,
+        access: Access.of('write'),
         principal: job.principal,
         requestId: job.requestId ?? undefined,
       },

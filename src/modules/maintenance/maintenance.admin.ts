@@ -4,7 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
 import { UnitOfWork } from '../../platform/db/unit-of-work';
 import { AuditService } from '../audit';
-import { TenantContext } from '../identity';
+import { Access, TenantContext } from '../identity';
 import { MaintenanceRepository } from './maintenance.repository';
 import { MaintenanceService } from './maintenance.service';
 import { DatabasePolicyBody, OperatorRunMaintenanceBody } from './maintenance.schemas';
@@ -59,6 +59,7 @@ export class MaintenanceAdmin {
       database: { id: db.id, name: db.name, rateLimit: null },
       catalog: body.catalog,
       role: 'admin',
+      access: Access.of('admin'),
       principal: actor,
     };
     return this.maintenance.runNow(t, body.table_id, body.type, { dryRun: body.dry_run, retentionSeconds: body.retention_seconds });

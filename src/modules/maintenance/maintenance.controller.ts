@@ -30,6 +30,7 @@ export class MaintenanceController {
       '`database` (operator API), `namespace` or `table` (properties `maintenance.<setting>`).',
     tag: 'Table',
     access: 'catalog',
+    needs: { privilege: 'describe', on: 'table' },
     responses: { 200: { description: 'The policy', schema: MaintenancePolicyResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -47,7 +48,7 @@ export class MaintenanceController {
       "instead. `retention_seconds` overrides the policy's retention for this run.",
     tag: 'Table',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'The job, or the dry run', schema: RunMaintenanceResponse } },
     errors: CATALOG_ERRORS,
   })

@@ -9,6 +9,7 @@ import { RequestParts, requestPartsOf } from '../../platform/http/validation/req
 import type { AppConfig } from '../../platform/config/config';
 import { LANCE_SPEC_OPERATIONS } from './lance-spec-operations';
 import { ErrorStatus, JsonSchema, OperationDoc, operationOf, ParamDoc } from '../../platform/http/operation.decorator';
+import { roleOfPrivilege } from '../../platform/http/route-access';
 import {
   ACCESS_TEXT,
   DATABASE_HEADERS,
@@ -128,12 +129,12 @@ function describedOperation(
   for (const h of doc.headers ?? []) parameters.push(paramObject(h));
   if (doc.access === 'catalog') for (const h of DATABASE_HEADERS) parameters.push(paramObject(h));
   parameters.push(paramObject(REQUEST_ID_HEADER));
-  if (doc.access === 'catalog' && doc.role && doc.role !== 'read') parameters.push(paramObject(IDEMPOTENCY_KEY_HEADER));
+  if (doc.access === 'catalog' && roleOfPrivilege(doc.needs.privilege) !== 'read') parameters.push(paramObject(IDEMPOTENCY_KEY_HEADER));
 
   const operation: Operation = {
     operationId: doc.operationId,
     summary: doc.summary,
-    description: [doc.description, ACCESS_TEXT[doc.access](doc.role)].filter(Boolean).join('\n\n'),
+    description: [doc.description, ACCESS_TEXT[doc.access](doc.needs)].filter(Boolean).join('\n\n'),
     tags: [doc.tag],
     parameters,
   };
@@ -164,7 +165,10 @@ function describedOperation(
   }
   operation.responses = { ...responses, ...errorResponses(doc.errors) };
   operation.security = SECURITY[doc.access];
-  if (doc.access === 'catalog') operation['x-required-role'] = doc.role ?? 'read';
+  if (doc.access === 'catalog') {
+    operation['x-required-role'] = roleOfPrivilege(doc.needs.privilege);
+    operation['x-required-privilege'] = { privilege: doc.needs.privilege, on: doc.needs.on };
+  }
   return { docPath, operation };
 }
 

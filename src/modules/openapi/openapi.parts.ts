@@ -1,4 +1,5 @@
-import { Access, ErrorStatus, ParamDoc } from '../../platform/http/operation.decorator';
+import { Access, CatalogNeed, ErrorStatus, ParamDoc } from '../../platform/http/operation.decorator';
+import { roleOfPrivilege } from '../../platform/http/route-access';
 
 /** The fixed parts of the OpenAPI document: shared parameters, credentials, error answers and tags. */
 
@@ -94,11 +95,19 @@ export const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
   public: [],
 };
 
-export const ACCESS_TEXT: Record<Access, (role?: string) => string> = {
-  catalog: (role) =>
-    `Needs a credential of the database with role \`${role ?? 'read'}\` or higher: \`x-api-key\`, ` +
-    "`Authorization: Bearer <JWT>`, or `identity` in the body. Counted against the database's rate limit " +
-    '(503, code 21, `Retry-After` when exceeded).',
+const ON_TEXT: Record<CatalogNeed['on'], string> = {
+  table: 'the table `{id}` (from the database or a namespace above it)',
+  namespace: 'the namespace `{id}` (from the database or a namespace above it)',
+  database: 'the database',
+  listing: 'nothing: the answer lists only what the credential holds a privilege on',
+};
+
+export const ACCESS_TEXT: Record<Access, (needs?: CatalogNeed) => string> = {
+  catalog: (needs) =>
+    `Needs a credential of the database (\`x-api-key\`, \`Authorization: Bearer <JWT>\`, or \`identity\` in the body) ` +
+    `holding \`${needs?.privilege ?? 'describe'}\` on ${ON_TEXT[needs?.on ?? 'database']} (role \`${roleOfPrivilege(needs?.privilege ?? 'describe')}\` ` +
+    'or higher, or a grant: docs/access-control.md). An object the credential cannot see answers as if it did not exist. ' +
+    "Counted against the database's rate limit (503, code 21, `Retry-After` when exceeded).",
   operator: () => 'Operator key only (`x-api-key: <ADMIN_API_KEY>`); any other valid credential → 403.',
   'database-admin': () => 'The operator key, or an `admin` credential of that database (admin API key, or a token with scope `admin`).',
   metrics: () =>

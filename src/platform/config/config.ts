@@ -91,6 +91,7 @@ export const envSchema = z.object({
   OAUTH_ISSUER: optionalString,
   OAUTH_AUDIENCE: optionalString,
   OAUTH_DATABASES_CLAIM: z.string().default('databases'),
+  OAUTH_GRANTS_CLAIM: z.string().default('lance_grants'),
   OAUTH_CLOCK_SKEW_S: intWithDefault(30, 0),
   OAUTH_JWKS_COOLDOWN_MS: intWithDefault(10_000, 0),
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\/\S+$/.test(v), {
@@ -208,6 +209,8 @@ export interface AppConfig {
     issuer: string;
     audience: string;
     databasesClaim: string;
+    /** Claim holding the token's grants (docs/access-control.md); absent claim: the scope's role on the whole database. */
+    grantsClaim: string;
     clockSkewS: number;
     /** Least time between two JWKS downloads (an unknown `kid` triggers one). */
     jwksCooldownMs: number;
@@ -381,6 +384,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
           issuer: e.OAUTH_ISSUER as string,
           audience: e.OAUTH_AUDIENCE as string,
           databasesClaim: e.OAUTH_DATABASES_CLAIM,
+          grantsClaim: e.OAUTH_GRANTS_CLAIM,
           clockSkewS: e.OAUTH_CLOCK_SKEW_S,
           jwksCooldownMs: e.OAUTH_JWKS_COOLDOWN_MS,
         }

@@ -31,7 +31,26 @@ export enum ErrorCode {
   TableBranchAlreadyExists = 23,
 }
 
+/**
+ * Why a request was refused (docs/access-control.md): kept with the error for the audit trail, never sent to the
+ * caller (whose answer may be a plain "not found").
+ */
+export interface Refusal {
+  databaseId: string;
+  databaseName: string;
+  /** `key:<id>` or `token:<sub>`, never a secret. */
+  actor: string;
+  /** The route's handler. */
+  operation: string;
+  /** What was touched, as `table a$b`, `namespace a`, or `database`. */
+  target: string;
+  reason: string;
+}
+
 export class ApiError extends Error {
+  /** Set on a refused request: what the audit trail records of it. */
+  refusal?: Refusal;
+
   constructor(
     readonly status: number,
     readonly code: ErrorCode,

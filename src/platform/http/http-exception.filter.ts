@@ -72,7 +72,11 @@ export function renderError(err: unknown, requestId?: string): Rendered {
   return { status: 500, code: ErrorCode.Internal, message: 'internal error', headers: {} };
 }
 
+/** Where a refused request's reason waits for the response hooks (the audit trail records it once answered). */
+export const REFUSAL = Symbol('refusal');
+
 export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  if (err instanceof ApiError && err.refusal) (request as FastifyRequest & { [REFUSAL]?: unknown })[REFUSAL] = err.refusal;
   const r = renderError(err, String(request.id));
   if (reply.sent) return;
   reply

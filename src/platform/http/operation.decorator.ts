@@ -1,8 +1,8 @@
 import { applyDecorators, HttpCode, SetMetadata, UseGuards, UseInterceptors } from '@nestjs/common';
 import type { z } from 'zod';
-import { Access, CatalogWriteInterceptor, Role, ROUTE_ACCESS, RouteAccessGuard } from './route-access';
+import { Access, CatalogWriteInterceptor, Privilege, Role, roleOfPrivilege, ROUTE_ACCESS, RouteAccessGuard, Target } from './route-access';
 
-export type { Access, Role } from './route-access';
+export type { Access, Privilege, Role, Target } from './route-access';
 
 /**
  * The facts of a route, written once on its handler: who may call it (the guards and the least role that enforce
@@ -61,9 +61,16 @@ interface OperationDocBase<Rs> {
   errors: ErrorStatus[];
 }
 
-/** What @Operation records; `role` is the least role a catalog route needs (default `read`). */
+/** What a catalog route needs: a privilege, on what, and whether the route makes that object. */
+export interface CatalogNeed {
+  privilege: Privilege;
+  on: Target;
+  creates?: true;
+}
+
+/** What @Operation records; a catalog route says what it `needs` (docs/access-control.md). */
 export type OperationDoc<Rs extends Record<number, ResponseDoc> = Record<number, ResponseDoc>> = OperationDocBase<Rs> &
-  ({ access: 'catalog'; role?: Role } | { access: Exclude<Access, 'catalog'>; role?: never });
+  ({ access: 'catalog'; needs: CatalogNeed } | { access: Exclude<Access, 'catalog'>; needs?: never });
 
 /** What a handler may return for a documented answer: the schema's type, so drift is a compile error. */
 type AnswerOf<R> = R extends { schema: infer S extends z.ZodType }
@@ -79,7 +86,7 @@ type HandlerOf<Rs> = (...args: never[]) => Answer<Rs> | Promise<Answer<Rs>>;
 const OPERATION = 'lgw:operation';
 
 /**
- * Declares a route: its guards (from `access`), its least role, its success status, and its OpenAPI description.
+ * Declares a route: its guards (from `access`), what a catalog route needs, its success status, and its OpenAPI description.
  * The handler's return type must match the documented answers.
  */
 export function Operation<const Rs extends Record<number, ResponseDoc>>(doc: OperationDoc<Rs>) {
@@ -91,7 +98,7 @@ export function Operation<const Rs extends Record<number, ResponseDoc>>(doc: Ope
     // The guards of each access and the interceptors of a catalog write are the composition root's
     // (src/route-policy.module.ts): a catalog write is answered once however often it is retried (docs/idempotency.md).
     ...(doc.access === 'public' ? [] : [UseGuards(RouteAccessGuard)]),
-    ...(doc.access === 'catalog' && doc.role && doc.role !== 'read' ? [UseInterceptors(CatalogWriteInterceptor)] : []),
+    ...(doc.access === 'catalog' && roleOfPrivilege(doc.needs.privilege) !== 'read' ? [UseInterceptors(CatalogWriteInterceptor)] : []),
   );
   return <H extends HandlerOf<Rs>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<H>): void => {
     decorate(target, key, descriptor);
@@ -102,9 +109,16 @@ export function operationOf(handler: object): OperationDoc | undefined {
   return Reflect.getMetadata(OPERATION, handler) as OperationDoc | undefined;
 }
 
-/** The least role a catalog route needs (`read` unless its @Operation says more). */
+const READ_DATABASE: CatalogNeed = { privilege: 'describe', on: 'database' };
+
+/** What a catalog route needs (a route without @Operation needs `describe` on the database). */
+export function catalogNeedOf(handler: object): CatalogNeed {
+  return operationOf(handler)?.needs ?? READ_DATABASE;
+}
+
+/** The least role a catalog route needs: `read` for describe/select, `admin` for admin, `write` otherwise. */
 export function requiredRole(handler: object): Role {
-  return operationOf(handler)?.role ?? 'read';
+  return roleOfPrivilege(catalogNeedOf(handler).privilege);
 }
 
 // ---------------------------------------------------------------------------------------------- shared pieces

@@ -8,6 +8,23 @@ export type Access = 'catalog' | 'operator' | 'database-admin' | 'metrics' | 'pu
 export type Role = 'read' | 'write' | 'admin';
 
 /**
+ * What a catalog route needs (ADR 0009, docs/access-control.md): `describe` (describe, list, exists), `select` (query,
+ * count, versions, stats), `insert`, `modify` (update, delete, merge-insert), `create` (tables and namespaces),
+ * `manage` (drop, rename, alter, indices, tags, branches, restore, maintenance), `admin` (the database's own settings).
+ */
+export type Privilege = 'describe' | 'select' | 'insert' | 'modify' | 'create' | 'manage' | 'admin';
+
+/**
+ * What a catalog route's privilege is checked on: the table or namespace its `{id}` names, the database, or
+ * `listing`: a listing the service filters to what the credential may see. `creates` marks a route that makes its
+ * `{id}` object (its namespace must then be visible).
+ */
+export type Target = 'table' | 'namespace' | 'database' | 'listing';
+
+/** The least role that holds a privilege on the whole database: what metering and idempotency go by. */
+export const roleOfPrivilege = (p: Privilege): Role => (p === 'describe' || p === 'select' ? 'read' : p === 'admin' ? 'admin' : 'write');
+
+/**
  * What enforces each kind of access, and what wraps a catalog write, in the order they run. The platform only
  * declares the slots; the composition root (src/route-policy.module.ts) fills them with the features' guards and
  * interceptors, so that the route decorator (operation.decorator.ts) depends on no feature (docs/architecture.md).

@@ -12,7 +12,7 @@ import { MetricsService } from '../../../platform/observability/metrics.service'
 import { PendingLocations } from '../../../platform/cluster/pending-locations.service';
 import { LeasedWorker } from '../../../platform/cluster/leased-worker';
 import { VersionAdoption } from '../versions/version-adoption.service';
-import type { TenantContext } from '../../identity';
+import { Access, type TenantContext } from '../../identity';
 import { QuotaService, UsageMeter } from '../../metering';
 import { DroppedRow, DroppedTablesRepository, PurgeClaim } from './dropped-tables.repository';
 import { PROTECTED_PROPERTY } from '../../databases';
@@ -261,7 +261,7 @@ export class DroppedTablesService implements OnApplicationBootstrap, OnApplicati
 
   /** What the quota check needs of a caller: the database (its quotas) and the catalog. */
   private tenantOf(s: DroppedScope, catalog: string): TenantContext {
-    return { database: s.database, catalog, role: 'admin', principal: s.principal, requestId: s.requestId };
+    return { database: s.database, catalog, role: 'admin', access: Access.of('admin'), principal: s.principal, requestId: s.requestId };
   }
 
   // Protection flags of tables and namespaces (the property protected=true).

@@ -31,7 +31,7 @@ export class NamespacesController {
       'PascalCase or snake_case. The parent must exist (404). Properties are stored and returned with an added `created_at`.',
     tag: 'Namespace',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'create', on: 'namespace', creates: true },
     responses: { 200: { description: 'The namespace', schema: CreateNamespaceResponse } },
     errors: WITH_CONFLICT,
   })
@@ -47,6 +47,7 @@ export class NamespacesController {
     description: 'Direct children of namespace `{id}`, by name, sorted and paginated. 404 when `{id}` does not exist.',
     tag: 'Namespace',
     access: 'catalog',
+    needs: { privilege: 'describe', on: 'namespace' },
     responses: { 200: { description: 'Child namespaces', schema: ListNamespacesResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -60,6 +61,7 @@ export class NamespacesController {
     summary: 'Describe a namespace',
     tag: 'Namespace',
     access: 'catalog',
+    needs: { privilege: 'describe', on: 'namespace' },
     responses: { 200: { description: 'The namespace', schema: DescribeNamespaceResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -74,6 +76,7 @@ export class NamespacesController {
     description: '200 with no body when it exists, 404 (code 1) when not. The root namespace always exists.',
     tag: 'Namespace',
     access: 'catalog',
+    needs: { privilege: 'describe', on: 'namespace' },
     responses: { 200: { description: 'It exists (no body)' } },
     errors: CATALOG_ERRORS,
   })
@@ -90,7 +93,7 @@ export class NamespacesController {
       'nothing dropped) or `Cascade` (drops everything inside; a long deletion answers with `transaction_id`).',
     tag: 'Namespace',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'namespace' },
     responses: {
       200: { description: 'Dropped', schema: DropNamespaceResponse },
       204: { description: 'mode Skip and the namespace did not exist (no body)' },

@@ -79,14 +79,14 @@ export class NamespacesRepository {
     return rows[0] ?? null;
   }
 
-  /** Direct children of `parentPath`, by name, starting after `after`. */
-  async listChildren(scope: Scope, parentPath: string, after: string | undefined, take: number): Promise<string[]> {
+  /** Direct children of `parentPath`, by name, starting after `after`; `only`: just these names. */
+  async listChildren(scope: Scope, parentPath: string, after: string | undefined, take: number, only?: string[]): Promise<string[]> {
     const rows = await this.db.namespace.findMany({
       where: {
         databaseId: scope.databaseId,
         catalog: scope.catalog,
         parentPath,
-        ...(after !== undefined ? { name: { gt: after } } : {}),
+        ...(after !== undefined || only ? { name: { ...(after !== undefined ? { gt: after } : {}), ...(only ? { in: only } : {}) } } : {}),
       },
       orderBy: { name: 'asc' },
       take,

@@ -177,9 +177,11 @@ export class NamespacesService {
     await this.assertExists(t, id);
     const scope = scopeOf(t);
     const parentPath = encodePath(id);
+    // A scoped credential sees only the namespaces on its way to what it holds, filtered before the page is cut.
+    const only = t.access.childNamespaces(id) ?? undefined;
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isString,
-      fetch: (after, take) => this.repo.listChildren(scope, parentPath, after, take),
+      fetch: (after, take) => this.repo.listChildren(scope, parentPath, after, take, only),
       keyOf: (name: string) => name,
     });
     return { namespaces: rows, ...next };

@@ -40,6 +40,7 @@ export class TablesController {
     description: 'Every table of the database, in every namespace, as full identifiers joined by `delimiter`; keyset-paginated.',
     tag: 'Table',
     access: 'catalog',
+    needs: { privilege: 'describe', on: 'listing' },
     responses: { 200: { description: 'Table identifiers', schema: ListTablesResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -56,7 +57,7 @@ export class TablesController {
       'chooses the location: a different `location` in the body → 400.',
     tag: 'Table',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'create', on: 'table', creates: true },
     responses: { 200: { description: 'The declared table', schema: DeclareTableResponse } },
     errors: WITH_CONFLICT,
   })
@@ -74,7 +75,7 @@ export class TablesController {
       'absolute paths or URIs). `mode` `Create` (409 if the name exists) or `Overwrite`. Answers the `location` as given.',
     tag: 'Table',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'create', on: 'table', creates: true },
     responses: { 200: { description: 'The registered table', schema: RegisterTableResponse } },
     errors: WITH_CONFLICT,
   })
@@ -93,6 +94,7 @@ export class TablesController {
       '(`string`, `float`, …) for the official remote client.',
     tag: 'Table',
     access: 'catalog',
+    needs: { privilege: 'describe', on: 'table' },
     responses: { 200: { description: 'The table', schema: DescribeTableResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -123,6 +125,7 @@ export class TablesController {
     description: '200 with no body when it exists (declared tables too), 404 (code 4, or 1 for a missing namespace) when not.',
     tag: 'Table',
     access: 'catalog',
+    needs: { privilege: 'describe', on: 'table' },
     responses: { 200: { description: 'It exists (no body)' } },
     errors: CATALOG_ERRORS,
   })
@@ -139,7 +142,7 @@ export class TablesController {
       'the retention ends (undrop, docs/soft-delete.md). 409 (code 19) for a protected table. A request body is ignored.',
     tag: 'Table',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'The dropped table', schema: DropTableResponse } },
     errors: WITH_CONFLICT,
   })
@@ -155,7 +158,7 @@ export class TablesController {
     description: 'Removes the table from the catalog and keeps its data (it can be registered again). 409 (code 19) for a protected table.',
     tag: 'Table',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'The deregistered table', schema: DeregisterTableResponse } },
     errors: WITH_CONFLICT,
   })
@@ -171,7 +174,7 @@ export class TablesController {
     description: 'Renames in the catalog (across namespaces too with `new_namespace_id`); the data stays in place.',
     tag: 'Table',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Renamed (an empty object)', schema: RenameTableResponse } },
     errors: WITH_CONFLICT,
   })
@@ -187,6 +190,7 @@ export class TablesController {
     description: 'Tables directly in namespace `{id}`, by name, sorted and paginated.',
     tag: 'Table',
     access: 'catalog',
+    needs: { privilege: 'describe', on: 'namespace' },
     responses: { 200: { description: 'Table names', schema: ListTablesResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -202,6 +206,7 @@ export class TablesController {
     description: "Read from the table's data. `branch` from the body, or else from the query.",
     tag: 'Table',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: { 200: { description: 'Statistics', schema: GetTableStatsResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -221,6 +226,7 @@ export class TablesController {
     description: 'GetTableStats as the reference adapter serves it (GET, no body).',
     tag: 'Table',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: { 200: { description: 'Statistics', schema: GetTableStatsResponse } },
     errors: CATALOG_ERRORS,
   })

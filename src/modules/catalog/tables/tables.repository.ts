@@ -248,39 +248,76 @@ export class TablesRepository {
     }
   }
 
-  /** A page of a namespace's tables; `onlyWithData`: read what leaving declared-only tables out needs (`declared`). */
+  /**
+   * A page of a namespace's tables; `onlyWithData`: read what leaving declared-only tables out needs (`declared`).
+   * `only`: the names a scoped credential may see (docs/access-control.md), filtered before the page is cut.
+   */
   async listInNamespace(
     scope: Scope,
     namespacePath: string,
     after: string | undefined,
     take: number,
     onlyWithData: boolean,
+    only?: readonly string[],
   ): Promise<ListedTable[]> {
     return this.uow.read<ListedTable>(
       `SELECT ${onlyWithData ? LIST_COLUMNS : NAME_COLUMNS} FROM tables
-        WHERE database_id = $1::uuid AND catalog = $2 AND namespace_path = $3 AND name > $4
+        WHERE database_id = $1::uuid AND catalog = $2 AND namespace_path = $3 AND name > $4${only ? ' AND name = ANY($6::text[])' : ''}
         ORDER BY name
         LIMIT $5`,
       // Names are never empty, so '' precedes every one.
-      [scope.databaseId, scope.catalog, namespacePath, after ?? '', take],
-      onlyWithData ? 'lgw_tables_in_namespace_v2' : 'lgw_table_names_in_namespace',
+      [scope.databaseId, scope.catalog, namespacePath, after ?? '', take, ...(only ? [only] : [])],
+      `${onlyWithData ? 'lgw_tables_in_namespace_v2' : 'lgw_table_names_in_namespace'}${only ? '_only' : ''}`,
     );
   }
 
   /**
    * Every table of the scope in (namespace_path, name) order, keyset-paginated on the unique index: constant cost
    * per page. The first page starts after ('', ''), which precedes every row (names are never empty). `onlyWithData` as
-   * in listInNamespace.
+   * in listInNamespace. `only`: what a scoped credential may see (docs/access-control.md), as namespace paths (their
+   * tables at any depth) and single tables; each is a range or a point of the index, merged before the page is cut.
    */
-  async listAll(scope: Scope, after: [string, string] | undefined, take: number, onlyWithData: boolean): Promise<ListedTable[]> {
+  async listAll(
+    scope: Scope,
+    after: [string, string] | undefined,
+    take: number,
+    onlyWithData: boolean,
+    only?: { namespaces: readonly string[]; tables: readonly { namespacePath: string; name: string }[] },
+  ): Promise<ListedTable[]> {
     const [afterPath, afterName] = after ?? ['', ''];
+    const columns = onlyWithData ? LIST_COLUMNS : NAME_COLUMNS;
+    const base = 'database_id = $1::uuid AND catalog = $2 AND (namespace_path, name) > ($3, $4)';
+    const params: unknown[] = [scope.databaseId, scope.catalog, afterPath, afterName, take];
+    if (!only) {
+      return this.uow.read<ListedTable>(
+        `SELECT ${columns} FROM tables WHERE ${base} ORDER BY namespace_path, name LIMIT $5`,
+        params,
+        onlyWithData ? 'lgw_tables_all_v2' : 'lgw_table_names_all',
+      );
+    }
+    const arms: string[] = [];
+    for (const ns of only.namespaces) {
+      params.push(ns);
+      const p = `$${params.length}`;
+      // The namespace itself, and every path below it: byte order (COLLATE "C") puts them between p||U+001F and p||' '.
+      const below = `(namespace_path = ${p}::text OR (namespace_path > ${p}::text || E'\\x1f' AND namespace_path < ${p}::text || ' '))`;
+      arms.push(`(SELECT ${columns} FROM tables WHERE ${base} AND ${below} ORDER BY namespace_path, name LIMIT $5)`);
+    }
+    if (only.tables.length > 0) {
+      params.push(
+        only.tables.map((t) => t.namespacePath),
+        only.tables.map((t) => t.name),
+      );
+      const [paths, names] = [`$${params.length - 1}`, `$${params.length}`];
+      arms.push(
+        `(SELECT ${columns} FROM tables WHERE ${base} AND (namespace_path, name) IN (SELECT * FROM unnest(${paths}::text[], ${names}::text[])) ORDER BY namespace_path, name LIMIT $5)`,
+      );
+    }
+    if (arms.length === 0) return [];
+    // A table under two granted namespaces (one inside the other) comes from two arms: listed once.
     return this.uow.read<ListedTable>(
-      `SELECT ${onlyWithData ? LIST_COLUMNS : NAME_COLUMNS} FROM tables
-        WHERE database_id = $1::uuid AND catalog = $2 AND (namespace_path, name) > ($3, $4)
-        ORDER BY namespace_path, name
-        LIMIT $5`,
-      [scope.databaseId, scope.catalog, afterPath, afterName, take],
-      onlyWithData ? 'lgw_tables_all_v2' : 'lgw_table_names_all',
+      `SELECT DISTINCT ON ("namespacePath", name) * FROM (${arms.join(' UNION ALL ')}) u ORDER BY "namespacePath", name LIMIT $5`,
+      params,
     );
   }
 

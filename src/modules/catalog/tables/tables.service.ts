@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { ApiError, Errors } from '../../../platform/http/errors';
-import { assertName, encodePath, displayId as display, parseObjectId, PATH_SEP } from '../../../platform/http/ids';
+import { assertName, decodePath, encodePath, displayId as display, parseObjectId, PATH_SEP } from '../../../platform/http/ids';
 import { isString, isStringPair, paginate } from '../../../platform/http/pagination';
 import type {
   DeclareTableResponse,
@@ -20,7 +20,7 @@ import { NamespacesRepository } from '../namespaces/namespaces.repository';
 import { NamespacesService } from '../namespaces/namespaces.service';
 import { PendingLocationsRepository } from '../../../platform/cluster/pending-locations.repository';
 import { PendingLocations, PendingOrigin } from '../../../platform/cluster/pending-locations.service';
-import { scopeOf, TenantContext, TenancyService } from '../../identity';
+import { requireOn, scopeOf, TenantContext, TenancyService } from '../../identity';
 import { CredentialVendor } from '../../vending';
 import { ListedTable, TableListRow, TableRow, TablesRepository } from './tables.repository';
 import { VersionAdoption } from '../versions/version-adoption.service';
@@ -148,28 +148,40 @@ export class TablesService implements OnModuleInit {
         throw err;
       }
       const row = await this.repo.findByLocation(scopeOf(t), location);
-      if (row) return row;
-      throw Errors.tableNotFound(`no table of this database is registered at source_location ${given}`);
+      const missing = () => Errors.tableNotFound(`no table of this database is registered at source_location ${given}`);
+      if (!row) throw missing();
+      // The source is read: the caller needs `select` on it, and one it cannot see is "not registered" as above.
+      requireOn(t, 'select', 'table', [...decodePath(row.namespacePath), row.name], { hidden: missing });
+      return row;
     }
-    return this.get(t, parseObjectId(given, delimiter));
+    const id = parseObjectId(given, delimiter);
+    const row = await this.get(t, id);
+    requireOn(t, 'select', 'table', id);
+    return row;
   }
 
   /**
-   * The `storage_options` with which a namespace-mode client reads (read keys) or reads and writes (write and admin
-   * keys) the table at `location` itself; undefined when nothing is vended (`vend_credentials: false`, a profile
-   * with `vend: false`, or neither client options nor a role configured). Never the server's own options.
+   * The `storage_options` with which a namespace-mode client reads or reads and writes the table `id` at `location`
+   * itself, by what the credential holds on it (docs/access-control.md): read-write with `insert`, `modify` or
+   * `manage` (or `create` for the table it is creating), read-only with `select`, nothing with `describe` alone.
+   * Undefined when nothing is vended (that, `vend_credentials: false`, a profile with `vend: false`, or neither
+   * client options nor a role configured). Never the server's own options.
    */
   async storageOptions(
     t: TenantContext,
+    id: readonly string[],
     location: string,
     requested: boolean | null | undefined,
+    creating = false,
   ): Promise<Record<string, string> | undefined> {
     if (requested === false) return undefined;
+    const writes = t.access.writesTable(id) || (creating && t.access.may('create', 'table', id));
+    if (!writes && !t.access.may('select', 'table', id)) return undefined;
     const profile = this.storage.profileOf(location);
     return this.vendor.vend(
       profile,
       { uri: this.storage.uri(location), key: this.storage.objectKey(location) },
-      t.role === 'read' ? 'read' : 'write',
+      writes ? 'write' : 'read',
       true,
     );
   }
@@ -199,7 +211,7 @@ export class TablesService implements OnModuleInit {
       const row = await this.insert(t, ns, name, location, body.properties ?? {}, false);
       // The client writes its data itself from here: its size is due for a re-read (docs/usage-and-quotas.md).
       this.meter.touch(row.id);
-      const storageOptions = await this.storageOptions(t, row.location, body.vend_credentials);
+      const storageOptions = await this.storageOptions(t, id, row.location, body.vend_credentials, true);
       return {
         location: this.storage.uri(row.location),
         properties: this.presentProperties(row),
@@ -250,7 +262,8 @@ export class TablesService implements OnModuleInit {
         return inserted;
       }
       if (body.mode === 'create') throw Errors.tableAlreadyExists(display(id));
-      // Overwrite replaces the catalog entry; the previously registered data stays where it is.
+      // Overwrite replaces the catalog entry (the caller needs `manage` on it); the registered data stays where it is.
+      requireOn(t, 'manage', 'table', id);
       const existing = await this.repo.find(scope, encodePath(ns), name);
       if (existing) this.dropPolicy.assertTableNotProtected(existing.properties, id);
       if (existing) await this.repo.deleteById(existing.id);
@@ -269,7 +282,7 @@ export class TablesService implements OnModuleInit {
   async describe(t: TenantContext, id: string[], opts: DescribeOptions): Promise<DescribeTableResponse> {
     const row = await this.get(t, id);
     // A writer that opens the table may write it directly (namespace mode): its size is due for a re-read.
-    if (t.role !== 'read') {
+    if (t.access.writesTable(id)) {
       this.meter.touch(row.id);
       // A namespace-mode writer's table is due for maintenance after the writes it may make (docs/maintenance.md);
       // a remote-mode client writes through the gateway, whose commits queue it themselves.
@@ -284,7 +297,7 @@ export class TablesService implements OnModuleInit {
       table_uri: abs,
       properties: this.presentProperties(row),
     };
-    const storageOptions = await this.storageOptions(t, row.location, opts.vendCredentials);
+    const storageOptions = await this.storageOptions(t, id, row.location, opts.vendCredentials);
     if (storageOptions) out.storage_options = storageOptions;
     // The namespace-mode client then commits through CreateTableVersion and reads versions from the catalog.
     if (await this.tenancy.managedVersioningOf(t.database)) out.managed_versioning = true;
@@ -432,6 +445,8 @@ export class TablesService implements OnModuleInit {
     targetNs.forEach((p) => assertName(p, 'new_namespace_id component'));
     const scope = scopeOf(t);
     const row = await this.get(t, id);
+    // The destination is a table the caller creates (docs/access-control.md).
+    requireOn(t, 'create', 'table', [...targetNs, newName], { creating: true });
     await this.uow.run(async () => {
       if (!(await this.namespacesRepo.lockShared(scope, encodePath(targetNs)))) {
         throw Errors.namespaceNotFound(display(targetNs));
@@ -459,9 +474,11 @@ export class TablesService implements OnModuleInit {
     await this.namespaces.assertExists(t, ns);
     const scope = scopeOf(t);
     const nsPath = encodePath(ns);
+    // A scoped credential sees only the tables it holds a privilege on, filtered before the page is cut.
+    const only = t.access.tablesIn(ns) ?? undefined;
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isString,
-      fetch: (after, take) => this.repo.listInNamespace(scope, nsPath, after, take, !includeDeclared),
+      fetch: (after, take) => this.repo.listInNamespace(scope, nsPath, after, take, !includeDeclared, only),
       keyOf: (r: ListedTable) => r.name,
       keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
     });
@@ -471,9 +488,16 @@ export class TablesService implements OnModuleInit {
   /** docs/rest-contract.md §4.6: every table of the database, recursively, as full identifiers joined by `delimiter`. */
   async listAll(t: TenantContext, delimiter: string, page: PageRequest, includeDeclared: boolean): Promise<ListTablesResponse> {
     const scope = scopeOf(t);
+    const filter = t.access.tableFilter();
+    const only = filter
+      ? {
+          namespaces: filter.namespaces.map(encodePath),
+          tables: filter.tables.map((x) => ({ namespacePath: encodePath(x.namespace), name: x.name })),
+        }
+      : undefined;
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isStringPair,
-      fetch: (after, take) => this.repo.listAll(scope, after, take, !includeDeclared),
+      fetch: (after, take) => this.repo.listAll(scope, after, take, !includeDeclared, only),
       keyOf: (r: ListedTable): [string, string] => [r.namespacePath, r.name],
       keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
     });

@@ -36,7 +36,7 @@ export class ManagedVersionsController {
       MANAGED_ONLY,
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'insert', on: 'table' },
     responses: { 200: { description: 'The version', schema: CreateTableVersionResponse } },
     errors: ERRORS,
   })
@@ -59,7 +59,7 @@ export class ManagedVersionsController {
       MANAGED_ONLY,
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'How many records were removed', schema: BatchDeleteTableVersionsResponse } },
     errors: ERRORS,
   })
@@ -82,7 +82,7 @@ export class ManagedVersionsController {
       MANAGED_ONLY,
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'insert', on: 'database' },
     responses: { 200: { description: 'The versions, in the order of the entries', schema: BatchCreateTableVersionsResponse } },
     errors: ERRORS,
   })
@@ -106,7 +106,7 @@ export class ManagedVersionsController {
       MANAGED_ONLY,
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'insert', on: 'database' },
     responses: { 200: { description: 'One result per operation, in order', schema: BatchCommitTablesResponse } },
     errors: ERRORS,
   })

@@ -24,7 +24,7 @@ export class TableCloneController {
       'exists; 400 for a `source_location` outside the database, 404 for one where no table of it is registered.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'create', on: 'table', creates: true },
     responses: { 200: { description: 'The clone', schema: CloneTableResponse } },
     errors: WITH_CONFLICT,
   })

@@ -27,6 +27,7 @@ export class EnterpriseController {
     description: 'Same answer as ListAllTables.',
     tag: 'Enterprise',
     access: 'catalog',
+    needs: { privilege: 'describe', on: 'listing' },
     responses: { 200: { description: 'Table identifiers', schema: ListTablesResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -42,7 +43,7 @@ export class EnterpriseController {
     description: 'Streams the body into a new table in the root namespace; 409 when the name exists, 413 above the limit.',
     tag: 'Enterprise',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'create', on: 'table', creates: true },
     pathParams: { name: { description: 'Table name (letters, digits, `_`, `-`, `.`).' } },
     responses: { 201: { description: 'Created', schema: EnterpriseCreateTableResponse } },
     errors: ARROW_ERRORS,

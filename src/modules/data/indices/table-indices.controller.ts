@@ -21,7 +21,7 @@ export class TableIndicesController {
     description: 'Builds the index before answering.',
     tag: 'Index',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Created (an empty object)', schema: EmptyResponse } },
     errors: WITH_CONFLICT,
   })
@@ -36,6 +36,7 @@ export class TableIndicesController {
     summary: 'List indexes on a table',
     tag: 'Index',
     access: 'catalog',
+    needs: { privilege: 'describe', on: 'table' },
     responses: { 200: { description: 'The indexes', schema: ListTableIndicesResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -49,6 +50,7 @@ export class TableIndicesController {
     summary: 'Get table index statistics',
     tag: 'Index',
     access: 'catalog',
+    needs: { privilege: 'describe', on: 'table' },
     pathParams: { name: { rename: 'index_name', description: 'Name of the index.' } },
     responses: { 200: { description: 'Index statistics', schema: DescribeTableIndexStatsResponse } },
     errors: CATALOG_ERRORS,
@@ -68,7 +70,7 @@ export class TableIndicesController {
     summary: 'Drop a specific index',
     tag: 'Index',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     pathParams: { name: { rename: 'index_name', description: 'Name of the index.' } },
     responses: { 200: { description: 'Dropped (an empty object)', schema: EmptyResponse } },
     errors: CATALOG_ERRORS,

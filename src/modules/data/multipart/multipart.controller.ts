@@ -30,7 +30,7 @@ export class MultipartController {
     description: 'An upload id for the table (of `branch`, which must exist); its parts are inserts carrying it.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'insert', on: 'table' },
     responses: { 200: { description: 'The upload', schema: UploadCreated } },
     errors: CATALOG_ERRORS,
   })
@@ -48,7 +48,7 @@ export class MultipartController {
       'ARROW_BUFFERED_LIMIT_BYTES, 503 when the write budget cannot hold them, 400 code 20 when their schemas differ.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'insert', on: 'table' },
     responses: { 200: { description: 'Committed', schema: UploadCompleted } },
     errors: ARROW_ERRORS,
   })
@@ -64,7 +64,7 @@ export class MultipartController {
     description: 'Removes the staged parts; nothing is committed. An unknown or finished upload is nothing to do.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'insert', on: 'table' },
     responses: { 200: { description: 'Aborted (an empty object)', schema: EmptyResponse } },
     errors: CATALOG_ERRORS,
   })

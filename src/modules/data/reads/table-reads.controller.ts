@@ -26,6 +26,7 @@ export class TableReadsController {
     summary: 'Count rows in a table',
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: {
       200: { description: 'The row count (a bare JSON number)', schema: CountTableRowsResponse, encoded: true, headers: VERSION_HEADER },
     },
@@ -49,6 +50,7 @@ export class TableReadsController {
     description: 'CountTableRows as the official client sends it (GET, no body).',
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: {
       200: { description: 'The row count (a bare JSON number)', schema: CountTableRowsResponse, encoded: true, headers: VERSION_HEADER },
     },
@@ -75,6 +77,7 @@ export class TableReadsController {
       '`columns`). Answers an Arrow IPC file.',
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     headers: [TIMEOUT_HEADER],
     responses: {
       200: {
@@ -104,6 +107,7 @@ export class TableReadsController {
     summary: 'Get query execution plan explanation',
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: { 200: { description: 'The plan', schema: ExplainTableQueryPlanResponse, encoded: true } },
     errors: CATALOG_ERRORS,
   })

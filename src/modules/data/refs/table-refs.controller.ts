@@ -55,6 +55,7 @@ export class TableRefsController {
       'official remote client gets the bare map of tags (what it parses), a namespace client `{tags}`.',
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: { 200: { description: 'The tags', schema: z.union([ListTableTagsResponse, RemoteListTagsResponse]) } },
     errors: CATALOG_ERRORS,
   })
@@ -75,6 +76,7 @@ export class TableRefsController {
     description: 'ListTableTags as the reference adapter and the generated namespace clients send it (GET, no body).',
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: { 200: { description: 'The tags', schema: z.union([ListTableTagsResponse, RemoteListTagsResponse]) } },
     errors: CATALOG_ERRORS,
   })
@@ -94,6 +96,7 @@ export class TableRefsController {
     description: 'The version a tag points to (and its branch, when not main); 404 (code 8) for an unknown tag.',
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: { 200: { description: 'The tagged version', schema: GetTableTagVersionResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -108,7 +111,7 @@ export class TableRefsController {
     description: 'A tag at `version` of `branch` (main when absent); 409 (code 9) when the tag exists, 404 (code 11) for no such version.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Created (an empty object)', schema: EmptyResponse } },
     errors: WITH_CONFLICT,
   })
@@ -124,7 +127,7 @@ export class TableRefsController {
     description: '404 (code 8) for an unknown tag.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Deleted (an empty object)', schema: EmptyResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -140,7 +143,7 @@ export class TableRefsController {
     description: 'Moves the tag to `version` of `branch` (main when absent); 404 (code 8) for an unknown tag.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Updated (an empty object)', schema: EmptyResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -158,6 +161,7 @@ export class TableRefsController {
     description: 'Every branch but main, by name (`page_token`/`limit` page through them; all when `limit` is absent).',
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: { 200: { description: 'The branches', schema: ListTableBranchesResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -174,7 +178,7 @@ export class TableRefsController {
       'when the branch exists, 404 (code 22) for an unknown source branch, 404 (code 11) for no such version.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Created (an empty object)', schema: EmptyResponse } },
     errors: WITH_CONFLICT,
   })
@@ -190,7 +194,7 @@ export class TableRefsController {
     description: 'Removes the branch and its data; 404 (code 22) for an unknown branch, 409 (code 19) while tags point into it.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Deleted (an empty object)', schema: EmptyResponse } },
     errors: WITH_CONFLICT,
   })
@@ -208,6 +212,7 @@ export class TableRefsController {
       'for a table that exists (404 code 4 otherwise).',
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: { 200: { description: 'Never answered: always 406 (code 0)' } },
     errors: [400, 401, 403, 404, 406, 503, '5XX'],
   })
@@ -224,7 +229,7 @@ export class TableRefsController {
       'for a table that exists (404 code 4 otherwise); nothing is changed, `dry_run` or not.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Never answered: always 406 (code 0)' } },
     errors: [400, 401, 403, 404, 406, 503, '5XX'],
   })
@@ -243,7 +248,7 @@ export class TableRefsController {
       'map). 404 (code 12) for a path that names no field.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Updated', schema: UpdateFieldMetadataResponse } },
     errors: WITH_CONFLICT,
   })
@@ -263,7 +268,7 @@ export class TableRefsController {
     description: 'Not supported: the Lance engine binding cannot replace schema metadata. Answers 406 (code 0) for a table that exists.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Never answered (406)', schema: z.record(z.string(), z.string()) } },
     errors: [400, 401, 403, 404, 406, 503, '5XX'],
   })
@@ -286,6 +291,7 @@ export class TableRefsController {
     description: "Runs the query (either dialect's shape, as QueryTable) and answers its plan with run metrics, as a JSON string literal.",
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: { 200: { description: 'The analysed plan', schema: ExplainTableQueryPlanResponse, encoded: true } },
     errors: CATALOG_ERRORS,
   })
@@ -309,7 +315,7 @@ export class TableRefsController {
       'CreateTableIndex for scalar and full-text types (BTREE, BITMAP, LABEL_LIST, FTS, …); a vector type is a 400. Builds the index before answering.',
     tag: 'Index',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Created (an empty object)', schema: EmptyResponse } },
     errors: WITH_CONFLICT,
   })

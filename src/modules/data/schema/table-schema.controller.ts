@@ -37,6 +37,7 @@ export class TableSchemaController {
       "unless `limit` is given. Each names its manifest file. A request body is ignored (the spec's binding has none).",
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: { 200: { description: 'The versions', schema: ListTableVersionsResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -52,6 +53,7 @@ export class TableSchemaController {
       'One version of the table (of `branch`): `version`, or the latest when absent; 404 (code 11) when the table has no such version.',
     tag: 'Table data',
     access: 'catalog',
+    needs: { privilege: 'select', on: 'table' },
     responses: { 200: { description: 'The version', schema: DescribeTableVersionResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -70,7 +72,7 @@ export class TableSchemaController {
     description: 'Writes a new version equal to `version`.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Restored', schema: VersionResponse } },
     errors: WITH_CONFLICT,
   })
@@ -85,7 +87,7 @@ export class TableSchemaController {
     summary: 'Add new columns to table schema',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Added', schema: VersionResponse } },
     errors: WITH_CONFLICT,
   })
@@ -104,7 +106,7 @@ export class TableSchemaController {
       'column is a 404 (code 12), a column that is not computed a 400; `where` is not supported (406).',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'modify', on: 'table' },
     responses: { 202: { description: 'The job was accepted', schema: JobIdResponse } },
     errors: [400, 401, 403, 404, 406, 503, '5XX'],
   })
@@ -123,7 +125,7 @@ export class TableSchemaController {
     summary: 'Modify existing columns',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Altered', schema: VersionResponse } },
     errors: WITH_CONFLICT,
   })
@@ -138,7 +140,7 @@ export class TableSchemaController {
     summary: 'Remove columns from table schema',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'manage', on: 'table' },
     responses: { 200: { description: 'Dropped', schema: VersionResponse } },
     errors: WITH_CONFLICT,
   })

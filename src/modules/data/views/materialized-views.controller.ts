@@ -22,7 +22,7 @@ export class MaterializedViewsController {
     description: `Not supported: always 406 (code 0), because ${NO_VIEWS}.`,
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'create', on: 'table', creates: true },
     responses: { 201: { description: 'Never answered: always 406 (code 0)' } },
     errors: [400, 401, 403, 406, 503, '5XX'],
   })
@@ -37,7 +37,7 @@ export class MaterializedViewsController {
     description: `Not supported: always 406 (code 0), because ${NO_VIEWS}.`,
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'modify', on: 'table' },
     responses: { 202: { description: 'Never answered: always 406 (code 0)' } },
     errors: [400, 401, 403, 406, 503, '5XX'],
   })

@@ -41,7 +41,7 @@ export class TableWritesController {
       'storage and registered when complete; a declared table gets its first version at its declared location.',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'create', on: 'table', creates: true },
     responses: { 200: { description: 'The table', schema: CreateTableResponse } },
     errors: ARROW_ERRORS,
   })
@@ -66,7 +66,7 @@ export class TableWritesController {
       '(answered with version 0 and nothing inserted yet).',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'insert', on: 'table' },
     responses: { 200: { description: 'Inserted', schema: InsertIntoTableResponse } },
     errors: ARROW_ERRORS,
   })
@@ -92,7 +92,7 @@ export class TableWritesController {
     summary: 'Merge insert (upsert) records into a table',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'modify', on: 'table' },
     headers: [TIMEOUT_HEADER],
     responses: { 200: { description: 'Merged', schema: MergeInsertIntoTableResponse } },
     errors: ARROW_ERRORS,
@@ -129,7 +129,7 @@ export class TableWritesController {
     summary: 'Update rows in a table',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'modify', on: 'table' },
     responses: { 200: { description: 'Updated', schema: UpdateTableResponse } },
     errors: WITH_CONFLICT,
   })
@@ -144,7 +144,7 @@ export class TableWritesController {
     summary: 'Delete rows from a table',
     tag: 'Table data',
     access: 'catalog',
-    role: 'write',
+    needs: { privilege: 'modify', on: 'table' },
     responses: { 200: { description: 'Deleted', schema: DeleteFromTableResponse } },
     errors: WITH_CONFLICT,
   })

@@ -12,7 +12,7 @@ import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import type { PendingWork } from '../../../platform/cluster/pending-locations.service';
 import { TableRow, RegistrationOutcomeUnknown, TablesService, TableWriteLifecycle } from '../../catalog';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
-import { TenantContext } from '../../identity';
+import { requireOn, TenantContext } from '../../identity';
 import { BufferedIpc, streamInChunks } from '../../../engine/arrow/arrow-ipc';
 import { LanceEngine } from '../../../engine/lance/lance-engine';
 import { AuditService } from '../../audit';
@@ -80,7 +80,7 @@ export class TableWritesService {
     if (dialect === 'spec' && this.storage.profiles().some((p) => p.vend && (p.clientOptions || p.sts))) {
       const storageOptions = await this.tables
         .lookup(t, id)
-        .then((row) => (row ? this.tables.storageOptions(t, row.location, true) : undefined))
+        .then((row) => (row ? this.tables.storageOptions(t, id, row.location, true, true) : undefined))
         .catch((err: unknown) => {
           this.log.warn(`created ${display(id)}, but could not vend its storage options: ${(err as Error).message}`);
           return undefined;
@@ -99,6 +99,8 @@ export class TableWritesService {
         this.audit.nothingChanged();
         return { location, properties: { ...existing.properties } };
       }
+      // Overwrite replaces every row: the caller needs `manage` on the table, not only `create` where it is.
+      requireOn(t, 'manage', 'table', id);
       return this.bodies.spooled(body, async (load) => {
         const data = await this.withinQuota(t, await load());
         const work = await this.lifecycle.beginInPlace(t, existing);

@@ -6,6 +6,7 @@ import { secretsEqual } from './api-keys.service';
 import { API_KEY_HEADER, CredentialsService } from './credentials.service';
 import { NetworkPolicy, NetworkRequest } from './network-policy';
 import { mayUseDatabase, principalLabel } from './principal';
+import { refused } from './refusal';
 import { TenancyService } from '../tenancy/tenancy.service';
 
 /** Set on operator-API requests: who acts, for the audit trail. */
@@ -69,12 +70,23 @@ export class DatabaseAdminGuard implements CanActivate {
       return true;
     }
     const principal = await this.credentials.authenticate(ctx);
+    const actor = principalLabel(principal);
+    const operation = ctx.getHandler().name;
     // A key's rules are its database's (known from its lookup): checked first, so a refusal says nothing of the name.
-    if (principal.kind === 'key') this.network.enforce(req as NetworkRequest, principal.databaseNetwork);
-    if (!mayUseDatabase(principal, req.params.name) || principal.role !== 'admin') {
-      throw Errors.permissionDenied(`managing database '${req.params.name}' needs the operator key or an admin credential of it`);
+    if (principal.kind === 'key') {
+      const who = { actor, operation, databaseId: principal.databaseId, databaseName: principal.databaseName };
+      this.network.enforce(req as NetworkRequest, principal.databaseNetwork, who);
     }
-    if (principal.kind === 'token') this.network.enforce(req as NetworkRequest, (await this.tenancy.resolve(req.params.name)).network);
+    const denied = () =>
+      Errors.permissionDenied(`managing database '${req.params.name}' needs the operator key or an admin credential of it`);
+    if (!mayUseDatabase(principal, req.params.name)) throw denied();
+    const database =
+      principal.kind === 'key'
+        ? { id: principal.databaseId, network: principal.databaseNetwork }
+        : await this.tenancy.resolve(req.params.name);
+    const who = { actor, operation, databaseId: database.id, databaseName: req.params.name };
+    if (principal.kind === 'token') this.network.enforce(req as NetworkRequest, database.network, who);
+    if (!principal.access?.onDatabaseHas('admin')) throw refused(denied(), who, 'needs admin on the database');
     req.actor = principalLabel(principal);
     return true;
   }

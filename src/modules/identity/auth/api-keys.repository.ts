@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CatalogClient, UnitOfWork } from '../../../platform/db/unit-of-work';
+import { Prisma } from '../../../generated/prisma/client';
 import type { Role } from '../../../platform/http/route-access';
+import type { Grant } from './grants';
 
 export type { Role };
 
@@ -18,6 +20,8 @@ export interface ApiKeyRow {
   rotatedFrom: string | null;
   keyRateLimitLimit: number | null;
   keyRateLimitWindowMs: number | null;
+  /** Null: the role's privileges on the whole database. */
+  grants: Grant[] | null;
 }
 
 /** What a key's editable fields change to (absent: unchanged). */
@@ -26,6 +30,8 @@ export interface KeyChange {
   owner?: string | null;
   expiresAt?: Date | null;
   rateLimit?: { limit: number; windowMs: number } | null;
+  /** null: back to the role on the whole database. */
+  grants?: Grant[] | null;
 }
 
 export type KeyWithDatabase = Omit<ApiKeyRow, 'lastUsedAt' | 'rotatedFrom'> & {
@@ -55,12 +61,17 @@ const PUBLIC_COLUMNS = {
   rotatedFrom: true,
   rateLimitLimit: true,
   rateLimitWindowMs: true,
+  grants: true,
 } as const;
 
 type PublicRow = Omit<ApiKeyRow, 'keyRateLimitLimit' | 'keyRateLimitWindowMs'> & {
   rateLimitLimit: number | null;
   rateLimitWindowMs: number | null;
 };
+
+/** A JSON column's value: SQL NULL for null (not the JSON literal `null`). */
+const jsonOrNull = (v: Grant[] | null | undefined): Prisma.InputJsonValue | typeof Prisma.DbNull =>
+  v ? (v as unknown as Prisma.InputJsonValue) : Prisma.DbNull;
 
 /** Prisma's row, with the key's own limit named apart from its database's. */
 const toRow = ({ rateLimitLimit, rateLimitWindowMs, ...r }: PublicRow): ApiKeyRow => ({
@@ -88,10 +99,16 @@ export class ApiKeysRepository {
     owner?: string | null;
     rotatedFrom?: string;
     rateLimit?: { limit: number; windowMs: number } | null;
+    grants?: Grant[] | null;
   }): Promise<ApiKeyRow> {
-    const { rateLimit, ...data } = k;
+    const { rateLimit, grants, ...data } = k;
     const row = await this.db.apiKey.create({
-      data: { ...data, rateLimitLimit: rateLimit?.limit ?? null, rateLimitWindowMs: rateLimit?.windowMs ?? null },
+      data: {
+        ...data,
+        rateLimitLimit: rateLimit?.limit ?? null,
+        rateLimitWindowMs: rateLimit?.windowMs ?? null,
+        grants: jsonOrNull(grants),
+      },
       select: PUBLIC_COLUMNS,
     });
     return toRow(row as PublicRow);
@@ -111,6 +128,7 @@ export class ApiKeysRepository {
       ...(change.rateLimit !== undefined
         ? { rateLimitLimit: change.rateLimit?.limit ?? null, rateLimitWindowMs: change.rateLimit?.windowMs ?? null }
         : {}),
+      ...(change.grants !== undefined ? { grants: jsonOrNull(change.grants) } : {}),
     };
     const { count } = await this.db.apiKey.updateMany({ where: { id, databaseId }, data });
     return count === 1 ? this.find(databaseId, id) : null;
@@ -139,7 +157,7 @@ export class ApiKeysRepository {
     const rows = await this.db.$queryRaw<KeyWithDatabase[]>`
       SELECT k.id, k.database_id AS "databaseId", k.role, k.description, k.created_at AS "createdAt",
              k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.hash, d.name AS "databaseName",
-             k.name, k.owner, k.rate_limit_limit AS "keyRateLimitLimit", k.rate_limit_window_ms AS "keyRateLimitWindowMs",
+             k.name, k.owner, k.grants, k.rate_limit_limit AS "keyRateLimitLimit", k.rate_limit_window_ms AS "keyRateLimitWindowMs",
              d.rate_limit_limit AS "rateLimitLimit", d.rate_limit_window_ms AS "rateLimitWindowMs",
              d.max_tables AS "maxTables", d.max_namespaces AS "maxNamespaces",
              d.max_storage_bytes::float8 AS "maxStorageBytes", d.max_rows_per_write::float8 AS "maxRowsPerWrite",

@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { Errors } from '../../../platform/http/errors';
 import { ApiKeyRow, ApiKeysRepository, KeyChange, KeyWithDatabase, Role } from './api-keys.repository';
+import { Access, Grant, grantsProblem } from './grants';
 
 /** What a new key carries besides its role (all optional). */
 export interface KeyOptions {
@@ -12,7 +13,15 @@ export interface KeyOptions {
   name?: string | null;
   owner?: string | null;
   rateLimit?: { limit: number; windowMs: number } | null;
+  /** Narrows the role to these grants (docs/access-control.md); absent or null: the role on the whole database. */
+  grants?: Grant[] | null;
   rotatedFrom?: string;
+}
+
+/** 400 when grants hold more than the role allows, or `admin` elsewhere than on the database. */
+function assertGrants(role: Role, grants: readonly Grant[]): void {
+  const problem = grantsProblem(role, grants);
+  if (problem) throw Errors.invalidInput(problem);
 }
 
 export const API_KEY_PREFIX = 'lgw_';
@@ -40,7 +49,10 @@ export interface IssuedKey {
  * key wait for that lookup instead of each running their own (every in-flight request of a busy key missed the cache
  * together when its entry expired).
  */
-type CachedLookup = { row: KeyWithDatabase | null };
+type CachedLookup = { row: KeyWithDatabase | null; access: Access | null };
+
+/** A found key with what it may do: its role's privileges narrowed by its grants, compiled once per lookup. */
+const looked = (row: KeyWithDatabase | null): CachedLookup => ({ row, access: row ? Access.of(row.role, row.grants) : null });
 
 @Injectable()
 export class ApiKeysService {
@@ -58,13 +70,14 @@ export class ApiKeysService {
   }
 
   async issue(databaseId: string, role: Role, options: KeyOptions = {}): Promise<IssuedKey> {
+    if (options.grants) assertGrants(role, options.grants);
     const secret = API_KEY_PREFIX + randomBytes(32).toString('base64url');
     const key = await this.keys.insert({ id: randomUUID(), databaseId, hash: sha256(secret).toString('hex'), role, ...options });
     return { key, secret };
   }
 
   /**
-   * Issues a key to replace an active one: same role, name, owner, description, expiry and rate limit, recording
+   * Issues a key to replace an active one: same role, grants, name, owner, description, expiry and rate limit, recording
    * `rotated_from`. The old key stays valid until it is revoked, or for `overlapSeconds` at most when given (its
    * expiry is brought forward, never pushed back). Run it in the caller's unit of work.
    */
@@ -82,30 +95,35 @@ export class ApiKeysService {
       owner: old.owner,
       rateLimit:
         old.keyRateLimitLimit && old.keyRateLimitWindowMs ? { limit: old.keyRateLimitLimit, windowMs: old.keyRateLimitWindowMs } : null,
+      grants: old.grants,
       rotatedFrom: old.id,
     });
     if (overlapSeconds !== undefined) await this.keys.expireBy(old.id, new Date(Date.now() + overlapSeconds * 1000));
     return { ...issued, old };
   }
 
-  /** Changes a key's name, owner, expiry or rate limit; null when it is not a key of that database. */
+  /**
+   * Changes a key's name, owner, expiry, rate limit or grants; null when it is not a key of that database. Grants
+   * above the key's role are refused (400). This replica forgets its cached lookups at once; others within their TTL.
+   */
   async update(databaseId: string, id: string, change: KeyChange): Promise<{ before: ApiKeyRow; after: ApiKeyRow } | null> {
     const before = await this.keys.find(databaseId, id);
     if (!before) return null;
+    if (change.grants) assertGrants(before.role, change.grants);
     const after = await this.keys.update(databaseId, id, change);
+    this.forget();
     return after ? { before, after } : null;
   }
 
   /** The active key for this secret, or null (unknown, revoked or expired). */
-  async authenticate(secret: string): Promise<Omit<KeyWithDatabase, 'hash'> | null> {
+  async authenticate(secret: string): Promise<{ row: Omit<KeyWithDatabase, 'hash'>; access: Access } | null> {
     const digest = sha256(secret);
     const hex = digest.toString('hex');
-    const hit = this.cache ? (this.cache.get(hex) ?? (await this.lookup(hex))) : { row: await this.keys.findByHash(hex) };
-    const row = hit.row;
-    if (!row || !timingSafeEqual(Buffer.from(row.hash, 'hex'), digest)) return null;
+    const hit = this.cache ? (this.cache.get(hex) ?? (await this.lookup(hex))) : looked(await this.keys.findByHash(hex));
+    const { row, access } = hit;
+    if (!row || !access || !timingSafeEqual(Buffer.from(row.hash, 'hex'), digest)) return null;
     if (row.revokedAt || (row.expiresAt && row.expiresAt.getTime() <= Date.now())) return null;
-    const { hash: _omit, ...key } = row;
-    return key;
+    return { row, access };
   }
 
   list(databaseId: string) {
@@ -133,7 +151,7 @@ export class ApiKeysService {
     const p: Promise<CachedLookup> = this.keys
       .findByHash(hex)
       .then((row) => {
-        const hit = { row };
+        const hit = looked(row);
         if (generation === this.generation) this.cache?.set(hex, hit);
         return hit;
       })

@@ -59,13 +59,14 @@ export class CredentialsService {
   }
 
   private async apiKey(secret: string): Promise<Principal> {
-    const key = await this.keys.authenticate(secret);
-    if (!key) throw Errors.unauthenticated('invalid, expired or revoked API key');
+    const found = await this.keys.authenticate(secret);
+    if (!found) throw Errors.unauthenticated('invalid, expired or revoked API key');
+    const { row: key, access } = found;
     this.usage.record(key.id);
     return {
       kind: 'key',
       id: key.id,
-      role: key.role,
+      access,
       databaseId: key.databaseId,
       databaseName: key.databaseName,
       databaseRateLimit: rateLimitOf(key),

@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { ApiError, Errors } from '../../../platform/http/errors';
 import type { Role } from './api-keys.repository';
 import type { Principal } from './principal';
+import { Access, GrantsSchema } from './grants';
 
 /** Asymmetric algorithms only: a JWKS never holds shared secrets, and 'none' is never acceptable. */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -51,7 +52,7 @@ export class JwtVerifier {
     return {
       kind: 'token',
       subject: typeof payload.sub === 'string' && payload.sub !== '' ? payload.sub : '(no subject)',
-      role: roleFromScope(payload.scope),
+      access: accessFrom(roleFromScope(payload.scope), payload[oauth.grantsClaim]),
       databases: databasesFrom(payload[oauth.databasesClaim]),
     };
   }
@@ -83,6 +84,17 @@ export function roleFromScope(scope: unknown): Role | null {
   if (scopes.has('write')) return 'write';
   if (scopes.has('read')) return 'read';
   return null;
+}
+
+/**
+ * The token's access: its scope's role, narrowed by the grants claim when there is one (privileges above the role
+ * are not held). A grants claim that is not a valid list of grants refuses the token: guessing would widen it.
+ */
+export function accessFrom(role: Role | null, claim: unknown): Access | null {
+  if (claim === undefined) return role ? Access.of(role) : null;
+  const grants = GrantsSchema.safeParse(claim);
+  if (!grants.success) throw Errors.unauthenticated('token grants claim is malformed');
+  return role ? Access.of(role, grants.data) : null;
 }
 
 export function databasesFrom(claim: unknown): '*' | string[] {

@@ -4,6 +4,7 @@ import { Errors } from '../../../platform/http/errors';
 import { addressInCidrs, ClientAddressRequest, ClientAddressResolver } from '../../../platform/network/client-address';
 import { beforeHostSuffix } from '../../../platform/network/host-name';
 import type { NetworkRules } from '../tenancy/tenant-context';
+import { refused, RefusalContext } from './refusal';
 
 /** What a refused request is told: the same words whatever rule refused it, and whether the database exists or not. */
 export const NETWORK_REFUSAL = 'this database cannot be reached from this network or endpoint';
@@ -30,16 +31,23 @@ export class NetworkPolicy {
     this.privateSuffixes = config.network.privateHostSuffixes;
   }
 
-  /** 403 (PermissionDenied) unless the request satisfies `rules`; the answer names no rule. */
-  enforce(req: NetworkRequest, rules: NetworkRules | undefined): void {
-    if (rules && !this.allows(req, rules)) throw Errors.permissionDenied(NETWORK_REFUSAL);
+  /** 403 (PermissionDenied) unless the request satisfies `rules`; the answer names no rule, the audit record does. */
+  enforce(req: NetworkRequest, rules: NetworkRules | undefined, who: RefusalContext): void {
+    if (!rules) return;
+    const broken = this.brokenRule(req, rules);
+    if (broken) throw refused(Errors.permissionDenied(NETWORK_REFUSAL), who, broken);
   }
 
   allows(req: NetworkRequest, rules: NetworkRules): boolean {
-    if (rules.privateOnly && !this.underPrivateSuffix(req.headers.host)) return false;
-    if (rules.allowedCidrs.length === 0) return true;
+    return this.brokenRule(req, rules) === null;
+  }
+
+  /** Which rule the request breaks, in words for the audit trail; null when it breaks none. */
+  private brokenRule(req: NetworkRequest, rules: NetworkRules): string | null {
+    if (rules.privateOnly && !this.underPrivateSuffix(req.headers.host)) return 'private only: not reached through a private endpoint';
+    if (rules.allowedCidrs.length === 0) return null;
     const address = this.clients.of({ headers: req.headers, socket: req.raw?.socket ?? req.socket } as ClientAddressRequest);
-    return addressInCidrs(address, rules.allowedCidrs);
+    return addressInCidrs(address, rules.allowedCidrs) ? null : `source address ${address ?? '(unknown)'} outside the allowed CIDRs`;
   }
 
   /** Whether the Host header is `<something><suffix>` for one of PRIVATE_HOST_SUFFIXES (none set: never). */

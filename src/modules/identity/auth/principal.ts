@@ -1,6 +1,6 @@
 import type { Quotas } from '../../../platform/config/config';
 import type { NetworkRules, RateLimit } from '../tenancy/tenant-context';
-import type { Role } from './api-keys.repository';
+import type { Access } from './grants';
 
 /** Who is calling, once a credential has been verified. */
 export type Principal =
@@ -8,7 +8,8 @@ export type Principal =
       kind: 'key';
       /** API key id (never its secret). */
       id: string;
-      role: Role;
+      /** Its role's privileges, narrowed by its grants (compiled once per cached lookup). */
+      access: Access;
       /** An API key belongs to exactly one database. */
       databaseId: string;
       databaseName: string;
@@ -23,8 +24,8 @@ export type Principal =
       kind: 'token';
       /** The token's `sub` claim. */
       subject: string;
-      /** From the `scope` claim; null when it grants none of read/write/admin. */
-      role: Role | null;
+      /** The `scope` claim's role narrowed by the grants claim; null when the scope grants none of read/write/admin. */
+      access: Access | null;
       /** From the databases claim: the names the token may use, or '*' for all. */
       databases: '*' | string[];
     };
@@ -32,7 +33,7 @@ export type Principal =
 /** How a principal appears in audit records and logs. */
 export const principalLabel = (p: Principal): string => (p.kind === 'key' ? `key:${p.id}` : `token:${p.subject}`);
 
-/** Whether the principal may address the named database at all (its role is checked separately). */
+/** Whether the principal may address the named database at all (its privileges are checked separately). */
 export function mayUseDatabase(p: Principal, name: string): boolean {
   if (p.kind === 'key') return p.databaseName === name;
   return p.databases === '*' || p.databases.includes(name);

@@ -1,6 +1,7 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Quotas } from '../../../platform/config/config';
 import type { Role } from '../auth/api-keys.repository';
+import type { Access } from '../auth/grants';
 
 /** Who is calling and which catalog the request works in; set by CatalogAccessGuard. */
 /** A database's own request rate limit; null → the gateway defaults. */
@@ -45,12 +46,16 @@ export interface TenantContext {
   /** Database prefix scoping a separate catalog ('' by default). */
   catalog: string;
   role: Role;
+  /** What the credential may do where (its role narrowed by its grants): services check second objects and filter listings with it. */
+  access: Access;
   /** The least role the route needs: 'read' routes are metered as reads, the others as writes. */
   need?: Role;
   /** The calling API key's own rate limit (inside the database's) and its id; absent for tokens and keys without one. */
   key?: { id: string; rateLimit: { limit: number; windowMs: number } };
   /** Audit identity: the API key id (never its secret). */
   principal: string;
+  /** The route's handler, for the audit record of a refusal. */
+  operation?: string;
   /** The request's id (x-request-id), kept with the storage work it starts (pending locations). */
   requestId?: string;
 }
