@@ -24,7 +24,7 @@ export class JobsController {
     description: 'Newest first, keyset-paginated (`limit`, `page_token`).',
     tag: 'Jobs',
     access: 'catalog',
-    needs: { privilege: 'describe', on: 'database' },
+    needs: { privilege: 'describe', on: 'listing' },
     responses: { 200: { description: 'The jobs', schema: ListJobsResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -39,7 +39,7 @@ export class JobsController {
     description: 'Its state, specification, and once it ended its result or failure; 404 when the database has no such job.',
     tag: 'Jobs',
     access: 'catalog',
-    needs: { privilege: 'describe', on: 'database' },
+    needs: { privilege: 'describe', on: 'service' },
     responses: { 200: { description: 'The job', schema: DescribeJobResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -56,7 +56,7 @@ export class JobsController {
       'ends DONE if it had already committed. Cancelling a finished job changes nothing. 404 when the database has no such job.',
     tag: 'Jobs',
     access: 'catalog',
-    needs: { privilege: 'manage', on: 'database' },
+    needs: { privilege: 'manage', on: 'service' },
     responses: { 200: { description: 'The job after the request', schema: CancelJobResponse } },
     errors: CATALOG_ERRORS,
   })
@@ -74,7 +74,7 @@ export class JobsController {
       "Answers 406 (code 0), so the client's `Job.events()` says so instead of failing on an unknown route.",
     tag: 'Jobs',
     access: 'catalog',
-    needs: { privilege: 'describe', on: 'database' },
+    needs: { privilege: 'describe', on: 'listing' },
     responses: { 200: { description: 'Never answered (406)', schema: z.object({}) } },
     errors: [400, 401, 403, 406, 503, '5XX'],
   })

@@ -7,7 +7,7 @@ import { isUuid, PageRequest } from '../../platform/http/validation/fields';
 import { UnitOfWork } from '../../platform/db/unit-of-work';
 import { AuditContext, AuditService } from '../audit';
 import { ReplicaIdentity } from '../../platform/cluster/replica-identity';
-import { TenantContext } from '../identity';
+import { requireOn, TenantContext } from '../identity';
 import { ClaimedJob, JobRow, JobsRepository } from './jobs.repository';
 import type { CancelJobResponse, DescribeJobResponse, ListJobsResponse } from './jobs.schemas';
 
@@ -151,6 +151,8 @@ export class JobsService {
       isKey: isJobKey,
       fetch: (before, take) => this.repo.list(t.database.id, t.catalog, before, take),
       keyOf: (r: JobRow): [string, string] => [r.createdAt.toISOString(), r.id],
+      // A scoped credential sees the jobs of the tables it can see (filtered before the page is cut).
+      keep: t.access.unscoped ? undefined : async (rows) => rows.filter((r) => t.access.may('describe', 'table', r.tableId)),
     });
     return {
       jobs: rows.map((r) => ({
@@ -167,6 +169,7 @@ export class JobsService {
 
   async describe(t: TenantContext, jobId: string): Promise<DescribeJobResponse> {
     const r = await this.find(t, jobId);
+    requireOn(t, 'describe', 'table', r.tableId, { hidden: () => this.notFound(jobId) });
     return {
       job_id: r.id,
       job_type: r.jobType,
@@ -190,6 +193,7 @@ export class JobsService {
     const r = await this.uow.run(async () => {
       const before = await this.repo.find(t.database.id, t.catalog, jobId);
       if (!before) return null;
+      requireOn(t, 'manage', 'table', before.tableId, { hidden: () => this.notFound(jobId) });
       const after = await this.repo.cancel(t.database.id, t.catalog, jobId);
       if (before.state === 'QUEUED' || before.state === 'RUNNING') {
         await this.audit.recordWithChange({

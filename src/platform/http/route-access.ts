@@ -15,11 +15,12 @@ export type Role = 'read' | 'write' | 'admin';
 export type Privilege = 'describe' | 'select' | 'insert' | 'modify' | 'create' | 'manage' | 'admin';
 
 /**
- * What a catalog route's privilege is checked on: the table or namespace its `{id}` names, the database, or
- * `listing`: a listing the service filters to what the credential may see. `creates` marks a route that makes its
- * `{id}` object (its namespace must then be visible).
+ * What a catalog route's privilege is checked on: the table or namespace its `{id}` names, the database, `listing`:
+ * a listing the service filters to what the credential may see, or `service`: objects the route finds by other
+ * means (a job's table), which its service checks. `creates` marks a route that makes its `{id}` object (its
+ * namespace must then be visible).
  */
-export type Target = 'table' | 'namespace' | 'database' | 'listing';
+export type Target = 'table' | 'namespace' | 'database' | 'listing' | 'service';
 
 /** The least role that holds a privilege on the whole database: what metering and idempotency go by. */
 export const roleOfPrivilege = (p: Privilege): Role => (p === 'describe' || p === 'select' ? 'read' : p === 'admin' ? 'admin' : 'write');

@@ -86,9 +86,9 @@ export class CatalogAccessGuard implements CanActivate {
     return true;
   }
 
-  /** The route's privilege on what it touches; a listing is filtered by its service instead. */
+  /** The route's privilege on what it touches; a listing, or what a route finds by other means, its service checks. */
   private check(access: Access, need: CatalogNeed, req: GuardedRequest, who: RefusalContext): void {
-    if (need.on === 'listing') return;
+    if (need.on === 'listing' || need.on === 'service') return;
     // A credential without grants sees everything: a refusal can only be its role's.
     const roleRefusal = () =>
       Errors.permissionDenied(
