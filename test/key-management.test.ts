@@ -197,7 +197,12 @@ forEachCatalog('API key lifecycle', (kind) => {
     const tt = await newTenant(gw);
     const capped = await op.post(`/admin/v1/databases/${tt.name}/api-keys`, { role: 'read', rate_limit: { limit: 2, window_ms: 60000 } });
     const cappedApi = keyApi(gw, tt.name, capped.body.api_key);
-    assert.deepEqual(await statuses(2, () => cappedApi.get(LIST)), [200, 200]);
+    // The rate-limit headers describe the nearer limit: the key's 2, not the database's default.
+    const first = await cappedApi.get(LIST);
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get('x-ratelimit-limit-database'), '2');
+    assert.equal(first.headers.get('x-ratelimit-remaining-database'), '1');
+    assert.deepEqual(await statuses(1, () => cappedApi.get(LIST)), [200]);
     expectSlowDown(await cappedApi.get(LIST), /API key/);
     assert.equal((await tt.reader.get(LIST)).status, 200, "the database's other keys are unaffected");
     // The database's budget still binds a key whose own limit is larger; the key's requests count against it.
@@ -205,7 +210,9 @@ forEachCatalog('API key lifecycle', (kind) => {
     assert.equal((await op.request('PATCH', `/admin/v1/databases/${db.name}`, { rate_limit: { limit: 3, window_ms: 60000 } })).status, 200);
     const roomy = await op.post(`/admin/v1/databases/${db.name}/api-keys`, { role: 'read', rate_limit: { limit: 100, window_ms: 60000 } });
     const roomyApi = keyApi(gw, db.name, roomy.body.api_key);
-    assert.deepEqual(await statuses(3, () => roomyApi.get(LIST)), [200, 200, 200]);
+    const roomyFirst = await roomyApi.get(LIST);
+    assert.equal(roomyFirst.headers.get('x-ratelimit-limit-database'), '3', "here the database's limit is the nearer one");
+    assert.deepEqual(await statuses(2, () => roomyApi.get(LIST)), [200, 200]);
     expectSlowDown(await roomyApi.get(LIST), /database/);
     expectSlowDown(await db.reader.get(LIST), /database/);
   });

@@ -100,7 +100,7 @@ const ON_TEXT: Record<CatalogNeed['on'], string> = {
   namespace: 'the namespace `{id}` (from the database or a namespace above it)',
   database: 'the database',
   listing: 'nothing: the answer lists only what the credential holds a privilege on',
-  service: "the table the object named in the body belongs to (one the credential cannot see answers as if it did not exist)",
+  service: 'the table the object named in the body belongs to (one the credential cannot see answers as if it did not exist)',
 };
 
 export const ACCESS_TEXT: Record<Access, (needs?: CatalogNeed) => string> = {

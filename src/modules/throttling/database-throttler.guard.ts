@@ -101,6 +101,7 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
     // A key with its own limit is counted in its own bucket first (a request its key may not make spends none of the
     // database's budget), then in the database's: either exhausted is a 503.
     const key = ctx.switchToHttp().getRequest<TenantRequest>().tenant?.key;
+    let keyHeaders: RateHeaders | undefined;
     if (key && throttler) {
       const keyTracker = `key:${key.id}:${key.rateLimit.limit}/${key.rateLimit.windowMs}`;
       await this.handleRequest({
@@ -112,10 +113,11 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
         getTracker: () => keyTracker,
         generateKey: this.keyOf,
       });
+      keyHeaders = rateHeaders(ctx);
     }
     if (!plain || !throttler) return super.canActivate(ctx);
     const { limit, windowMs } = limitFor(this.config, ctx);
-    return this.handleRequest({
+    const allowed = await this.handleRequest({
       context: ctx,
       limit,
       ttl: windowMs,
@@ -124,6 +126,9 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
       getTracker: this.tracker,
       generateKey: this.keyOf,
     });
+    // The X-RateLimit-* headers describe whichever limit is nearer: the key's, when it has fewer requests left.
+    if (keyHeaders && keyHeaders.remaining < (rateHeaders(ctx)?.remaining ?? Infinity)) keyHeaders.restore();
+    return allowed;
   }
 
   protected override generateKey(_ctx: ExecutionContext, tracker: string, name: string): string {
@@ -155,4 +160,24 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
       'Retry-After': retryAfter,
     });
   }
+}
+
+interface RateHeaders {
+  remaining: number;
+  restore(): void;
+}
+
+const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map(
+  (h) => `${h}-${THROTTLER_NAME}`, // the library suffixes the headers of a named throttler
+);
+
+/** The rate-limit headers the library has set on the reply so far, and a way to set them back. */
+function rateHeaders(ctx: ExecutionContext): RateHeaders | undefined {
+  const reply = ctx.switchToHttp().getResponse<{ getHeader(n: string): unknown; header(n: string, v: unknown): unknown }>();
+  const values = RATE_HEADERS.map((h) => reply.getHeader(h));
+  if (values[1] === undefined) return undefined;
+  return {
+    remaining: Number(values[1]),
+    restore: () => RATE_HEADERS.forEach((h, i) => reply.header(h, values[i])),
+  };
 }
