@@ -11,7 +11,8 @@
  *                             BENCH_SECONDS per run, default 5; BENCH_ROUNDS runs per case, median kept, default 3; BENCH_LARGE, default 1000000 (0: skip);
  *                             BENCH_WARMUP_SECONDS of load on each target before a case's first run, default 10;
  *                             BENCH_CPU_PROF=<dir>: write a CPU profile of the gateway there;
- *                             BENCH_METERING_COMPARE=0: skip the second gateway with usage metering off)
+ *                             BENCH_METERING_COMPARE=0: skip the second gateway with usage metering off;
+ *                             BENCH_GRANTS=0: skip the target with a scoped key (grants, docs/access-control.md))
  */
 import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -24,6 +25,22 @@ import { allocatorName, cpuSeconds, startChild } from './child';
 import { record } from './summary';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+/** Also measure each case with a key narrowed by grants (the same gateway), against the unscoped key. */
+const COMPARE_GRANTS = process.env.BENCH_GRANTS !== '0';
+/**
+ * The scoped key's grants: select on the namespace of the described table, and on 14 of the 100 namespaces the list
+ * tables are spread over (all after the middle page's start, so its page is full), plus two single tables: the list
+ * query then merges 15 index ranges and a point lookup.
+ */
+const SCOPED_GRANTS = [
+  { privileges: ['select'], on: { namespace: ['bench'] } },
+  ...['ns6', 'ns7', 'ns8', 'ns9', ...Array.from({ length: 10 }, (_, i) => `ns6${i}`)].map((ns) => ({
+    privileges: ['select'],
+    on: { namespace: [ns] },
+  })),
+  { privileges: ['select'], on: { table: ['ns1', 't00000001'] } },
+  { privileges: ['describe'], on: { table: ['ns2', 't00000002'] } },
+];
 const WARMUP_SECONDS = 1;
 /**
  * Load on each target before a case's first measured run. A long-running server answers from optimised code; the
@@ -201,17 +218,18 @@ async function main(): Promise<void> {
 
     const op = { 'x-api-key': adminKey, 'content-type': 'application/json' };
     await fetch(`http://127.0.0.1:${gatewayPort}/admin/v1/databases`, { method: 'POST', headers: op, body: '{"name":"bench"}' });
-    const issue = async (role: string) =>
+    const issue = async (role: string, grants?: unknown) =>
       (
         (await (
           await fetch(`http://127.0.0.1:${gatewayPort}/admin/v1/databases/bench/api-keys`, {
             method: 'POST',
             headers: op,
-            body: JSON.stringify({ role }),
+            body: JSON.stringify({ role, grants }),
           })
         ).json()) as { api_key: string }
       ).api_key;
     const headers = { 'x-api-key': await issue('read'), 'x-service-database': 'bench' };
+    const scoped = { 'x-api-key': await issue('read', SCOPED_GRANTS), 'x-service-database': 'bench' };
     const writer = { 'x-api-key': await issue('write'), 'x-service-database': 'bench', 'content-type': 'application/json' };
     const [{ id: databaseId }] = await sql(url, `SELECT id FROM databases WHERE name = 'bench'`);
     const gw = `http://127.0.0.1:${gatewayPort}`;
@@ -248,6 +266,19 @@ async function main(): Promise<void> {
         ...(COMPARE_METERING
           ? [['unmetered describe', 'no-meter', children[2], `${off}/v1/table/bench$declared/describe`, dh, 'POST', describeBody] as Target]
           : []),
+        ...(COMPARE_GRANTS
+          ? [
+              [
+                'scoped describe',
+                'scoped',
+                children[0],
+                `${gw}/v1/table/bench$declared/describe`,
+                { ...scoped, 'content-type': 'application/json' },
+                'POST',
+                describeBody,
+              ] as Target,
+            ]
+          : []),
         ['floor describe', 'floor', children[1], `${fl}/describe?db=${databaseId}&id=bench$declared`, dh, 'POST', describeBody],
       ]);
     }
@@ -267,11 +298,21 @@ async function main(): Promise<void> {
       if (JSON.stringify(g.tables) !== JSON.stringify(f.tables) || g.tables.length !== PAGE) {
         throw new Error('gateway and floor disagree on the page');
       }
+      if (COMPARE_GRANTS) {
+        // The scoped key's page is as full, and only of its namespaces.
+        const s = (await (await fetch(`${gw}/v1/table?limit=${PAGE}&page_token=${token}`, { headers: scoped })).json()) as any;
+        const mine = (t: string) => /^ns(6|7|8|9|6\d)\$/.test(t) || t === 'ns1$t00000001' || t === 'ns2$t00000002';
+        if (s.tables?.length !== PAGE || !s.tables.every(mine))
+          throw new Error(`the scoped page is wrong: ${JSON.stringify(s).slice(0, 300)}`);
+      }
       // The filled tables are all known to have data, so the gateway's page needs no look at storage.
       await measureRounds(rows, `list ${n}`, [
         [`gateway ${n}`, 'gateway', children[0], `${gw}/v1/table?limit=${PAGE}&page_token=${token}`, headers],
         ...(COMPARE_METERING
           ? [[`unmetered ${n}`, 'no-meter', children[2], `${off}/v1/table?limit=${PAGE}&page_token=${token}`, headers] as Target]
+          : []),
+        ...(COMPARE_GRANTS
+          ? [[`scoped ${n}`, 'scoped', children[0], `${gw}/v1/table?limit=${PAGE}&page_token=${token}`, scoped] as Target]
           : []),
         [`floor ${n}`, 'floor', children[1], `${fl}/page?db=${databaseId}&limit=${PAGE}&after=${token}`, {}],
       ]);
@@ -318,6 +359,22 @@ async function main(): Promise<void> {
         ratio: `${ratio(g.rps, o.rps)} req/s (CPU ${ratio(o.cpuUs, g.cpuUs)})`,
         target: '≥ 0.95',
         ok: g.rps / o.rps >= 0.95,
+      });
+    }
+    for (const label of [...new Set(Object.values(rows).map((r) => r.label))]) {
+      const g = Object.values(rows).find((r) => r.label === label && r.target === 'gateway');
+      const sc = Object.values(rows).find((r) => r.label === label && r.target === 'scoped');
+      if (!g || !sc) continue;
+      console.log(
+        `  scoped key / unscoped, ${label.padEnd(15)} ${ratio(sc.rps, g.rps)}   (cpu per request unscoped/scoped ${ratio(g.cpuUs, sc.cpuUs)})`,
+      );
+      record({
+        what: `grants cost: ${label}`,
+        gateway: `${fmt(sc.rps)} req/s, p99 ${sc.p99} ms, ${sc.cpuUs.toFixed(0)} µs CPU/req (key with ${SCOPED_GRANTS.length} grants)`,
+        floor: `${fmt(g.rps)} req/s, p99 ${g.p99} ms, ${g.cpuUs.toFixed(0)} µs CPU/req (key without grants)`,
+        ratio: `${ratio(sc.rps, g.rps)} req/s (CPU ${ratio(g.cpuUs, sc.cpuUs)})`,
+        target: '≥ 0.9',
+        ok: sc.rps / g.rps >= 0.9,
       });
     }
     if (rows[`gateway ${LARGE}`]) {

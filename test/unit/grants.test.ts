@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { keyRanges } from '../../src/modules/catalog/tables/tables.repository';
 import { Access, Grant, grantsProblem, GrantsSchema } from '../../src/modules/identity/auth/grants';
 
 const ns = (...path: string[]): Grant['on'] => ({ namespace: path });
@@ -116,5 +117,47 @@ describe('grants: what a credential may do where (docs/access-control.md)', () =
     ];
     for (const g of bad) assert.equal(GrantsSchema.safeParse(g).success, false, JSON.stringify(g).slice(0, 120));
     assert.equal(GrantsSchema.safeParse([{ privileges: ['select', 'describe'], on: { namespace: [] } }]).success, true);
+  });
+});
+
+describe('keyRanges: the index ranges a scoped listing reads', () => {
+  const SEP = '\u001f';
+  test('a namespace is itself and every path below it, not its look-alikes; points and overlaps merge; the start cuts', () => {
+    const ranges = keyRanges(
+      {
+        namespaces: ['a', `a${SEP}b`, 'c'],
+        tables: [
+          { namespacePath: 'b', name: 't' },
+          { namespacePath: `a${SEP}x`, name: 'y' },
+        ],
+      },
+      ['', ''],
+    );
+    assert.deepEqual(ranges, [
+      [
+        ['a', ''],
+        ['a ', ''],
+      ],
+      [
+        ['b', 't'],
+        ['b', 't\u0001'],
+      ],
+      [
+        ['c', ''],
+        ['c ', ''],
+      ],
+    ]);
+    const inRange = (k: [string, string]) =>
+      ranges.some(([f, t]) => (f[0] < k[0] || (f[0] === k[0] && f[1] <= k[1])) && (k[0] < t[0] || (k[0] === t[0] && k[1] < t[1])));
+    assert.ok(inRange(['a', 'x']) && inRange([`a${SEP}b${SEP}c`, 'x']) && inRange(['b', 't']));
+    assert.ok(!inRange(['a0', 'x']) && !inRange(['a.b', 'x']) && !inRange(['b', 't0']) && !inRange(['b', 's']));
+    // After ('a', 'm'): the rest of a, then b's table and c.
+    const later = keyRanges({ namespaces: ['a', 'c'], tables: [{ namespacePath: 'b', name: 't' }] }, ['a', 'm\u0001']);
+    assert.deepEqual(later[0], [
+      ['a', 'm\u0001'],
+      ['a ', ''],
+    ]);
+    assert.equal(later.length, 3);
+    assert.equal(keyRanges({ namespaces: ['a'], tables: [] }, ['b', '']).length, 0);
   });
 });
