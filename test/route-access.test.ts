@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GUARDS_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
-import { Access, operationOf, requiredRole } from '../src/platform/http/operation.decorator';
+import { Access, catalogNeedOf, operationOf, requiredRole } from '../src/platform/http/operation.decorator';
 import { ROUTE_ACCESS } from '../src/platform/http/route-access';
 import { ACCESS_GUARDS } from '../src/route-policy.module';
 import { ADMIN_KEY, Api, CATALOG_KINDS, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
@@ -112,8 +112,14 @@ describe(`route access: the document against the guards [${kind}]`, () => {
       );
       assert.equal(Reflect.getMetadata(ROUTE_ACCESS, found.handler), r.access);
       assert.ok(r.access === 'public' || ACCESS_GUARDS[r.access as Access].length > 0, `${r.access} is enforced by some guard`);
-      if (r.access === 'catalog') assert.equal(requiredRole(found.handler), r.op['x-required-role'], `${r.method} ${r.path}: least role`);
-      else {
+      if (r.access === 'catalog') {
+        assert.equal(requiredRole(found.handler), r.op['x-required-role'], `${r.method} ${r.path}: least role`);
+        const needs = catalogNeedOf(found.handler);
+        assert.deepEqual(r.op['x-required-privilege'], { privilege: needs.privilege, on: needs.on }, `${r.method} ${r.path}: privilege`);
+        // A route whose `{id}` the guard checks names the object it checks; one without `{id}` is checked otherwise.
+        if (needs.on === 'table' || needs.on === 'namespace')
+          assert.match(r.path, /\{(id|name)\}/, `${r.method} ${r.path}: object in the path`);
+      } else {
         assert.equal(operationOf(found.handler)?.needs, undefined, `${r.method} ${r.path}: no catalog privilege outside the catalog`);
         assert.equal(r.op['x-required-role'], undefined);
       }

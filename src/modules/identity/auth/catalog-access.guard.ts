@@ -88,12 +88,19 @@ export class CatalogAccessGuard implements CanActivate {
 
   /** The route's privilege on what it touches; a listing, or what a route finds by other means, its service checks. */
   private check(access: Access, need: CatalogNeed, req: GuardedRequest, who: RefusalContext): void {
-    if (need.on === 'listing' || need.on === 'service') return;
     // A credential without grants sees everything: a refusal can only be its role's.
     const roleRefusal = () =>
       Errors.permissionDenied(
         `this operation needs '${roleOfPrivilege(need.privilege)}' ('${need.privilege}'); this credential has '${access.role}'`,
       );
+    if (need.on === 'listing' || need.on === 'service') {
+      // Its service checks each object; a credential that holds the privilege nowhere is refused here, as before grants.
+      if (access.holdsAnywhere(need.privilege)) return;
+      const error = access.unscoped
+        ? roleRefusal()
+        : Errors.permissionDenied(`this operation needs '${need.privilege}', which this credential's grants do not give`);
+      throw refused(error, who, `needs ${need.privilege}`);
+    }
     if (need.on === 'database') {
       if (access.onDatabaseHas(need.privilege)) return;
       const error = access.unscoped

@@ -126,6 +126,11 @@ export class Access {
     return new Access(role, compiled, full);
   }
 
+  /** Whether the credential holds `privilege` anywhere (what a route checked by its service needs at the least). */
+  holdsAnywhere(privilege: Privilege): boolean {
+    return this.grants.some((g) => g.privileges.has(privilege));
+  }
+
   /** Whether the credential holds `privilege` on the database itself (keys, dropped tables, jobs, multi-table routes). */
   onDatabaseHas(privilege: Privilege): boolean {
     return this.onDatabase.has(privilege);
