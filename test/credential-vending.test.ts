@@ -104,6 +104,12 @@ describe('credential vending', () => {
       assert.equal(sts.requests.length, 0);
     });
 
+    it('answers nothing to a credential narrowed by grants (static options reach every table); STS still answers', async () => {
+      assert.equal(await vendor.vend(s3Profile({ clientOptions: CLIENT_OPTIONS }), table('t1'), 'read', true, true), undefined);
+      const scoped = await vendor.vend(stsProfile(), table('t1'), 'read', true, true);
+      assert.ok(scoped && Object.keys(scoped).length > 0, 'temporary credentials are confined to the table: vended');
+    });
+
     it('answers nothing when the profile has no client options (the safe default)', async () => {
       assert.equal(await vendor.vend(s3Profile(), table('t1'), 'write', true), undefined);
       const local: StorageProfile = { name: 'local', scheme: 'file', root: '/data/tables', prefix: '', options: {}, vend: true };

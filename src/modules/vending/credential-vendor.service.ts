@@ -105,15 +105,20 @@ export class CredentialVendor implements OnApplicationShutdown {
   /** One STS client per profile object (profiles are parsed once at start-up and never change). */
   private readonly clients = new Map<StorageProfile, STSClient>();
 
+  /**
+   * `tableOnly`: only credentials confined to the table (STS); a profile's static client options, which reach every
+   * table of the store, are then not vended (a credential narrowed by grants, docs/access-control.md).
+   */
   async vend(
     profile: StorageProfile,
     table: VendTable,
     access: VendAccess,
     requested: boolean,
+    tableOnly = false,
   ): Promise<Record<string, string> | undefined> {
     if (requested === false || profile.vend === false) return undefined;
     if (profile.sts && profile.scheme === 's3') return { ...(await this.temporary(profile, table, access)).options };
-    return profile.clientOptions ? { ...profile.clientOptions } : undefined;
+    return profile.clientOptions && !tableOnly ? { ...profile.clientOptions } : undefined;
   }
 
   onApplicationShutdown(): void {

@@ -178,11 +178,13 @@ export class TablesService implements OnModuleInit {
     const writes = t.access.writesTable(id) || (creating && t.access.may('create', 'table', id));
     if (!writes && !t.access.may('select', 'table', id)) return undefined;
     const profile = this.storage.profileOf(location);
+    // A credential narrowed by grants gets only credentials confined to the table (static options reach every table).
     return this.vendor.vend(
       profile,
       { uri: this.storage.uri(location), key: this.storage.objectKey(location) },
       writes ? 'write' : 'read',
       true,
+      !t.access.unscoped,
     );
   }
 
