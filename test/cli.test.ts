@@ -309,6 +309,61 @@ describe('operator CLI (Postgres catalog)', () => {
     assert.match(refused.stderr, /revoked/);
   });
 
+  it('keys create/update --grants: a scoped key, the same validation as the operator API, null resets (issue 34)', async () => {
+    const grants = [{ privileges: ['select'], on: { namespace: ['prod', 'catalog'] } }];
+    const made = ok(await cli('keys', 'create', 'acme', '--role', 'read', '--name', 'query-app', '--grants', JSON.stringify(grants)));
+    assert.deepEqual(made.grants, grants);
+    assert.deepEqual(ok(await cli('keys', 'list', 'acme')).api_keys.find((k: any) => k.id === made.id).grants, grants);
+
+    // The running gateway applies them: the root namespace shows only the way to prod/catalog.
+    const writerKey = ok(await cli('keys', 'create', 'acme', '--role', 'write')).api_key;
+    const writer = new Api(gw!.url, { 'x-api-key': writerKey, 'x-service-database': 'acme' });
+    for (const ns of ['prod', 'prod$catalog', 'prod$other'])
+      assert.equal((await writer.post(`/v1/namespace/${ns}/create`, {})).status, 200, ns);
+    const scoped = new Api(gw!.url, { 'x-api-key': made.api_key, 'x-service-database': 'acme' });
+    assert.deepEqual((await scoped.get('/v1/namespace/%24/list')).body.namespaces, ['prod']);
+    assert.deepEqual((await scoped.get('/v1/namespace/prod/list')).body.namespaces, ['catalog']);
+    assert.equal((await scoped.post('/v1/namespace/prod$other/describe', {})).status, 404);
+
+    const rotated = ok(await cli('keys', 'rotate', 'acme', made.id));
+    assert.deepEqual(rotated.grants, grants, 'rotation keeps the grants');
+    const narrowed = [{ privileges: ['describe'], on: { table: ['prod', 'catalog', 'items'] } }];
+    assert.deepEqual(ok(await cli('keys', 'update', 'acme', rotated.id, '--grants', JSON.stringify(narrowed))).grants, narrowed);
+    const reset = ok(await cli('keys', 'update', 'acme', rotated.id, '--grants', 'null'));
+    assert.equal(reset.grants, null);
+    assert.equal(ok(await cli('keys', 'create', 'acme', '--role', 'read')).grants, null, 'no --grants: none');
+
+    // Not JSON, not a list of grants, or above the role: refused, nothing issued.
+    const before = ok(await cli('keys', 'list', 'acme')).api_keys.length;
+    const notJson = await cli('keys', 'create', 'acme', '--role', 'read', '--grants', '[{privileges:');
+    assert.equal(notJson.code, 2, notJson.stderr);
+    assert.match(notJson.stderr, /--grants takes a JSON list of grants/);
+    assert.ok(!/\n\s+at /.test(notJson.stderr), 'a message, not a stack trace');
+    const badShape = await cli('keys', 'create', 'acme', '--role', 'read', '--grants', '[{"privileges":["select"],"on":{"schema":["x"]}}]');
+    assert.equal(badShape.code, 2, badShape.stderr);
+    assert.match(badShape.stderr, /grants/);
+    const empty = await cli('keys', 'update', 'acme', rotated.id, '--grants', '[]');
+    assert.equal(empty.code, 2, empty.stderr);
+    const above = await cli('keys', 'create', 'acme', '--role', 'read', '--grants', '[{"privileges":["insert"],"on":{"database":true}}]');
+    assert.equal(above.code, 1, above.stderr);
+    assert.match(above.stderr, /^error: .*role 'read' cannot be granted 'insert'/m);
+    const adminOnTable = await cli(
+      'keys',
+      'create',
+      'acme',
+      '--role',
+      'admin',
+      '--grants',
+      '[{"privileges":["admin"],"on":{"table":["t"]}}]',
+    );
+    assert.equal(adminOnTable.code, 1, adminOnTable.stderr);
+    assert.match(adminOnTable.stderr, /'admin' is granted on the database only/);
+    assert.equal(ok(await cli('keys', 'list', 'acme')).api_keys.length, before, 'nothing was issued');
+    const trail = ok(await cli('audit', 'acme')).events as any[];
+    const update = trail.find((e) => e.action === 'api_key.update' && e.details?.key_id === rotated.id && e.details?.changed?.grants);
+    assert.ok(update, 'the grants change is audited');
+  });
+
   it('databases delete removes the database, its keys and its access', async () => {
     const issued = ok(await cli('keys', 'issue', 'acme', '--role', 'read'));
     const api = new Api(gw!.url, { 'x-api-key': issued.api_key, 'x-service-database': 'acme' });

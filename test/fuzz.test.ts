@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
-import { ADMIN_KEY, Api, CATALOG_KINDS, createPgDatabase, forEachCatalog, operator } from './helpers/gateway';
+import { ADMIN_KEY, Api, CATALOG_KINDS, createPgDatabase, eventually, forEachCatalog, operator } from './helpers/gateway';
 import {
   arrowBody,
   BodyContext,
@@ -36,7 +36,11 @@ import { SupervisedGateway } from './helpers/supervised-gateway';
  *  - every non-2xx answer with a body is the problem body (type, title, status, detail, instance, integer code);
  *  - answers to HEAD carry no body;
  *  - afterwards /healthz is 200 and an honest tenant's data, written before with the official client, is intact and
- *    shows nothing of the fuzzer.
+ *    shows nothing of the fuzzer;
+ *  - then the catalog routes are fuzzed again with keys whose grants narrow them (docs/access-control.md "Grants":
+ *    select on one namespace, insert on one table, everything in a sandbox namespace) in a database of their own:
+ *    no answer shows a name or a row outside the grants of the key that asked (unless its request named it), and
+ *    nothing outside the grants changes (FUZZ_SCOPED_COUNT requests, a quarter of a catalog's share by default).
  *
  * FUZZ_SEED (default below) and FUZZ_COUNT (requests per run, split over the catalogs in TEST_CATALOGS) reproduce or
  * widen a run: request #i depends only on the seed and i, and the HTTP phase sends one request at a time, so the
@@ -68,6 +72,99 @@ const HONEST = 'honest';
 /** A database the operator may delete or reconfigure during the run (the others are off limits for that). */
 const SCRATCH = 'fz_scratch';
 const PROTECTED = new Set([FUZZED, NEIGHBOUR, HONEST]);
+/** The scoped run's database: keys with grants (docs/access-control.md "Grants") fuzz it after the main run. */
+const SCOPED = 'scoped';
+/** Requests of the scoped run (per catalog): a quarter of the main run's by default. */
+const SCOPED_COUNT = positiveInt(process.env.FUZZ_SCOPED_COUNT, Math.max(1, Math.ceil(PER_CATALOG / 4)));
+
+/**
+ * The scoped run's objects. Names are distinctive (`sp_`, rows `spx_`) so that one appearing where a key's grants
+ * do not reach is a leak, not a coincidence. `sp_sandbox` is the only place any of its keys may create or drop.
+ */
+const SCOPED_NAMESPACES: readonly string[][] = [
+  ['sp_prod'],
+  ['sp_prod', 'sp_catalog'],
+  ['sp_prod', 'sp_secret'],
+  ['sp_raw'],
+  ['sp_sandbox'],
+];
+const SCOPED_TABLES: readonly { id: string[]; rows: number }[] = [
+  { id: ['sp_prod', 'sp_catalog', 'sp_items'], rows: 20 },
+  { id: ['sp_prod', 'sp_catalog', 'sp_prices'], rows: 5 },
+  { id: ['sp_prod', 'sp_secret', 'sp_salaries'], rows: 7 },
+  { id: ['sp_raw', 'sp_events'], rows: 10 },
+  { id: ['sp_raw', 'sp_audit_log'], rows: 3 },
+  { id: ['sp_sandbox', 'sp_scratch'], rows: 4 },
+  { id: ['sp_root'], rows: 6 },
+];
+/** Every row of a table carries its marker (its `name` column): an answer showing it has read the table. */
+const rowMarker = (id: readonly string[]) => `spx_${id[id.length - 1]}_row`;
+/** The scoped keys' grants, and what each must never see (names and row markers) unless its request said them. */
+const SCOPED_GRANTS: Record<string, { role: string; grants: unknown[]; unseen: string[] }> = {
+  query: {
+    role: 'read',
+    grants: [{ privileges: ['select'], on: { namespace: ['sp_prod', 'sp_catalog'] } }],
+    unseen: ['sp_secret', 'sp_salaries', 'sp_raw', 'sp_events', 'sp_audit_log', 'sp_sandbox', 'sp_scratch', 'sp_root'],
+  },
+  ingest: {
+    role: 'write',
+    grants: [{ privileges: ['insert'], on: { table: ['sp_raw', 'sp_events'] } }],
+    unseen: [
+      'sp_prod',
+      'sp_catalog',
+      'sp_items',
+      'sp_prices',
+      'sp_secret',
+      'sp_salaries',
+      'sp_audit_log',
+      'sp_sandbox',
+      'sp_scratch',
+      'sp_root',
+    ],
+  },
+  sandbox: {
+    role: 'write',
+    grants: [{ privileges: ['describe', 'select', 'insert', 'modify', 'create', 'manage'], on: { namespace: ['sp_sandbox'] } }],
+    unseen: [
+      'sp_prod',
+      'sp_catalog',
+      'sp_items',
+      'sp_prices',
+      'sp_secret',
+      'sp_salaries',
+      'sp_raw',
+      'sp_events',
+      'sp_audit_log',
+      'sp_root',
+    ],
+  },
+};
+for (const g of Object.values(SCOPED_GRANTS))
+  g.unseen.push(...SCOPED_TABLES.filter((t) => g.unseen.includes(t.id[t.id.length - 1])).map((t) => rowMarker(t.id)));
+// Insert alone reads nothing: not even the rows of the table it may add to.
+SCOPED_GRANTS.ingest.unseen.push(rowMarker(['sp_raw', 'sp_events']));
+// Ids the scoped run addresses: inside and outside each key's grants, and missing ones (`fz_` names).
+const SCOPED_TABLE_IDS: readonly string[][] = [
+  ...SCOPED_TABLES.map((t) => t.id),
+  ['sp_prod', 'sp_catalog', 'sp_items'],
+  ['sp_raw', 'sp_events'],
+  ['sp_sandbox', 'sp_scratch'],
+  ['sp_sandbox', 'fz_new'],
+  ['sp_sandbox', 'fz_sub', 'fz_t'],
+  ['sp_prod', 'sp_catalog', 'fz_nosuch'],
+  ['sp_prod', 'sp_secret', 'fz_nosuch'],
+  ['fz_gone', 'x'],
+];
+const SCOPED_NAMESPACE_IDS: readonly string[][] = [
+  ...SCOPED_NAMESPACES,
+  [],
+  [],
+  ['sp_prod', 'sp_catalog'],
+  ['sp_sandbox', 'fz_sub'],
+  ['fz_gone'],
+];
+/** What the scoped keys may change: the events table (rows added) and everything in the sandbox. */
+const inSandbox = (name: string) => /^sp_sandbox(\$|$)/.test(name);
 
 interface Operation {
   method: string;
@@ -79,7 +176,7 @@ interface Operation {
 }
 
 interface FuzzRequest {
-  phase: 'http' | 'raw' | 'setup';
+  phase: 'http' | 'raw' | 'setup' | 'scoped';
   index: number;
   method: string;
   template: string;
@@ -216,6 +313,20 @@ interface Keys {
   foreign: string;
 }
 
+/**
+ * Who the request maker works as, and on what: the main run (the admin, read, neighbour and no keys on FUZZED), or
+ * the scoped run (keys with grants on SCOPED, catalog routes only).
+ */
+interface Profile {
+  /** Names the random stream: request #i of a profile depends only on the seed, the label and i. */
+  label: string;
+  database: string;
+  tableIds: readonly string[][];
+  namespaceIds: readonly string[][];
+  /** The credentials of a scoped run, by name (each request picks one); absent: the main run's mix. */
+  scopedKeys?: Record<string, string>;
+}
+
 class RequestMaker {
   private readonly schemas: SchemaFuzzer;
   private readonly arrowBases = baseArrowStreams();
@@ -227,14 +338,18 @@ class RequestMaker {
     components: Record<string, any>,
     private readonly keys: Keys,
     private readonly locations: string[],
+    private readonly profile: Profile = { label: 'http', database: FUZZED, tableIds: TABLE_IDS, namespaceIds: NAMESPACE_IDS },
   ) {
     this.schemas = new SchemaFuzzer(components);
-    this.weightedOps = ops.flatMap((op) => (op.body === 'arrow' ? [op, op, op] : [op]));
+    // A scoped run fuzzes the catalog routes (the operator routes refuse its keys before anything else).
+    const fuzzed = profile.scopedKeys ? ops.filter((op) => op.template.startsWith('/v1/')) : ops;
+    this.weightedOps = fuzzed.flatMap((op) => (op.body === 'arrow' ? [op, op, op] : [op]));
   }
 
-  /** Request #index of the HTTP phase: a function of the seed and the index only. */
+  /** Request #index of the HTTP phase: a function of the seed, the profile and the index only. */
   make(index: number): FuzzRequest {
-    const rng = new Prng(SEED, `http/${index}`);
+    const rng = new Prng(SEED, `${this.profile.label}/${index}`);
+    const scoped = this.profile.scopedKeys;
     const op = rng.pick(this.weightedOps);
     const method = rng.weighted<() => string>([
       [78, () => op.method],
@@ -245,26 +360,28 @@ class RequestMaker {
     // Arrow bodies are decoded only after authentication: most of them carry a credential that gets them there.
     const toDecoder = op.body === 'arrow' && method === op.method && rng.chance(0.7);
 
-    const credential = toDecoder
-      ? 'admin'
-      : isAdmin
-        ? rng.weighted<string>([
-            [45, 'operator'],
-            [20, 'admin'],
-            [8, 'read'],
-            [7, 'foreign'],
-            [10, 'none'],
-            [10, 'garbage'],
-          ])
-        : rng.weighted<string>([
-            [50, 'admin'],
-            [15, 'read'],
-            [10, 'foreign'],
-            [5, 'operator'],
-            [8, 'none'],
-            [7, 'garbage'],
-            [5, 'bearer'],
-          ]);
+    const credential = scoped
+      ? rng.pick(Object.keys(scoped))
+      : toDecoder
+        ? 'admin'
+        : isAdmin
+          ? rng.weighted<string>([
+              [45, 'operator'],
+              [20, 'admin'],
+              [8, 'read'],
+              [7, 'foreign'],
+              [10, 'none'],
+              [10, 'garbage'],
+            ])
+          : rng.weighted<string>([
+              [50, 'admin'],
+              [15, 'read'],
+              [10, 'foreign'],
+              [5, 'operator'],
+              [8, 'none'],
+              [7, 'garbage'],
+              [5, 'bearer'],
+            ]);
 
     // Path parameters.
     let idParts: string[] = [];
@@ -274,11 +391,12 @@ class RequestMaker {
       if (param === 'id' && op.template.startsWith('/v1/')) {
         if (op.template.startsWith('/v1/transaction/'))
           return rng.chance(0.6) ? rng.bytes(16).toString('hex') : encodeSegment(hostile(rng), 'component');
-        idParts = [...rng.pick(op.template.startsWith('/v1/namespace/') ? NAMESPACE_IDS : TABLE_IDS)];
+        idParts = [...rng.pick(op.template.startsWith('/v1/namespace/') ? this.profile.namespaceIds : this.profile.tableIds)];
+        // The scoped run mostly names real objects: what it is about is the grant check on them.
         const style = rng.weighted<string>([
-          [65, 'plain'],
+          [scoped ? 85 : 65, 'plain'],
           [10, 'delimiter'],
-          [25, 'hostile'],
+          [scoped ? 5 : 25, 'hostile'],
         ]);
         if (style === 'delimiter') {
           delimiter = rng.pick(['.', '::', '%']);
@@ -333,6 +451,7 @@ class RequestMaker {
       read: this.keys.read,
       foreign: this.keys.foreign,
       garbage: rng.pick([`lgw_${rng.bytes(32).toString('hex')}`, 'lgw_', headerSafe(hostile(rng)), 'x'.repeat(10_000)]),
+      ...scoped,
     }[credential];
     if (key !== undefined) headers.push(['x-api-key', key]);
     if (credential === 'bearer')
@@ -348,7 +467,7 @@ class RequestMaker {
       ]);
     if (!isAdmin || rng.chance(0.2)) {
       const db = rng.weighted<() => string | undefined>([
-        [toDecoder ? 1000 : 75, () => FUZZED],
+        [toDecoder || scoped ? 1000 : 75, () => this.profile.database],
         [7, () => NEIGHBOUR],
         [6, () => HONEST],
         [4, () => undefined],
@@ -398,7 +517,7 @@ class RequestMaker {
       }
     }
     if (contentType !== undefined) headers.push(['content-type', headerSafe(contentType)]);
-    return { phase: 'http', index, method, template: op.template, target, headers, body, note, credential };
+    return { phase: scoped ? 'scoped' : 'http', index, method, template: op.template, target, headers, body, note, credential };
   }
 
   private queryValue(rng: Prng, p: string): string {
@@ -724,6 +843,12 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
   let templates = 0;
   let crashesSeen = 0;
   let stoppedEarly = '';
+  let scopedAdmin = '';
+  const scopedKeys: Record<string, string> = {};
+  let scopedBefore: Record<string, string> = {};
+  let scopedSent = 0;
+  /** 2xx answers per scoped key: the run reached what the grants allow, not only refusals. */
+  const scopedOk = new Map<string, number>();
 
   const hostPort = () => `127.0.0.1:${gw.portNumber}`;
   const api = (headers: Record<string, string> = {}) => new Api(gw.url, headers);
@@ -802,7 +927,7 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
     return false;
   }
 
-  async function exchange(req: FuzzRequest, chunked: boolean): Promise<void> {
+  async function exchange(req: FuzzRequest, chunked: boolean): Promise<RawResponse | undefined> {
     const res = await rawExchange('127.0.0.1', gw.portNumber, wire(req, hostPort(), chunked), {
       timeoutMs: HANG_MS,
       methods: [req.method],
@@ -811,7 +936,7 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
     if (r) judge(req, r);
     if (res.errorWhileWriting || (res.error && !r)) {
       // A process that died is reported as such (with the request that killed it), not as a dropped connection.
-      if (!(await checkAlive(req))) return;
+      if (!(await checkAlive(req))) return r;
       const when = res.errorWhileWriting
         ? `while the request was being sent: the server closed without reading it${r ? ` (a ${r.status} had arrived, which most clients never read)` : ''}`
         : 'before any answer';
@@ -823,7 +948,7 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
         `socket ${res.error} ${res.errorWhileWriting ? 'while sending' : 'before any answer'}`,
       );
     } else if (!r) {
-      if (!(await checkAlive(req))) return;
+      if (!(await checkAlive(req))) return r;
       if (res.outcome === 'timeout') record('hang', req, undefined, `no answer within ${HANG_MS} ms`, 'no answer');
       else
         record(
@@ -834,6 +959,7 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
           'closed without an answer',
         );
     }
+    return r;
   }
 
   /** The fuzzer's own fixtures, put back when fuzzing dropped or renamed them (so later requests reach real tables). */
@@ -911,6 +1037,103 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
     } finally {
       db.close();
     }
+  }
+
+  const scopedApi = () => api({ 'x-api-key': scopedAdmin, 'x-service-database': SCOPED });
+  const idOf = (id: readonly string[]) => (id.length ? encodeURIComponent(id.join('$')) : '%24');
+
+  /** The scoped run's database, keys and objects (the keys' grants: SCOPED_GRANTS). */
+  async function scopedSetup(): Promise<void> {
+    const op = operator({ url: gw.url });
+    assert.equal((await op.post('/admin/v1/databases', { name: SCOPED })).status, 201);
+    const key = async (body: Record<string, unknown>) => {
+      const r = await op.post(`/admin/v1/databases/${SCOPED}/api-keys`, body);
+      assert.equal(r.status, 201, r.text);
+      return r.body.api_key as string;
+    };
+    scopedAdmin = await key({ role: 'admin' });
+    for (const [name, g] of Object.entries(SCOPED_GRANTS)) scopedKeys[name] = await key({ role: g.role, grants: g.grants, name });
+    const a = scopedApi();
+    for (const ns of SCOPED_NAMESPACES) assert.equal((await a.post(`/v1/namespace/${idOf(ns)}/create`, {})).status, 200, ns.join('$'));
+    for (const t of SCOPED_TABLES) {
+      const res = await fetch(`${gw.url}/v1/table/${idOf(t.id)}/create`, {
+        method: 'POST',
+        headers: { 'x-api-key': scopedAdmin, 'x-service-database': SCOPED, 'content-type': 'application/vnd.apache.arrow.stream' },
+        body: fixtureStream(0, t.rows),
+      });
+      assert.equal(res.status, 200, await res.text());
+      const marked = await a.post(`/v1/table/${idOf(t.id)}/update`, { updates: [['name', `'${rowMarker(t.id)}'`]] });
+      assert.equal(marked.status, 200, marked.text);
+    }
+  }
+
+  /**
+   * What the scoped keys may not change, as the database's admin key sees it: every listing (the sandbox's own
+   * entries left out), every namespace's description, and each table's rows and versions (the events table's
+   * rows apart: the ingest key may add to them).
+   */
+  async function scopedSnapshot(): Promise<Record<string, string>> {
+    const a = scopedApi();
+    const out: Record<string, string> = {};
+    // The sandbox's own entries left out; keys sorted (a version's metadata map comes in any order).
+    const withoutSandbox = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.filter((x) => typeof x !== 'string' || !inSandbox(x)).map(withoutSandbox)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.entries(v)
+                .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+                .map(([k, x]) => [k, withoutSandbox(x)]),
+            )
+          : v;
+    const text = async (p: Promise<{ status: number; text: string; body: unknown }>) => {
+      const r = await p;
+      return `${r.status} ${JSON.stringify(withoutSandbox(r.body))}`;
+    };
+    for (const ns of [[], ...SCOPED_NAMESPACES.filter((n) => !inSandbox(n.join('$')))]) {
+      out[`namespaces in ${ns.join('$')}`] = await text(a.get(`/v1/namespace/${idOf(ns)}/list?limit=1000`));
+      out[`tables in ${ns.join('$')}`] = await text(a.get(`/v1/namespace/${idOf(ns)}/table/list?limit=1000`));
+      if (ns.length) out[`namespace ${ns.join('$')}`] = await text(a.post(`/v1/namespace/${idOf(ns)}/describe`, {}));
+    }
+    const all: string[] = [];
+    let token: string | undefined;
+    do {
+      const r = await a.get(`/v1/table?limit=1000${token ? `&page_token=${encodeURIComponent(token)}` : ''}`);
+      assert.equal(r.status, 200, r.text);
+      all.push(...(r.body.tables as string[]).filter((x) => !inSandbox(x)));
+      token = r.body.page_token ?? undefined;
+    } while (token);
+    out['all tables'] = JSON.stringify(all.sort());
+    for (const t of SCOPED_TABLES) {
+      if (inSandbox(t.id.join('$'))) continue;
+      const id = t.id.join('$');
+      const count = (predicate?: string) => text(a.post(`/v1/table/${idOf(t.id)}/count_rows`, predicate ? { predicate } : {}));
+      // Its own rows, each still marked (a change to any would show).
+      out[`marked rows of ${id}`] = await count(`name = '${rowMarker(t.id)}'`);
+      if (id === 'sp_raw$sp_events') {
+        out['events count'] = await count(); // may only grow: compared apart
+        continue;
+      }
+      out[`rows of ${id}`] = await count();
+      out[`versions of ${id}`] = await text(a.post(`/v1/table/${idOf(t.id)}/version/list`, {}));
+    }
+    return out;
+  }
+
+  /** Names and row markers outside the key's grants that its answer shows, though its request did not say them. */
+  function leaked(req: FuzzRequest, r: RawResponse): string[] {
+    const said = [req.target, req.body?.toString('latin1') ?? '', ...req.headers.map(([, v]) => v)];
+    let t = req.target;
+    for (let i = 0; i < 2; i++) {
+      try {
+        t = decodeURIComponent(t);
+        said.push(t);
+      } catch {
+        break;
+      }
+    }
+    const answer = r.body.toString('utf8') + Object.values(r.headers).join('\n');
+    return (SCOPED_GRANTS[req.credential]?.unseen ?? []).filter((n) => answer.includes(n) && !said.some((x) => x.includes(n)));
   }
 
   before(async () => {
@@ -1057,6 +1280,43 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
     }
 
     const rawSeconds = (Date.now() - started) / 1000 - httpSeconds;
+
+    // Phase 3: the same fuzzing, on the catalog routes, with keys whose grants narrow them (SCOPED_GRANTS), in a
+    // database of their own: nothing outside a key's grants may change, and no answer may show a name outside them.
+    const scopedStarted = Date.now();
+    if (crashesSeen < 3) {
+      await scopedSetup();
+      // No maintenance job may add a version while the run is compared (the tables are tiny: it would do nothing).
+      assert.equal(
+        (await operator({ url: gw.url }).request('PUT', `/admin/v1/databases/${SCOPED}/maintenance`, { enabled: false })).status,
+        200,
+      );
+      scopedBefore = await scopedSnapshot();
+      const scopedFolders = fs.readdirSync(path.join(dataDir, 'tables', SCOPED)).map((f) => `../${SCOPED}/${f}`);
+      const scopedMaker = new RequestMaker(ops, doc.components?.schemas ?? {}, keys, [...locations, ...scopedFolders, ...scopedFolders], {
+        label: 'scoped',
+        database: SCOPED,
+        tableIds: SCOPED_TABLE_IDS,
+        namespaceIds: SCOPED_NAMESPACE_IDS,
+        scopedKeys,
+      });
+      for (let i = 0; i < SCOPED_COUNT && crashesSeen < 3; i++) {
+        const req = scopedMaker.make(i);
+        const r = await exchange(req, false);
+        scopedSent++;
+        if (r && r.status < 300) scopedOk.set(req.credential, (scopedOk.get(req.credential) ?? 0) + 1);
+        const shown = r ? leaked(req, r) : [];
+        if (r && shown.length)
+          record(
+            'leak',
+            req,
+            r.status,
+            `shows ${shown.join(', ')}: ${snippet(r.body, 400)}`,
+            `${req.credential} key shown ${shown.join(', ')}`,
+          );
+      }
+    }
+    const scopedSeconds = (Date.now() - scopedStarted) / 1000;
     // A 500 says only "internal error": the gateway's log says why (grouping then tells the causes apart).
     await new Promise((r) => setTimeout(r, 200)); // the last log lines are still in the pipe
     for (const o of offenders) {
@@ -1068,7 +1328,7 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
       }
     }
     const line =
-      `fuzz [${kind}] seed=${JSON.stringify(SEED)}: ${sent} HTTP requests over ${templates} operations (${httpSeconds.toFixed(0)} s) + ${rawSent} raw-socket cases (${rawSeconds.toFixed(0)} s); ` +
+      `fuzz [${kind}] seed=${JSON.stringify(SEED)}: ${sent} HTTP requests over ${templates} operations (${httpSeconds.toFixed(0)} s) + ${rawSent} raw-socket cases (${rawSeconds.toFixed(0)} s) + ${scopedSent} with scoped keys (${scopedSeconds.toFixed(0)} s, 2xx ${JSON.stringify(Object.fromEntries(scopedOk))}); ` +
       `statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}; ${offenders.length} offenders${stoppedEarly ? `; ${stoppedEarly}` : ''}`;
     console.log(line);
     if (offenders.length) console.log(groups(offenders).slice(0, 60).join('\n'));
@@ -1119,6 +1379,28 @@ forEachCatalog('fuzz: hostile requests over every route', (kind) => {
   it('answers to HEAD carry no body', () => {
     const r = report(['head-body']);
     assert.equal(r.list.length, 0, r.message);
+  });
+
+  it('scoped keys: no answer shows a name or a row outside the grants of the key that asked', () => {
+    assert.ok(scopedSent > 0, 'the scoped run ran');
+    if (scopedSent >= 300)
+      for (const k of Object.keys(SCOPED_GRANTS))
+        assert.ok((scopedOk.get(k) ?? 0) > 0, `the ${k} key never got a 2xx: the run tested refusals only`);
+    const r = report(['leak']);
+    assert.equal(r.list.length, 0, r.message);
+  });
+
+  it('scoped keys: nothing outside their grants changed (rows were only added where the ingest key may insert)', async () => {
+    assert.ok(scopedSent > 0, 'the scoped run ran');
+    const now = await scopedSnapshot();
+    assert.ok(Number(now['events count'].split(' ')[1]) >= Number(scopedBefore['events count'].split(' ')[1]), 'no event was removed');
+    for (const what of Object.keys(scopedBefore))
+      if (what !== 'events count') assert.equal(now[what], scopedBefore[what], `${what} changed`);
+    // Their refusals are in the audit trail (written once a second).
+    await eventually(async () => {
+      const trail = await operator({ url: gw.url }).get(`/admin/v1/databases/${SCOPED}/audit?limit=1000`);
+      return (trail.body.events as any[]).some((e) => e.action === 'request.refused');
+    });
   });
 
   it('afterwards /healthz is 200 and the honest workload is intact, with nothing of the fuzzer in it', async () => {

@@ -46,14 +46,17 @@ const USAGE = `usage: npm run admin -- <command>
   dropped purge <database> <dropped-id>
       soft-dropped tables: list them, restore one (under a new name when its old one is taken), purge one now
   keys create <database> --role read|write|admin [--name text] [--owner text] [--description text]
-      [--expires 2027-01-01T00:00:00Z] [--rate-limit <limit>/<window_ms>]
+      [--expires 2027-01-01T00:00:00Z] [--rate-limit <limit>/<window_ms>] [--grants '<json>']
       (keys issue: the same; --expires-at: the same as --expires)
+      --grants narrows the role: a JSON list like '[{"privileges":["select"],"on":{"namespace":["prod"]}}]'
+      (docs/access-control.md "Grants")
   keys list <database>
-      with name, owner, expires_at, rate_limit, rotated_from and last_used_at (coarse: KEY_USAGE_FLUSH_MS)
+      with name, owner, expires_at, rate_limit, grants, rotated_from and last_used_at (coarse: KEY_USAGE_FLUSH_MS)
   keys rotate <database> <key-id> [--overlap-seconds n]
-      a new key (secret shown once) like the old one; the old one stays valid until revoked, or n seconds at most
+      a new key (secret shown once) like the old one (grants too); the old one stays valid until revoked, or n seconds at most
   keys update <database> <key-id> [--name text] [--owner text] [--expires date|never] [--rate-limit l/w|none]
-      (keys edit: the same; an empty --name or --owner clears it)
+      [--grants '<json>'|null]
+      (keys edit: the same; an empty --name or --owner clears it; --grants replaces them, null: the role on the whole database)
   keys revoke <database> <key-id>
   audit <database> [--limit n]
   usage <database> [--from 2026-11-01] [--to 2026-12-01] [--granularity day|hour] [--csv]
@@ -98,6 +101,16 @@ function rateLimitArg(v: string): { limit: number; window_ms: number } | null {
   return { limit: Number(m[1]), window_ms: Number(m[2]) };
 }
 
+/** `--grants '<json>'`: the JSON as given (the operator API's schema checks it), `null` included (update: reset). */
+function grantsArg(v: string | undefined): unknown {
+  if (v === undefined) return undefined;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch (err) {
+    throw new UsageError(`--grants takes a JSON list of grants (docs/access-control.md): ${(err as Error).message}`);
+  }
+}
+
 /** The operator API's own schema, applied to the CLI's options (the same rules, the same messages). */
 function parseOrUsage<S extends z.ZodType>(schema: S, raw: Record<string, unknown>): z.output<S> {
   const r = schema.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
@@ -120,6 +133,7 @@ async function main(argv: string[]): Promise<unknown> {
           expires: { type: 'string' },
           owner: { type: 'string' },
           'rate-limit': { type: 'string' },
+          grants: { type: 'string' },
           'overlap-seconds': { type: 'string' },
           limit: { type: 'string' },
           delete: { type: 'boolean' },
@@ -295,6 +309,7 @@ async function main(argv: string[]): Promise<unknown> {
           name: values.name,
           owner: values.owner,
           rate_limit: values['rate-limit'] === undefined ? undefined : rateLimitArg(values['rate-limit']),
+          grants: grantsArg(values.grants),
         });
         return await audited(name, 'api_key.issue', name, () =>
           databases.issueKey(name, body.role, {
@@ -303,6 +318,7 @@ async function main(argv: string[]): Promise<unknown> {
             name: body.name,
             owner: body.owner,
             rateLimit: body.rate_limit,
+            grants: body.grants,
           }),
         );
       }
@@ -322,6 +338,7 @@ async function main(argv: string[]): Promise<unknown> {
           owner: values.owner === '' ? null : values.owner,
           expires_at: raw === 'never' ? null : raw,
           rate_limit: values['rate-limit'] === undefined ? undefined : rateLimitArg(values['rate-limit']),
+          grants: grantsArg(values.grants),
         });
         return await audited(name, 'api_key.update', id, () =>
           databases.updateKey(name, id, {
@@ -329,6 +346,7 @@ async function main(argv: string[]): Promise<unknown> {
             owner: body.owner,
             expiresAt: body.expires_at === undefined ? undefined : body.expires_at === null ? null : new Date(body.expires_at),
             rateLimit: body.rate_limit,
+            grants: body.grants,
           }),
         );
       }
