@@ -100,43 +100,25 @@ const SCOPED_TABLES: readonly { id: string[]; rows: number }[] = [
 /** Every row of a table carries its marker (its `name` column): an answer showing it has read the table. */
 const rowMarker = (id: readonly string[]) => `spx_${id[id.length - 1]}_row`;
 /** The scoped keys' grants, and what each must never see (names and row markers) unless its request said them. */
+/** Every name of the scoped run's namespaces and tables. */
+const SCOPED_NAMES = [...new Set([...SCOPED_NAMESPACES.flat(), ...SCOPED_TABLES.flatMap((t) => t.id)])];
+/** The names a key may see; every other one it must not. */
+const unseenBut = (...seen: string[]) => SCOPED_NAMES.filter((n) => !seen.includes(n));
 const SCOPED_GRANTS: Record<string, { role: string; grants: unknown[]; unseen: string[] }> = {
   query: {
     role: 'read',
     grants: [{ privileges: ['select'], on: { namespace: ['sp_prod', 'sp_catalog'] } }],
-    unseen: ['sp_secret', 'sp_salaries', 'sp_raw', 'sp_events', 'sp_audit_log', 'sp_sandbox', 'sp_scratch', 'sp_root'],
+    unseen: unseenBut('sp_prod', 'sp_catalog', 'sp_items', 'sp_prices'),
   },
   ingest: {
     role: 'write',
     grants: [{ privileges: ['insert'], on: { table: ['sp_raw', 'sp_events'] } }],
-    unseen: [
-      'sp_prod',
-      'sp_catalog',
-      'sp_items',
-      'sp_prices',
-      'sp_secret',
-      'sp_salaries',
-      'sp_audit_log',
-      'sp_sandbox',
-      'sp_scratch',
-      'sp_root',
-    ],
+    unseen: unseenBut('sp_raw', 'sp_events'),
   },
   sandbox: {
     role: 'write',
     grants: [{ privileges: ['describe', 'select', 'insert', 'modify', 'create', 'manage'], on: { namespace: ['sp_sandbox'] } }],
-    unseen: [
-      'sp_prod',
-      'sp_catalog',
-      'sp_items',
-      'sp_prices',
-      'sp_secret',
-      'sp_salaries',
-      'sp_raw',
-      'sp_events',
-      'sp_audit_log',
-      'sp_root',
-    ],
+    unseen: unseenBut('sp_sandbox', 'sp_scratch'),
   },
 };
 for (const g of Object.values(SCOPED_GRANTS))

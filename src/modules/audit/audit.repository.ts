@@ -12,6 +12,17 @@ export interface AuditEventRow {
   createdAt: Date;
 }
 
+/** What an audit event is written with (its id and time are the repository's). */
+export interface NewAuditEvent {
+  databaseId: string | null;
+  databaseName: string;
+  actor: string;
+  action: string;
+  target: string;
+  details: Record<string, unknown>;
+  requestId?: string;
+}
+
 @Injectable()
 export class AuditRepository {
   constructor(private readonly uow: UnitOfWork) {}
@@ -21,32 +32,14 @@ export class AuditRepository {
   }
 
   /** Inserts one event (inside the unit of work open on this call path, if any); returns its id. */
-  async insert(e: {
-    databaseId: string | null;
-    databaseName: string;
-    actor: string;
-    action: string;
-    target: string;
-    details: Record<string, unknown>;
-    requestId?: string;
-  }): Promise<string> {
+  async insert(e: NewAuditEvent): Promise<string> {
     const id = randomUUID();
     await this.db.auditEvent.create({ data: { id, ...e, details: e.details as object } });
     return id;
   }
 
   /** Inserts several events in one statement (refused requests, flushed in batches). */
-  async insertMany(
-    events: {
-      databaseId: string;
-      databaseName: string;
-      actor: string;
-      action: string;
-      target: string;
-      details: Record<string, unknown>;
-      requestId?: string;
-    }[],
-  ): Promise<void> {
+  async insertMany(events: NewAuditEvent[]): Promise<void> {
     if (events.length === 0) return;
     await this.db.auditEvent.createMany({ data: events.map((e) => ({ id: randomUUID(), ...e, details: e.details as object })) });
   }
