@@ -320,10 +320,22 @@ describe(`grants: privileges on database, namespaces and tables [${kind}]`, () =
             const twinTarget = creates ? [...twin, target[target.length - 1]] : twin;
             const absent = await call(k, r, twinTarget);
             assert.deepEqual(comparable(res), comparable(absent), `hidden answers as missing: ${what} vs ${absent.text}`);
-            assert.ok([1, 4].includes(res.body.code), what);
+            // The missing object's own answer: a table of a visible namespace is TableNotFound (its id), anything else
+            // NamespaceNotFound of the namespace that is missing to this key (the table's, or a create's parent).
+            const parent = target.slice(0, -1).join('$');
             if (!creates && objectKind === 'table' && k.model.visible('namespace', target.slice(0, -1))) {
-              expectProblem(res, 404, 4, { what, msg: target.join('$') });
-              assert.equal(res.body.detail, target.join('$'));
+              expectProblem(res, 404, 4, { what });
+              assert.equal(res.body.detail, target.join('$'), what);
+            } else {
+              expectProblem(res, 404, 1, { what });
+              const want = creates
+                ? objectKind === 'namespace'
+                  ? `parent namespace '${parent}'`
+                  : parent
+                : objectKind === 'table'
+                  ? parent
+                  : target.join('$');
+              assert.equal(res.body.detail, want, what);
             }
           }
         }
@@ -538,6 +550,16 @@ describe(`grants: privileges on database, namespaces and tables [${kind}]`, () =
         'content-type': ARROW,
       }),
       'exist_ok on a hidden table',
+    );
+    same(
+      await builder.post(`/v1/namespace/${enc(['raw', 'sub'])}/create`, {}),
+      await admin.post(`/v1/namespace/${enc(['raw' + ABSENT, 'sub'])}/create`, {}),
+      'create a namespace in a hidden one',
+    );
+    same(
+      await builder.post(`/v1/table/${enc(['prod', 'catalog', 'items'])}/count_rows`, {}),
+      await admin.post(`/v1/table/${enc(['prod' + ABSENT, 'catalog', 'items'])}/count_rows`, {}),
+      'a table of a hidden namespace path',
     );
     const declared = await builder.post(`/v1/table/${enc(['raw', 'events'])}/declare`, {});
     noLeak(declared);
