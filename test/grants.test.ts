@@ -638,6 +638,24 @@ describe(`grants: privileges on database, namespaces and tables [${kind}]`, () =
       [],
       'no clone was made',
     );
+
+    // Replacing an existing table needs manage on it, not only create where it is: create mode=overwrite, register Overwrite.
+    const creator = await scoped('creator', 'write', [{ privileges: ['create'], on: { namespace: ['raw'] } }]);
+    const eventsNow = await countRows(['raw', 'events']);
+    const eventsAt = (await admin.post(`/v1/table/${enc(['raw', 'events'])}/describe`, {})).body.location;
+    const overwrite = await creator.api.request('POST', `/v1/table/${enc(['raw', 'events'])}/create?mode=overwrite`, arrowRows(0, 1), {
+      'content-type': ARROW,
+    });
+    expectProblem(overwrite, 403, 15, { msg: /needs 'manage'/ });
+    const register = await creator.api.post(`/v1/table/${enc(['raw', 'events'])}/register`, {
+      location: unregistered.split('/').pop(),
+      mode: 'Overwrite',
+    });
+    expectProblem(register, 403, 15, { msg: /needs 'manage'/ });
+    assert.equal(await countRows(['raw', 'events']), eventsNow, 'not overwritten');
+    assert.equal((await admin.post(`/v1/table/${enc(['raw', 'events'])}/describe`, {})).body.location, eventsAt, 'not re-registered');
+    // The same key may create a new table there (the check is on what is replaced, not on the route).
+    assert.equal((await creator.api.post(`/v1/table/${enc(['raw', fresh('new')])}/declare`, {})).status, 200);
   });
 
   it('refused requests are in the audit trail as request.refused: who, which operation, which object, why', async () => {
