@@ -108,7 +108,10 @@ export class Access {
   ) {
     this.grants = grants;
     this.unscoped = unscoped;
-    this.onDatabase = new Set(grants.filter((g) => g.kind === 'database').flatMap((g) => [...g.privileges]));
+    const onDatabase = new Set(grants.filter((g) => g.kind === 'database').flatMap((g) => [...g.privileges]));
+    // Every privilege implies `describe` on its object, the database too (a database-wide `select` lists jobs).
+    if (onDatabase.size > 0) onDatabase.add('describe');
+    this.onDatabase = onDatabase;
   }
 
   /** A credential's access: its role's privileges on the database, narrowed to `grants` when it has any. */
