@@ -66,6 +66,12 @@ export interface CatalogNeed {
   privilege: Privilege;
   on: Target;
   creates?: true;
+  /**
+   * The answer for a missing object is the service's own (DropNamespace: 400, or 204 with mode Skip): for an object
+   * the credential cannot see, the guard lets the request through (recording the refusal) and the service, checking
+   * `access.visible` first, answers as if it were missing.
+   */
+  hiddenAnswered?: true;
 }
 
 /** What @Operation records; a catalog route says what it `needs` (docs/access-control.md). */

@@ -93,7 +93,7 @@ export class NamespacesController {
       'nothing dropped) or `Cascade` (drops everything inside; a long deletion answers with `transaction_id`).',
     tag: 'Namespace',
     access: 'catalog',
-    needs: { privilege: 'manage', on: 'namespace' },
+    needs: { privilege: 'manage', on: 'namespace', hiddenAnswered: true },
     responses: {
       200: { description: 'Dropped', schema: DropNamespaceResponse },
       204: { description: 'mode Skip and the namespace did not exist (no body)' },

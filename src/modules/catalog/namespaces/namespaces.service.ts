@@ -201,8 +201,11 @@ export class NamespacesService {
     const scope = scopeOf(t);
     const path = encodePath(id);
     let txId: string | undefined;
-    const hooks = await this.dropHooks(t, id, behavior === 'cascade');
+    // A namespace the credential cannot see is missing for it (its guard let the request through for this answer).
+    const hidden = !t.access.visible('namespace', id);
+    const hooks = hidden ? {} : await this.dropHooks(t, id, behavior === 'cascade');
     const outcome = await this.uow.run(async () => {
+      if (hidden) return { kind: 'not-found' as const };
       const o = await this.repo.drop(scope, path, behavior === 'cascade', hooks);
       if (o.kind === 'dropped' && o.locations.length > 0) {
         txId = await this.transactions.record(t.database.id, 'drop_namespace', o.locations);

@@ -1,5 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Errors } from '../../../platform/http/errors';
+import { REFUSAL } from '../../../platform/http/http-exception.filter';
 import { assertName, parseObjectId, resolveDelimiter } from '../../../platform/http/ids';
 import { catalogNeedOf, CatalogNeed, requiredRole } from '../../../platform/http/operation.decorator';
 import { roleOfPrivilege } from '../../../platform/http/route-access';
@@ -114,9 +115,12 @@ export class CatalogAccessGuard implements CanActivate {
       params.id !== undefined ? parseObjectId(params.id, resolveDelimiter(req.query?.delimiter)) : [assertName(params.name, 'table name')];
     if (access.may(need.privilege, need.on, path)) return;
     const error = access.unscoped ? roleRefusal() : access.refusal(need.privilege, need.on, path, need.creates === true);
-    throw refused(error, who, `needs ${need.privilege}`, {
-      kind: need.on,
-      path,
-    });
+    refused(error, who, `needs ${need.privilege}`, { kind: need.on, path });
+    if (need.hiddenAnswered && !access.visible(need.on, path)) {
+      // The service answers as for a missing object; the refusal is recorded all the same.
+      (req as GuardedRequest & { [REFUSAL]?: unknown })[REFUSAL] = error.refusal;
+      return;
+    }
+    throw error;
   }
 }

@@ -131,7 +131,8 @@ export class Access {
 
   /** Whether the credential holds `privilege` anywhere (what a route checked by its service needs at the least). */
   holdsAnywhere(privilege: Privilege): boolean {
-    return this.grants.some((g) => g.privileges.has(privilege));
+    // Every privilege implies describe on its object.
+    return this.grants.some((g) => g.privileges.has(privilege) || (privilege === 'describe' && g.privileges.size > 0));
   }
 
   /** Whether the credential holds `privilege` on the database itself (keys, dropped tables, jobs, multi-table routes). */
