@@ -2,7 +2,19 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { after, before, it } from 'node:test';
-import { ADMIN_KEY, Api, forEachCatalog, idPath, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
+import {
+  ADMIN_KEY,
+  Api,
+  eventually,
+  forEachCatalog,
+  idPath,
+  newTenant,
+  operator,
+  Reply,
+  startGateway,
+  Tenant,
+  TestGateway,
+} from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
 import { writeTable } from './helpers/lance';
 
@@ -51,7 +63,12 @@ forEachCatalog('audit trail', (kind) => {
     failedRequestIds.push(requestId);
   }
 
+  /** The trail's records of changes (refused requests, recorded a second later in batches, left out). */
   async function allEvents(api: Api = op): Promise<any[]> {
+    return (await trail(api)).filter((e) => e.action !== 'request.refused');
+  }
+
+  async function trail(api: Api = op): Promise<any[]> {
     const r = await api.get(`/admin/v1/databases/${t.name}/audit?limit=10000`);
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.page_token, undefined);
@@ -181,11 +198,17 @@ forEachCatalog('audit trail', (kind) => {
     assert.equal(events.at(-1).target, t.name);
   });
 
-  it('records nothing for failed operations', async () => {
+  it('records nothing for failed operations; a refused one only as request.refused', async () => {
     const events = await allEvents();
     for (const id of failedRequestIds) assert.ok(!events.some((e) => e.request_id === id), `a failed request was recorded: ${id}`);
     assert.ok(!events.some((e) => ['by_reader', 'anon', 'ns$evil', 'ns$missing'].includes(e.target)));
     assert.equal(events.filter((e) => e.action === 'api_key.revoke').length, 1);
+    // The read key's refused create is in the trail as a refusal (who, which object, why), not as a change.
+    const refusal = await eventually(async () =>
+      (await trail()).find((e) => e.action === 'request.refused' && e.target === 'namespace by_reader'),
+    );
+    assert.equal(refusal.actor.startsWith('key:'), true);
+    assert.deepEqual([refusal.details.status, refusal.details.reason], [403, 'needs create']);
   });
 
   it("shows only the database's own events", async () => {
@@ -198,7 +221,7 @@ forEachCatalog('audit trail', (kind) => {
   });
 
   it('paginates with limit and page_token, covering every event once', async () => {
-    const all = (await allEvents()).map((e) => e.id);
+    const all = (await trail()).map((e) => e.id);
     assert.ok(all.length >= expected.length + 3);
     for (const limit of [1, 2, 7]) {
       const seen: string[] = [];
@@ -251,10 +274,12 @@ forEachCatalog('audit trail', (kind) => {
     const admin = await op.post(`/admin/v1/databases/${t.name}/api-keys`, { role: 'admin' });
     const viaAdmin = await new Api(gw.url, { 'x-api-key': admin.body.api_key }).get(`/admin/v1/databases/${t.name}/audit?limit=10000`);
     assert.equal(viaAdmin.status, 200, viaAdmin.text);
-    // Same trail, plus the admin key's own issue.
-    assert.equal(viaAdmin.body.events[0].action, 'api_key.issue');
-    assert.equal(viaAdmin.body.events[0].details.key_id, admin.body.id);
+    // Same trail, plus the admin key's own issue (after it, at most the refusals of the read and write keys above).
+    const latest = viaAdmin.body.events.find((e: any) => e.action !== 'request.refused');
+    assert.equal(latest.action, 'api_key.issue');
+    assert.equal(latest.details.key_id, admin.body.id);
     // Reading the audit is not itself an audited change.
-    assert.equal((await allEvents()).length, viaAdmin.body.events.length);
+    const changes = viaAdmin.body.events.filter((e: any) => e.action !== 'request.refused');
+    assert.equal((await allEvents()).length, changes.length);
   });
 });
