@@ -20,6 +20,9 @@ export function cell(v: unknown): string {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'bigint') return v.toString();
   if (v instanceof Uint8Array) return `<${v.length} bytes>`;
+  // An Arrow list value (a vector): its values.
+  const arrowList = v as { toArray?: () => ArrayLike<unknown> };
+  if (typeof v === 'object' && typeof arrowList.toArray === 'function') return cell(Array.from(arrowList.toArray()));
   if (ArrayBuffer.isView(v) || Array.isArray(v)) {
     const items = Array.from(v as ArrayLike<unknown>);
     const shown = items.slice(0, 6).map((x) => (typeof x === 'number' ? Number(x.toPrecision(4)).toString() : cell(x)));
