@@ -218,7 +218,7 @@ if (!CHROMIUM) {
       assert.deepEqual(errors, []);
     });
 
-    it("refuses a database key for another database at sign-in", async () => {
+    it('refuses a database key for another database at sign-in', async () => {
       const { page, errors } = await newPage();
       await signIn(page, tenant.readKey, other.name);
       await page.getByRole('alert').filter({ hasText: 'Sign-in refused' }).waitFor();

@@ -91,7 +91,11 @@ function ApiKeys({ api, name }: { api: Api; name: string }) {
         if (!live) return;
         if (r.error) {
           setKeys(undefined);
-          setError(r.response.status === 403 ? 'This key may not manage API keys (an admin key of the database may).' : problemText(r.error, r.response));
+          setError(
+            r.response.status === 403
+              ? 'This key may not manage API keys (an admin key of the database may).'
+              : problemText(r.error, r.response),
+          );
         } else {
           setError('');
           setKeys(r.data.api_keys);

@@ -49,13 +49,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
         {kind === 'database' && (
           <>
             <label for="database">Database</label>
-            <input
-              id="database"
-              required
-              pattern="[A-Za-z0-9_.\-]+"
-              value={database}
-              onInput={(e) => setDatabase(e.currentTarget.value)}
-            />
+            <input id="database" required pattern="[A-Za-z0-9_.\-]+" value={database} onInput={(e) => setDatabase(e.currentTarget.value)} />
           </>
         )}
         <button type="submit" disabled={busy}>

@@ -41,7 +41,9 @@ function NamespaceNode({
   const [error, setError] = useState('');
 
   const load = async (token?: string) => {
-    const r = await api.GET('/v1/namespace/{id}/list', { params: { path: { id: objectId(path) }, query: { limit: PAGE, page_token: token } } });
+    const r = await api.GET('/v1/namespace/{id}/list', {
+      params: { path: { id: objectId(path) }, query: { limit: PAGE, page_token: token } },
+    });
     if (r.error) return setError(problemText(r.error, r.response));
     setChildren((c) => (token ? [...c, ...r.data.namespaces] : r.data.namespaces));
     setNext(r.data.page_token);
