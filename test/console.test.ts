@@ -218,6 +218,32 @@ if (!CHROMIUM) {
       assert.deepEqual(errors, []);
     });
 
+    it('prefixes the REST routes with BASE_PATH (and not the operator API)', async () => {
+      const prefixed = await startGateway(kind, { BASE_PATH: '/lance' });
+      try {
+        const t = await newTenant(prefixed);
+        const r = await t.api.request('POST', `/lance/v1/table/plain/create`, rowsStream('under a base path'), {
+          'content-type': ARROW_STREAM,
+        });
+        assert.equal(r.status, 200, r.text);
+        const { page, errors } = await newPage();
+        await page.goto(`${prefixed.url}/console`);
+        await page.getByLabel('Database key').check();
+        await page.getByLabel('Database', { exact: true }).fill(t.name);
+        await page.getByLabel('API key').fill(t.readKey);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('list', { name: 'Tables' }).getByRole('link', { name: 'plain', exact: true }).click();
+        await page.getByRole('table', { name: 'Rows' }).getByRole('cell', { name: 'under a base path', exact: true }).waitFor();
+        await page.getByRole('button', { name: 'Sign out' }).click();
+        await page.getByLabel('API key').fill(ADMIN_KEY);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('table', { name: 'Databases' }).getByRole('link', { name: t.name, exact: true }).waitFor();
+        assert.deepEqual(errors, []);
+      } finally {
+        await prefixed.close();
+      }
+    });
+
     it('refuses a database key for another database at sign-in', async () => {
       const { page, errors } = await newPage();
       await signIn(page, tenant.readKey, other.name);

@@ -9,13 +9,15 @@ const basePath = document.querySelector('meta[name="lgw-base-path"]')?.getAttrib
 export function apiClient(session: Session) {
   const client = createClient<paths>({ baseUrl: window.location.origin });
   const auth: Middleware = {
-    onRequest({ request }) {
+    async onRequest({ request }) {
       request.headers.set('x-api-key', session.key);
       if (session.kind === 'database') request.headers.set('x-service-database', session.database);
       const url = new URL(request.url);
       if (basePath && (url.pathname === '/v1' || url.pathname.startsWith('/v1/'))) {
         url.pathname = basePath + url.pathname;
-        return new Request(url, request);
+        // A new request for the new URL, with the body read out (a streamed body cannot be handed over as it is).
+        const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
+        return new Request(url, { method: request.method, headers: request.headers, body, signal: request.signal });
       }
       return request;
     },
