@@ -64,7 +64,7 @@ if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
     const contexts: BrowserContext[] = [];
 
     /** A fresh tab (its own session storage) that records dialogs, page errors and CSP violations. */
-    async function newPage(): Promise<{ page: Page; dialogs: string[]; errors: string[] }> {
+    async function newPage(): Promise<{ page: Page; dialogs: string[]; errors: string[]; context: BrowserContext }> {
       const context = await browser.newContext();
       contexts.push(context);
       const page = await context.newPage();
@@ -79,7 +79,7 @@ if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
       page.on('console', (m) => {
         if (m.type() === 'error' && /Content.Security.Policy/i.test(m.text())) errors.push(m.text());
       });
-      return { page, dialogs, errors };
+      return { page, dialogs, errors, context };
     }
 
     async function signIn(page: Page, key: string, database?: string): Promise<void> {
@@ -174,6 +174,7 @@ if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
 
       await page.getByRole('link', { name: 'Fleet' }).click();
       await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+      await page.getByRole('heading', { name: 'Top databases by storage' }).waitFor();
       assert.deepEqual(dialogs, []);
       assert.deepEqual(errors, []);
     });
@@ -233,13 +234,15 @@ if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
 
     it('prefixes the REST routes with BASE_PATH (and not the operator API)', async () => {
       const prefixed = await startGateway(kind, { BASE_PATH: '/lance' });
+      let closeFirst: BrowserContext | undefined;
       try {
         const t = await newTenant(prefixed);
         const r = await t.api.request('POST', `/lance/v1/table/plain/create`, rowsStream('under a base path'), {
           'content-type': ARROW_STREAM,
         });
         assert.equal(r.status, 200, r.text);
-        const { page, errors } = await newPage();
+        const { page, errors, context } = await newPage();
+        closeFirst = context;
         await page.goto(`${prefixed.url}/console`);
         await page.getByLabel('Database key').check();
         await page.getByLabel('Database', { exact: true }).fill(t.name);
@@ -253,6 +256,8 @@ if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
         await page.getByRole('table', { name: 'Databases' }).getByRole('link', { name: t.name, exact: true }).waitFor();
         assert.deepEqual(errors, []);
       } finally {
+        // The browser's keep-alive connections would hold the gateway's close until they time out.
+        await closeFirst?.close();
         await prefixed.close();
       }
     });

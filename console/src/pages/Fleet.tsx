@@ -6,6 +6,7 @@ import { href } from '../nav';
 
 type Database = components['schemas']['Database'];
 type DayUsage = components['schemas']['FleetUsageReport']['databases'][number];
+type TopStorage = components['schemas']['TopStorageReport']['databases'];
 
 /** The operator's fleet: every database (server-side pages) with today's usage, and creating a database. */
 export function Fleet({ api }: { api: Api }) {
@@ -13,6 +14,7 @@ export function Fleet({ api }: { api: Api }) {
   const [history, setHistory] = useState<(string | undefined)[]>([]);
   const [page, setPage] = useState<{ databases: Database[]; next?: string }>();
   const [usage, setUsage] = useState<Map<string, DayUsage>>(new Map());
+  const [top, setTop] = useState<TopStorage>();
   const [error, setError] = useState('');
   const [reload, setReload] = useState(0);
 
@@ -26,6 +28,8 @@ export function Fleet({ api }: { api: Api }) {
       setPage({ databases: r.data.databases, next: r.data.page_token });
       const u = await api.GET('/admin/v1/usage', { params: { query: { sort: 'requests', limit: 1000 } } });
       if (live && u.data) setUsage(new Map(u.data.databases.map((d) => [d.database, d])));
+      const t = await api.GET('/admin/v1/usage/top-storage', { params: { query: { limit: 10 } } });
+      if (live && t.data) setTop(t.data.databases);
     })().catch((err: unknown) => live && setError(problemText(err)));
     return () => {
       live = false;
@@ -93,6 +97,17 @@ export function Fleet({ api }: { api: Api }) {
           Next page
         </button>
       </div>
+      <h2 id="top-title">Top databases by storage</h2>
+      {top && top.length === 0 && <p>No storage measured yet (the storage refresher measures tables in the background).</p>}
+      {top && top.length > 0 && (
+        <ol aria-labelledby="top-title">
+          {top.map((d) => (
+            <li key={d.database}>
+              <a href={href('db', d.database)}>{d.database}</a>: {bytes(d.storage_bytes)} in {num(d.tables)} tables
+            </li>
+          ))}
+        </ol>
+      )}
     </section>
   );
 }
