@@ -11,8 +11,11 @@ COPY tsconfig.json tsconfig.prod.json prisma.config.ts ./
 COPY scripts ./scripts
 COPY prisma ./prisma
 COPY src ./src
+COPY console ./console
+# The web console (docs/console.md) is built from the compiled gateway's OpenAPI document into dist/console.
 RUN node scripts/prisma-generate.js \
  && npx tsc -p tsconfig.prod.json \
+ && node scripts/build-console.js \
  && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:22-bookworm-slim

@@ -13,7 +13,7 @@ const unusedVars = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'src/generated/', 'data/', '.cache/'] },
+  { ignores: ['dist/', 'node_modules/', 'src/generated/', 'console/generated/', 'data/', '.cache/'] },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
   js.configs.recommended,
   tseslint.configs.recommended,
@@ -52,6 +52,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['warn', unusedVars],
       '@typescript-eslint/no-unused-expressions': 'warn',
     },
+  },
+  {
+    // The web console (docs/console.md): browser code, type-checked by its own tsconfig in scripts/build-console.js.
+    files: ['console/**/*.ts', 'console/**/*.tsx'],
+    languageOptions: { globals: globals.browser },
   },
   {
     files: ['**/*.js', '**/*.mjs'],

@@ -16,6 +16,7 @@ import { ARROW_STREAM_TYPE, isArrowRouteWithoutType } from './modules/data/datap
 import { createRootLogger } from './platform/observability/logger';
 import { MetricsService } from './platform/observability/metrics.service';
 import { setupOpenApi } from './modules/openapi';
+import { setupConsole } from './modules/console/console.setup';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -94,6 +95,7 @@ export async function createGateway(
   fastify.addHook('preHandler', inputSanityHook); // NUL / unpaired surrogates anywhere in the input → 400
   app.useGlobalFilters(new HttpExceptionFilter());
   setupOpenApi(app, config); // GET /openapi.json and /docs
+  setupConsole(app, config); // GET /console (docs/console.md)
   await app.init();
   await app.get(DatabasesService).bootstrap();
   return app;

@@ -163,6 +163,7 @@ export const envSchema = z.object({
   QUOTA_MAX_STORAGE_BYTES: optionalInt(0),
   QUOTA_MAX_ROWS_PER_WRITE: optionalInt(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'log', 'debug', 'verbose']).default('log'),
+  CONSOLE_ENABLED: flag(true),
 });
 
 export interface AppConfig {
@@ -225,6 +226,8 @@ export interface AppConfig {
   network: { privateHostSuffixes: string[]; trustedProxies: string[]; forwardedHeader: 'x-forwarded-for' | 'forwarded' };
   /** GET /metrics: the scrape key (undefined → open), and whether series carry a `database` label (tenant names). */
   metrics: { apiKey?: string; databaseLabels: boolean };
+  /** The web console at /console (docs/console.md). */
+  console: { enabled: boolean };
   /** Shared rate-limit counters; undefined → in-memory (one process). */
   redisUrl?: string;
   /** Connect and command timeout for Redis: a rate-limit check never waits longer. */
@@ -396,6 +399,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       forwardedHeader: e.FORWARDED_HEADER,
     },
     metrics: { apiKey: e.METRICS_API_KEY, databaseLabels: e.METRICS_DATABASE_LABELS },
+    console: { enabled: e.CONSOLE_ENABLED },
     redisUrl: e.REDIS_URL,
     redisTimeoutMs: e.REDIS_TIMEOUT_MS,
     rateLimit: { limit: e.RATE_LIMIT_LIMIT, windowMs: e.RATE_LIMIT_WINDOW_MS },

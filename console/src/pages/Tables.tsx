@@ -1,0 +1,170 @@
+import { useEffect, useState } from 'preact/hooks';
+import { type Api, objectId, problemText } from '../api';
+import { href } from '../nav';
+
+const PAGE = 50;
+
+/**
+ * A database key's catalog: the namespace tree (children loaded when a namespace is opened, a page at a time) and the
+ * selected namespace's properties and tables (server-side pages).
+ */
+export function Tables({ api }: { api: Api }) {
+  const [selected, setSelected] = useState<string[]>([]);
+  return (
+    <section aria-labelledby="tables-title" class="split">
+      <h1 id="tables-title">Namespaces and tables</h1>
+      <nav aria-label="Namespaces" class="tree">
+        <ul role="tree" aria-label="Namespace tree">
+          <NamespaceNode api={api} path={[]} selected={selected} onSelect={setSelected} />
+        </ul>
+      </nav>
+      <NamespaceView api={api} path={selected} key={objectId(selected)} />
+    </section>
+  );
+}
+
+function NamespaceNode({
+  api,
+  path,
+  selected,
+  onSelect,
+}: {
+  api: Api;
+  path: string[];
+  selected: string[];
+  onSelect: (p: string[]) => void;
+}) {
+  const [open, setOpen] = useState(path.length === 0);
+  const [children, setChildren] = useState<string[]>([]);
+  const [next, setNext] = useState<string | undefined>();
+  const [loaded, setLoaded] = useState(false);
+  const [error, setError] = useState('');
+
+  const load = async (token?: string) => {
+    const r = await api.GET('/v1/namespace/{id}/list', {
+      params: { path: { id: objectId(path) }, query: { limit: PAGE, page_token: token } },
+    });
+    if (r.error) return setError(problemText(r.error, r.response));
+    setChildren((c) => (token ? [...c, ...r.data.namespaces] : r.data.namespaces));
+    setNext(r.data.page_token);
+    setLoaded(true);
+  };
+  useEffect(() => {
+    if (open && !loaded) load().catch((err: unknown) => setError(problemText(err)));
+  }, [open]);
+
+  const label = path.length ? path[path.length - 1] : '(root)';
+  const isSelected = objectId(path) === objectId(selected);
+  return (
+    <li role="treeitem" aria-expanded={open} aria-selected={isSelected}>
+      <button type="button" class="toggle" aria-label={`${open ? 'Collapse' : 'Expand'} ${label}`} onClick={() => setOpen(!open)}>
+        {open ? '▾' : '▸'}
+      </button>
+      <button type="button" class={isSelected ? 'ns selected' : 'ns'} onClick={() => onSelect(path)}>
+        {label}
+      </button>
+      {error && (
+        <span role="alert" class="error">
+          {error}
+        </span>
+      )}
+      {open && (
+        <ul role="group">
+          {children.map((c) => (
+            <NamespaceNode key={c} api={api} path={[...path, c]} selected={selected} onSelect={onSelect} />
+          ))}
+          {next && (
+            <li>
+              <button type="button" onClick={() => void load(next)}>
+                More namespaces
+              </button>
+            </li>
+          )}
+        </ul>
+      )}
+    </li>
+  );
+}
+
+function NamespaceView({ api, path }: { api: Api; path: string[] }) {
+  const id = objectId(path);
+  const [properties, setProperties] = useState<Record<string, string>>();
+  const [tables, setTables] = useState<string[]>();
+  const [token, setToken] = useState<string | undefined>();
+  const [history, setHistory] = useState<(string | undefined)[]>([]);
+  const [next, setNext] = useState<string | undefined>();
+  const [error, setError] = useState('');
+
+  useEffect(() => {
+    if (path.length === 0) return setProperties(undefined);
+    api
+      .POST('/v1/namespace/{id}/describe', { params: { path: { id } }, body: {} })
+      .then((r) => (r.error ? setError(problemText(r.error, r.response)) : setProperties(r.data.properties ?? {})))
+      .catch((err: unknown) => setError(problemText(err)));
+  }, [api, id]);
+  useEffect(() => {
+    api
+      .GET('/v1/namespace/{id}/table/list', { params: { path: { id }, query: { limit: PAGE, page_token: token } } })
+      .then((r) => {
+        if (r.error) return setError(problemText(r.error, r.response));
+        setTables(r.data.tables);
+        setNext(r.data.page_token);
+      })
+      .catch((err: unknown) => setError(problemText(err)));
+  }, [api, id, token]);
+
+  const title = path.length ? path.join(' / ') : '(root)';
+  return (
+    <section aria-labelledby="ns-title" class="detail">
+      <h2 id="ns-title">
+        Namespace <span class="name">{title}</span>
+      </h2>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {properties && Object.keys(properties).length > 0 && (
+        <dl class="facts" aria-label="Namespace properties">
+          {Object.entries(properties).map(([k, v]) => (
+            <div key={k}>
+              <dt>{k}</dt>
+              <dd>{v}</dd>
+            </div>
+          ))}
+        </dl>
+      )}
+      <h3>Tables</h3>
+      {tables && tables.length === 0 && <p>No tables in this namespace.</p>}
+      <ul class="tables" aria-label="Tables">
+        {tables?.map((t) => (
+          <li key={t}>
+            <a href={href('table', objectId([...path, t]))}>{t}</a>
+          </li>
+        ))}
+      </ul>
+      <div class="pager">
+        <button
+          type="button"
+          disabled={history.length === 0}
+          onClick={() => {
+            setToken(history[history.length - 1]);
+            setHistory(history.slice(0, -1));
+          }}
+        >
+          Previous tables
+        </button>
+        <button
+          type="button"
+          disabled={!next}
+          onClick={() => {
+            setHistory([...history, token]);
+            setToken(next);
+          }}
+        >
+          Next tables
+        </button>
+      </div>
+    </section>
+  );
+}
