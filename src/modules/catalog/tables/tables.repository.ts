@@ -296,30 +296,24 @@ export class TablesRepository {
         onlyWithData ? 'lgw_tables_all_v2' : 'lgw_table_names_all',
       );
     }
-    // The granted key ranges in order, read a few at a time with one prepared statement (each range an index range
-    // scan cut at the page size) until the page is full: a page of a scoped listing costs about what an unscoped one
-    // does (docs/performance.md).
-    const rows: ListedTable[] = [];
+    // One index range scan per granted range, merged in key order (Merge Append) and cut at the page size: Postgres
+    // reads each range lazily, so a page costs one index descent per range plus its rows, however large the ranges
+    // (docs/performance.md). Prepared per number of ranges (at most MAX_GRANTS).
     const ranges = keyRanges(only, [afterPath, `${afterName}${NEXT}`]);
-    for (let i = 0; i < ranges.length && rows.length < take; i += RANGES_PER_QUERY) {
-      const chunk = ranges.slice(i, i + RANGES_PER_QUERY);
-      const column = (k: 0 | 1, part: 0 | 1) => chunk.map((r) => r[k][part]);
-      rows.push(
-        ...(await this.uow.read<ListedTable>(
-          `SELECT t.* FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS r(from_path, from_name, to_path, to_name)
-            CROSS JOIN LATERAL (
-              SELECT ${columns} FROM tables
-               WHERE database_id = $1::uuid AND catalog = $2
-                 AND (namespace_path, name) >= (r.from_path, r.from_name) AND (namespace_path, name) < (r.to_path, r.to_name)
-               ORDER BY namespace_path, name
-               LIMIT $7) t
-            ORDER BY t."namespacePath", t.name
-            LIMIT $7`,
-          [scope.databaseId, scope.catalog, column(0, 0), column(0, 1), column(1, 0), column(1, 1), take - rows.length],
-          onlyWithData ? 'lgw_tables_in_ranges' : 'lgw_table_names_in_ranges',
-        )),
-      );
-    }
+    if (ranges.length === 0) return [];
+    const params: unknown[] = [scope.databaseId, scope.catalog, take];
+    const arms = ranges.map(([from, to]) => {
+      const [a, b, c, d] = [from[0], from[1], to[0], to[1]].map((v) => `$${params.push(v)}`);
+      return `(SELECT ${columns} FROM tables
+                WHERE database_id = $1::uuid AND catalog = $2 AND (namespace_path, name) >= (${a}, ${b}) AND (namespace_path, name) < (${c}, ${d})
+                ORDER BY namespace_path, name
+                LIMIT $3)`;
+    });
+    const rows = await this.uow.read<ListedTable>(
+      `SELECT * FROM (${arms.join(' UNION ALL ')}) u ORDER BY "namespacePath", name LIMIT $3`,
+      params,
+      `${onlyWithData ? 'lgw_tables_in_ranges' : 'lgw_table_names_in_ranges'}_${ranges.length}`,
+    );
     return rows;
   }
 
@@ -333,9 +327,6 @@ export class TablesRepository {
 }
 
 type Key = [path: string, name: string];
-
-/** Key ranges read by one statement: bounds its work (each range yields at most a page) and the round trips. */
-const RANGES_PER_QUERY = 16;
 
 /**
  * The smallest character after any that names use (letters, digits, '_', '-', '.', all above U+0020): `name + NEXT`
