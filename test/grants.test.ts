@@ -5,7 +5,7 @@ import * as arrow from 'apache-arrow';
 import { Api, CATALOG_KINDS, eventually, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
 import { expectProblem } from './helpers/assertions';
 import { TestIssuer } from './helpers/jwks';
-import { StsStub } from './helpers/sts-stub';
+import { stsProfile, StsStub } from './helpers/sts-stub';
 import { freshPrefix, LocalS3, TEST_BUCKET, useLocalS3 } from './helpers/s3';
 
 /**
@@ -877,13 +877,7 @@ describe(`grants: vended storage credentials follow the privilege on the table [
     gw = await startGateway(kind, {
       STORAGE_PROFILES: JSON.stringify({
         default: { root: `s3://${TEST_BUCKET}/${prefix}`, options: s3.options },
-        sts: {
-          root: `s3://${TEST_BUCKET}/${prefix}-sts`,
-          options: s3.options,
-          client_options: { aws_endpoint: s3.endpoint, allow_http: 'true', aws_region: 'us-east-1' },
-          role_arn: 'arn:aws:iam::123456789012:role/lance-tables',
-          sts_endpoint: sts.endpoint,
-        },
+        sts: stsProfile(`s3://${TEST_BUCKET}/${prefix}-sts`, s3, sts),
       }),
     });
   });

@@ -21,7 +21,7 @@ import {
 import { TableStorage } from '../src/engine/storage/table-storage.service';
 import S3rver = require('s3rver');
 
-import { StsStub } from './helpers/sts-stub';
+import { stsProfile, StsStub } from './helpers/sts-stub';
 
 /**
  * Tables on an object store (docs/object-storage.md): a local S3-compatible server (s3rver) and Lance's own S3
@@ -58,13 +58,7 @@ forEachCatalog('object storage: tables on S3', (kind) => {
           client_options: { ...s3.options, aws_region: 'eu-west-1' },
           vend: false,
         },
-        sts: {
-          root: `s3://${TEST_BUCKET}/${prefix}-sts`,
-          options: s3.options,
-          client_options: { aws_endpoint: s3.endpoint, allow_http: 'true', aws_region: 'us-east-1' },
-          role_arn: 'arn:aws:iam::123456789012:role/lance-tables',
-          sts_endpoint: sts.endpoint,
-        },
+        sts: stsProfile(`s3://${TEST_BUCKET}/${prefix}-sts`, s3, sts),
         quiet: { root: `s3://${TEST_BUCKET}/${prefix}-quiet`, options: s3.options },
       }),
     });

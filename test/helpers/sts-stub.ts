@@ -141,3 +141,14 @@ export class StsStub {
 function xml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
+
+/** A storage profile that vends temporary credentials from `stub` for tables under `root` on the local S3 server. */
+export function stsProfile(root: string, s3: { options: Record<string, string>; endpoint: string }, stub: { endpoint: string }) {
+  return {
+    root,
+    options: s3.options,
+    client_options: { aws_endpoint: s3.endpoint, allow_http: 'true', aws_region: 'us-east-1' },
+    role_arn: 'arn:aws:iam::123456789012:role/lance-tables',
+    sts_endpoint: stub.endpoint,
+  };
+}
