@@ -15,7 +15,7 @@ import { ConfigError, loadConfig } from '../platform/config/config';
 import { openCatalogDb } from '../platform/db/catalog-db';
 import { AuditContext, pendingAudit } from '../modules/audit/audit-context';
 import { DatabasesService } from '../modules/databases/databases.service';
-import { CreateKeyBody, RotateKeyBody, UpdateKeyBody } from '../modules/databases/databases.schemas';
+import { CreateKeyBody, keyChangeOf, keyOptionsOf, RotateKeyBody, UpdateKeyBody } from '../modules/databases/databases.schemas';
 import { createRootLogger } from '../platform/observability/logger';
 import { StorageScan } from '../modules/reclaim/storage-scan.service';
 import { DroppedScope, DroppedTablesService } from '../modules/catalog/dropped/dropped-tables.service';
@@ -311,16 +311,7 @@ async function main(argv: string[]): Promise<unknown> {
           rate_limit: values['rate-limit'] === undefined ? undefined : rateLimitArg(values['rate-limit']),
           grants: grantsArg(values.grants),
         });
-        return await audited(name, 'api_key.issue', name, () =>
-          databases.issueKey(name, body.role, {
-            description: body.description,
-            expiresAt: body.expires_at ? new Date(body.expires_at) : undefined,
-            name: body.name,
-            owner: body.owner,
-            rateLimit: body.rate_limit,
-            grants: body.grants,
-          }),
-        );
+        return await audited(name, 'api_key.issue', name, () => databases.issueKey(name, body.role, keyOptionsOf(body)));
       }
       case 'keys rotate': {
         const [name, id] = need(2);
@@ -340,15 +331,7 @@ async function main(argv: string[]): Promise<unknown> {
           rate_limit: values['rate-limit'] === undefined ? undefined : rateLimitArg(values['rate-limit']),
           grants: grantsArg(values.grants),
         });
-        return await audited(name, 'api_key.update', id, () =>
-          databases.updateKey(name, id, {
-            name: body.name,
-            owner: body.owner,
-            expiresAt: body.expires_at === undefined ? undefined : body.expires_at === null ? null : new Date(body.expires_at),
-            rateLimit: body.rate_limit,
-            grants: body.grants,
-          }),
-        );
+        return await audited(name, 'api_key.update', id, () => databases.updateKey(name, id, keyChangeOf(body)));
       }
       case 'keys list':
         return await databases.listKeys(need(1)[0]);

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import {
   CreateDatabaseBody,
   CreateKeyBody,
+  keyChangeOf,
+  keyOptionsOf,
   ApiKey,
   RotateKeyBody,
   UpdateKeyBody,
@@ -150,14 +152,7 @@ export class DatabasesController {
   })
   @Audited('api_key.issue')
   issueKey(@Param('name') name: string, @ValidBody(CreateKeyBody) body: z.output<typeof CreateKeyBody>) {
-    return this.databases.issueKey(name, body.role, {
-      description: body.description,
-      expiresAt: body.expires_at ? new Date(body.expires_at) : undefined,
-      name: body.name,
-      owner: body.owner,
-      rateLimit: body.rate_limit,
-      grants: body.grants,
-    });
+    return this.databases.issueKey(name, body.role, keyOptionsOf(body));
   }
 
   @Post(':name/api-keys/:id/rotate')
@@ -194,13 +189,7 @@ export class DatabasesController {
   })
   @Audited('api_key.update')
   updateKey(@Param('name') name: string, @Param('id') id: string, @ValidBody(UpdateKeyBody) body: z.output<typeof UpdateKeyBody>) {
-    return this.databases.updateKey(name, id, {
-      name: body.name,
-      owner: body.owner,
-      expiresAt: body.expires_at === undefined ? undefined : body.expires_at === null ? null : new Date(body.expires_at),
-      rateLimit: body.rate_limit,
-      grants: body.grants,
-    });
+    return this.databases.updateKey(name, id, keyChangeOf(body));
   }
 
   @Get(':name/api-keys')

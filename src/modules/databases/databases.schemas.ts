@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GrantSchema, GrantsSchema } from '../identity';
+import { GrantSchema, GrantsSchema, type KeyChange, type KeyOptions } from '../identity';
 import { cidrProblem, normalizeCidr } from '../../platform/network/client-address';
 import { PropertiesSchema } from '../../platform/http/validation/fields';
 
@@ -182,6 +182,25 @@ export const UpdateKeyBody = z
       b.name !== undefined || b.owner !== undefined || b.expires_at !== undefined || b.rate_limit !== undefined || b.grants !== undefined,
     { error: 'nothing to change: send name, owner, expires_at, rate_limit and/or grants' },
   );
+/** What a new key is issued with, from the create body (the operator API's and the CLI's). */
+export const keyOptionsOf = (body: z.output<typeof CreateKeyBody>): KeyOptions => ({
+  description: body.description,
+  expiresAt: body.expires_at ? new Date(body.expires_at) : undefined,
+  name: body.name,
+  owner: body.owner,
+  rateLimit: body.rate_limit,
+  grants: body.grants,
+});
+
+/** What a key's edit changes, from the PATCH body (the operator API's and the CLI's). */
+export const keyChangeOf = (body: z.output<typeof UpdateKeyBody>): KeyChange => ({
+  name: body.name,
+  owner: body.owner,
+  expiresAt: body.expires_at === undefined ? undefined : body.expires_at === null ? null : new Date(body.expires_at),
+  rateLimit: body.rate_limit,
+  grants: body.grants,
+});
+
 export const RotateKeyBody = z
   .object({
     overlap_seconds: z
