@@ -6,6 +6,7 @@ import { NamespacesModule } from './catalog/namespaces/namespaces.module';
 import { TablesModule } from './catalog/tables/tables.module';
 import { TransactionsModule } from './catalog/transactions/transactions.module';
 import { DroppedTablesModule } from './catalog/dropped/dropped-tables.module';
+import { CredentialModule } from './credential/credential.module';
 
 /** The feature modules that serve the Lance REST contract (mounted under BASE_PATH when one is set). */
 export const LANCE_REST_MODULES = [
@@ -16,6 +17,7 @@ export const LANCE_REST_MODULES = [
   JobsModule,
   DroppedTablesModule,
   MaintenanceModule,
+  CredentialModule,
 ];
 
 @Module({ imports: LANCE_REST_MODULES })

@@ -1,9 +1,11 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { AuthGuard } from '@nestjs/passport';
 import { Errors } from '../../../platform/http/errors';
 import { headerValue } from '../tenancy/tenancy.service';
 import { networkRulesOf, quotasOf, rateLimitOf } from '../tenancy/tenant-context';
-import { ApiKeysService } from './api-keys.service';
+import { ApiKeysService, secretsEqual } from './api-keys.service';
+import { Access } from './grants';
 import { JwtVerifier } from './jwt-verifier.service';
 import { KeyUsage } from './key-usage.service';
 import { Principal } from './principal';
@@ -19,17 +21,20 @@ interface CredentialRequest {
 /** passport's guard for the 'bearer' strategy, used as a building block (not as a route guard). */
 const PassportBearer = AuthGuard('bearer');
 
+const OPERATOR: Principal = { kind: 'operator', access: Access.of('admin') };
+
 /**
  * Finds and verifies the caller's credential, in this order (docs/rest-contract.md §5): the `x-api-key` header, an
  * `Authorization: Bearer` token (through passport-http-bearer), then the body's `identity.api_key` /
  * `identity.auth_token` when the headers carry none. Anything missing, unknown, expired, revoked, forged or
- * malformed is a 401.
+ * malformed is a 401. The operator key (ADMIN_API_KEY) is an admin of every database (docs/access-control.md).
  */
 @Injectable()
 export class CredentialsService {
   private readonly bearer = new PassportBearer();
 
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly keys: ApiKeysService,
     private readonly verifier: JwtVerifier,
     private readonly usage: KeyUsage,
@@ -59,6 +64,7 @@ export class CredentialsService {
   }
 
   private async apiKey(secret: string): Promise<Principal> {
+    if (this.config.adminApiKey && secretsEqual(secret, this.config.adminApiKey)) return OPERATOR;
     const found = await this.keys.authenticate(secret);
     if (!found) throw Errors.unauthenticated('invalid, expired or revoked API key');
     const { row: key, access } = found;

@@ -129,6 +129,22 @@ export class Access {
     return new Access(role, compiled, full);
   }
 
+  /** The grants as held (privileges above the role dropped), or null for a credential without grants. */
+  grantList(): Grant[] | null {
+    if (this.unscoped && this.grants.length === 1 && this.grants[0].kind === 'database') return null;
+    return this.grants
+      .filter((g) => g.privileges.size > 0)
+      .map((g) => ({
+        privileges: PRIVILEGES.filter((p) => g.privileges.has(p)),
+        on:
+          g.kind === 'database'
+            ? { database: true as const }
+            : g.kind === 'namespace'
+              ? { namespace: [...g.path] }
+              : { table: [...g.path] },
+      }));
+  }
+
   /** Whether the credential holds `privilege` anywhere (what a route checked by its service needs at the least). */
   holdsAnywhere(privilege: Privilege): boolean {
     // Every privilege implies describe on its object.

@@ -28,13 +28,23 @@ export type Principal =
       access: Access | null;
       /** From the databases claim: the names the token may use, or '*' for all. */
       databases: '*' | string[];
+    }
+  | {
+      /**
+       * The operator key (ADMIN_API_KEY) on a database's REST routes: an admin of every database, named by the request
+       * like a token's. It could create itself such a key anyway; acting directly keeps the audit trail saying 'operator'.
+       */
+      kind: 'operator';
+      access: Access;
     };
 
 /** How a principal appears in audit records and logs. */
-export const principalLabel = (p: Principal): string => (p.kind === 'key' ? `key:${p.id}` : `token:${p.subject}`);
+export const principalLabel = (p: Principal): string =>
+  p.kind === 'key' ? `key:${p.id}` : p.kind === 'token' ? `token:${p.subject}` : 'operator';
 
 /** Whether the principal may address the named database at all (its privileges are checked separately). */
 export function mayUseDatabase(p: Principal, name: string): boolean {
   if (p.kind === 'key') return p.databaseName === name;
+  if (p.kind === 'operator') return true;
   return p.databases === '*' || p.databases.includes(name);
 }
