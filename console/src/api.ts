@@ -5,13 +5,17 @@ import type { Session } from './session';
 /** Where the Lance REST routes are (BASE_PATH), given by the page's meta tag; the operator API is never under it. */
 const basePath = document.querySelector('meta[name="lgw-base-path"]')?.getAttribute('content') ?? '';
 
-/** A client of the gateway's public API, typed from its own /openapi.json, sending the session's credential. */
-export function apiClient(session: Session) {
+/**
+ * A client of the gateway's public API, typed from its own /openapi.json, sending the session's credential, and
+ * addressing `database` on the REST routes (a database key's own; any for the operator).
+ */
+export function apiClient(session: Session, database?: string) {
   const client = createClient<paths>({ baseUrl: window.location.origin });
   const auth: Middleware = {
     async onRequest({ request }) {
       request.headers.set('x-api-key', session.key);
-      if (session.kind === 'database') request.headers.set('x-service-database', session.database);
+      const db = database ?? (session.kind === 'database' ? session.database : undefined);
+      if (db) request.headers.set('x-service-database', db);
       const url = new URL(request.url);
       if (basePath && (url.pathname === '/v1' || url.pathname.startsWith('/v1/'))) {
         url.pathname = basePath + url.pathname;

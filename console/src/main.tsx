@@ -4,10 +4,8 @@ import { apiClient } from './api';
 import { clearSession, loadSession, saveSession, type Session } from './session';
 import { SignIn } from './pages/SignIn';
 import { Fleet } from './pages/Fleet';
-import { DatabasePage } from './pages/Database';
-import { Tables } from './pages/Tables';
-import { TablePage } from './pages/Table';
-import { href } from './nav';
+import { DatabaseShell } from './pages/DatabaseShell';
+import { dbHref, href } from './nav';
 import './style.css';
 
 /** The route is the URL's fragment (#/db/acme): never a credential, only names the user already sees. */
@@ -37,7 +35,7 @@ function App() {
       <SignIn
         onSignedIn={(s) => {
           saveSession(s);
-          window.location.hash = s.kind === 'operator' ? '#/fleet' : '#/tables';
+          window.location.hash = s.kind === 'operator' ? '#/fleet' : dbHref(s.database, 'tables');
           setSession(s);
         }}
       />
@@ -49,15 +47,12 @@ function App() {
     setSession(undefined);
   };
 
+  // A database's pages for either kind of session (a database key asking for another database is refused by the API,
+  // and the page says so); the fleet for the operator; a database key's own tables otherwise.
   let page;
-  if (session.kind === 'operator') {
-    if (route[0] === 'db' && route[1]) page = <DatabasePage api={api} name={route[1]} />;
-    else page = <Fleet api={api} />;
-  } else {
-    if (route[0] === 'table' && route[1]) page = <TablePage api={api} id={route[1]} />;
-    else if (route[0] === 'keys') page = <DatabasePage api={api} name={session.database} databaseKey />;
-    else page = <Tables api={api} />;
-  }
+  if (route[0] === 'db' && route[1]) page = <DatabaseShell session={session} name={route[1]} rest={route.slice(2)} />;
+  else if (session.kind === 'operator') page = <Fleet api={api} />;
+  else page = <DatabaseShell session={session} name={session.database} rest={[]} />;
   return (
     <>
       <header class="top">
@@ -66,10 +61,7 @@ function App() {
           {session.kind === 'operator' ? (
             <a href={href('fleet')}>Fleet</a>
           ) : (
-            <>
-              <a href={href('tables')}>Tables</a>
-              <a href={href('keys')}>API keys</a>
-            </>
+            <a href={dbHref(session.database, 'tables')}>Database {session.database}</a>
           )}
         </nav>
         <span class="who">{session.kind === 'operator' ? 'operator' : `database ${session.database}`}</span>

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { type Api, problemText } from '../api';
 import type { components } from '../../generated/api';
 import { bytes, num } from '../format';
-import { href } from '../nav';
+import { dbHref } from '../nav';
 
 type Database = components['schemas']['Database'];
 type DayUsage = components['schemas']['FleetUsageReport']['databases'][number];
@@ -62,7 +62,7 @@ export function Fleet({ api }: { api: Api }) {
             return (
               <tr key={d.id}>
                 <td>
-                  <a href={href('db', d.name)}>{d.name}</a>
+                  <a href={dbHref(d.name, 'overview')}>{d.name}</a>
                 </td>
                 <td>{d.storage_profile}</td>
                 <td class="n">{num(u?.requests ?? 0)}</td>
@@ -103,7 +103,7 @@ export function Fleet({ api }: { api: Api }) {
         <ol aria-labelledby="top-title">
           {top.map((d) => (
             <li key={d.database}>
-              <a href={href('db', d.database)}>{d.database}</a>: {bytes(d.storage_bytes)} in {num(d.tables)} tables
+              <a href={dbHref(d.database, 'overview')}>{d.database}</a>: {bytes(d.storage_bytes)} in {num(d.tables)} tables
             </li>
           ))}
         </ol>

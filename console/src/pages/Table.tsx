@@ -3,6 +3,8 @@ import { tableFromIPC } from 'apache-arrow';
 import { type Api, problemText } from '../api';
 import type { components } from '../../generated/api';
 import { cell } from '../format';
+import type { Db } from '../db';
+import { TableActions } from './TableActions';
 
 type Described = components['schemas']['DescribeTableResponse'];
 type Field = components['schemas']['JsonArrowField'];
@@ -10,7 +12,8 @@ type Field = components['schemas']['JsonArrowField'];
 const PREVIEW_ROWS = 20;
 
 /** A table: its schema (describe), properties and a preview of its first rows (a query, read as Arrow). */
-export function TablePage({ api, id }: { api: Api; id: string }) {
+export function TablePage({ db, id }: { db: Db; id: string }) {
+  const api = db.api;
   const [table, setTable] = useState<Described>();
   const [error, setError] = useState('');
   useEffect(() => {
@@ -22,9 +25,9 @@ export function TablePage({ api, id }: { api: Api; id: string }) {
   const name = id.split('$');
   return (
     <section aria-labelledby="table-title">
-      <h1 id="table-title">
+      <h2 id="table-title">
         Table <span class="name">{name.join(' / ')}</span>
-      </h1>
+      </h2>
       {error && (
         <p role="alert" class="error">
           {error}
@@ -38,7 +41,7 @@ export function TablePage({ api, id }: { api: Api; id: string }) {
           </p>
           {Object.keys(table.properties ?? {}).length > 0 && (
             <>
-              <h2>Properties</h2>
+              <h3>Properties</h3>
               <dl class="facts" aria-label="Table properties">
                 {Object.entries(table.properties).map(([k, v]) => (
                   <div key={k}>
@@ -49,9 +52,10 @@ export function TablePage({ api, id }: { api: Api; id: string }) {
               </dl>
             </>
           )}
-          <h2>Schema</h2>
+          <h3>Schema</h3>
           {table.schema ? <Schema fields={table.schema.fields} /> : <p>No schema (the table has no data yet).</p>}
           {!table.is_only_declared && <Preview api={api} id={id} />}
+          <TableActions db={db} id={id} />
         </>
       )}
     </section>
@@ -116,7 +120,7 @@ function Preview({ api, id }: { api: Api; id: string }) {
   }, [api, id]);
   return (
     <section aria-labelledby="preview-title">
-      <h2 id="preview-title">First rows</h2>
+      <h3 id="preview-title">First rows</h3>
       {error && (
         <p role="alert" class="error">
           {error}

@@ -1,24 +1,26 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type Api, objectId, problemText } from '../api';
-import { href } from '../nav';
+import type { Db } from '../db';
+import { dbHref } from '../nav';
 
 const PAGE = 50;
 
 /**
- * A database key's catalog: the namespace tree (children loaded when a namespace is opened, a page at a time) and the
+ * A database's catalog: the namespace tree (children loaded when a namespace is opened, a page at a time) and the
  * selected namespace's properties and tables (server-side pages).
  */
-export function Tables({ api }: { api: Api }) {
+export function Tables({ db }: { db: Db }) {
+  const api = db.api;
   const [selected, setSelected] = useState<string[]>([]);
   return (
     <section aria-labelledby="tables-title" class="split">
-      <h1 id="tables-title">Namespaces and tables</h1>
+      <h2 id="tables-title">Namespaces and tables</h2>
       <nav aria-label="Namespaces" class="tree">
         <ul role="tree" aria-label="Namespace tree">
           <NamespaceNode api={api} path={[]} selected={selected} onSelect={setSelected} />
         </ul>
       </nav>
-      <NamespaceView api={api} path={selected} key={objectId(selected)} />
+      <NamespaceView api={api} database={db.name} path={selected} key={objectId(selected)} />
     </section>
   );
 }
@@ -86,7 +88,7 @@ function NamespaceNode({
   );
 }
 
-function NamespaceView({ api, path }: { api: Api; path: string[] }) {
+function NamespaceView({ api, database, path }: { api: Api; database: string; path: string[] }) {
   const id = objectId(path);
   const [properties, setProperties] = useState<Record<string, string>>();
   const [tables, setTables] = useState<string[]>();
@@ -139,7 +141,7 @@ function NamespaceView({ api, path }: { api: Api; path: string[] }) {
       <ul class="tables" aria-label="Tables">
         {tables?.map((t) => (
           <li key={t}>
-            <a href={href('table', objectId([...path, t]))}>{t}</a>
+            <a href={dbHref(database, 'table', objectId([...path, t]))}>{t}</a>
           </li>
         ))}
       </ul>

@@ -1,80 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type Api, problemText } from '../api';
 import type { components } from '../../generated/api';
-import { bytes, num, when } from '../format';
+import { when } from '../format';
 
-type Database = components['schemas']['Database'];
 type ApiKey = components['schemas']['ApiKey'];
-type Usage = components['schemas']['UsageReport'];
 type Role = ApiKey['role'];
 
-/**
- * A database: its settings, quotas and rate limit, its API keys (list, create with a role — the secret shown once —,
- * revoke) and its daily usage. With a database key (`databaseKey`) only the keys, and only when the key may manage
- * them (an admin key); otherwise the page says so and offers nothing that would fail.
- */
-export function DatabasePage({ api, name, databaseKey = false }: { api: Api; name: string; databaseKey?: boolean }) {
-  const [db, setDb] = useState<Database>();
-  const [error, setError] = useState('');
-  useEffect(() => {
-    if (databaseKey) return;
-    let live = true;
-    api
-      .GET('/admin/v1/databases/{name}', { params: { path: { name } } })
-      .then((r) => live && (r.error ? setError(problemText(r.error, r.response)) : setDb(r.data)))
-      .catch((err: unknown) => live && setError(problemText(err)));
-    return () => {
-      live = false;
-    };
-  }, [api, name, databaseKey]);
-
-  return (
-    <section aria-labelledby="db-title">
-      <h1 id="db-title">
-        Database <span class="name">{name}</span>
-      </h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {db && <Settings db={db} />}
-      <ApiKeys api={api} name={name} />
-      {!databaseKey && <DailyUsage api={api} name={name} />}
-    </section>
-  );
-}
-
-function Settings({ db }: { db: Database }) {
-  const q = db.quotas;
-  const rows: [string, string][] = [
-    ['Storage profile', db.storage_profile],
-    ['Storage root', db.storage_root],
-    ['Rate limit', db.rate_limit ? `${db.rate_limit.limit} requests per ${db.rate_limit.window_ms} ms` : 'server default'],
-    ['Max tables', q.max_tables === null ? 'no limit' : num(q.max_tables)],
-    ['Max namespaces', q.max_namespaces === null ? 'no limit' : num(q.max_namespaces)],
-    ['Max storage', q.max_storage_bytes === null ? 'no limit' : bytes(q.max_storage_bytes)],
-    ['Max rows per write', q.max_rows_per_write === null ? 'no limit' : num(q.max_rows_per_write)],
-    ['Managed versioning', db.managed_versioning ? 'on' : 'off'],
-  ];
-  if (db.drop_profile) rows.push(['Drop profile', `${db.drop_profile.profile}, kept ${db.drop_profile.retention_seconds} s`]);
-  for (const [k, v] of Object.entries(db.properties)) rows.push([`Property ${k}`, v]);
-  return (
-    <section aria-labelledby="settings-title">
-      <h2 id="settings-title">Settings and quotas</h2>
-      <dl class="facts">
-        {rows.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
-    </section>
-  );
-}
-
-function ApiKeys({ api, name }: { api: Api; name: string }) {
+/** A database's API keys: list (role, creation, last use, state), create with a role (the secret shown once), revoke. */
+export function Keys({ api, name }: { api: Api; name: string }) {
   const [keys, setKeys] = useState<ApiKey[]>();
   const [error, setError] = useState('');
   const [reload, setReload] = useState(0);
@@ -201,62 +134,6 @@ function ApiKeys({ api, name }: { api: Api; name: string }) {
                       </button>
                     ))}
                 </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
-  );
-}
-
-function DailyUsage({ api, name }: { api: Api; name: string }) {
-  const [usage, setUsage] = useState<Usage>();
-  const [error, setError] = useState('');
-  useEffect(() => {
-    let live = true;
-    const from = new Date(Date.now() - 6 * 86_400_000).toISOString().slice(0, 10);
-    api
-      .GET('/admin/v1/databases/{name}/usage', { params: { path: { name }, query: { granularity: 'day', from } } })
-      .then((r) => live && (r.error ? setError(problemText(r.error, r.response)) : setUsage(r.data)))
-      .catch((err: unknown) => live && setError(problemText(err)));
-    return () => {
-      live = false;
-    };
-  }, [api, name]);
-  return (
-    <section aria-labelledby="usage-title">
-      <h2 id="usage-title">Usage, last 7 days</h2>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {usage && (
-        <table class="grid" aria-label="Daily usage">
-          <thead>
-            <tr>
-              <th scope="col">Day (UTC)</th>
-              <th scope="col">Requests</th>
-              <th scope="col">Reads</th>
-              <th scope="col">Writes</th>
-              <th scope="col">Rows written</th>
-              <th scope="col">Bytes ingested</th>
-              <th scope="col">Storage</th>
-              <th scope="col">Tables</th>
-            </tr>
-          </thead>
-          <tbody>
-            {usage.periods.map((p) => (
-              <tr key={p.start}>
-                <td>{p.start.slice(0, 10)}</td>
-                <td class="n">{num(p.requests)}</td>
-                <td class="n">{num(p.read_requests)}</td>
-                <td class="n">{num(p.write_requests)}</td>
-                <td class="n">{num(p.rows_written)}</td>
-                <td class="n">{bytes(p.bytes_ingested)}</td>
-                <td class="n">{bytes(p.storage_bytes)}</td>
-                <td class="n">{num(p.tables)}</td>
               </tr>
             ))}
           </tbody>
