@@ -1,6 +1,6 @@
 import type { Db } from '../db';
 
 /** Not built yet. */
-export function Jobs(_props: { db: Db }) {
-  return <p>Not built yet.</p>;
+export function Jobs({ db }: { db: Db }) {
+  return <p>Not built yet for database {db.name}.</p>;
 }
