@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { type Api, problemText } from '../api';
 import type { components } from '../../generated/api';
 import { bytes, num } from '../format';
+import { Chart } from '../chart';
 
 type Database = components['schemas']['Database'];
 type Usage = components['schemas']['UsageReport'];
@@ -87,6 +88,16 @@ function DailyUsage({ api, name }: { api: Api; name: string }) {
         <p role="alert" class="error">
           {error}
         </p>
+      )}
+      {usage && (
+        <Chart
+          title="Requests per day"
+          x={usage.periods.map((p) => Date.parse(p.start) / 1000)}
+          series={[
+            { label: 'Reads', values: usage.periods.map((p) => p.read_requests) },
+            { label: 'Writes', values: usage.periods.map((p) => p.write_requests) },
+          ]}
+        />
       )}
       {usage && (
         <table class="grid" aria-label="Daily usage">
