@@ -1,63 +1,15 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { program } from './helpers/root';
-import { Api, createPgDatabase, eventually, startGateway, TestGateway } from './helpers/gateway';
+import { describe, it } from 'node:test';
+import { Api, eventually, startGateway } from './helpers/gateway';
+import { useCli } from './helpers/cli';
 
 /** The operator CLI (issue 3): the operator API's actions against the catalog, without the server running. */
 
-const CLI = program(path.resolve(__dirname, '../src/cli/admin.js'));
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-  json: any;
-}
-
 describe('operator CLI (Postgres catalog)', () => {
-  let db: Awaited<ReturnType<typeof createPgDatabase>>;
-  let dataDir: string;
-  let gw: TestGateway | undefined;
+  const h = useCli('lgw_cli');
+  const { cli, ok } = h;
   const user = os.userInfo().username;
-
-  function cli(...args: string[]): Promise<CliResult> {
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db.url, DATA_DIR: dataDir, NODE_NO_WARNINGS: '1' };
-    delete env.ADMIN_API_KEY;
-    delete env.BOOTSTRAP_DATABASE;
-    return new Promise((resolve) => {
-      execFile(process.execPath, [CLI, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
-        const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : -1) : 0;
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        resolve({ code, stdout, stderr, json });
-      });
-    });
-  }
-
-  const ok = (r: CliResult) => {
-    assert.equal(r.code, 0, `exit ${r.code}: ${r.stderr}`);
-    assert.ok(r.json !== undefined, `stdout is JSON: ${r.stdout}`);
-    return r.json;
-  };
-
-  before(async () => {
-    assert.ok(fs.existsSync(CLI), `${CLI} is built`);
-    db = await createPgDatabase('lgw_cli');
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-cli-'));
-  });
-  after(async () => {
-    await gw?.close();
-    await db?.drop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
 
   let writeKey: string;
   let writeKeyId: string;
@@ -91,8 +43,8 @@ describe('operator CLI (Postgres catalog)', () => {
   });
 
   it('a gateway on the same catalog accepts the issued key', async () => {
-    gw = await startGateway('postgres', { DATABASE_URL: db.url });
-    const api = new Api(gw.url, { 'x-api-key': writeKey, 'x-service-database': 'acme' });
+    h.gw = await startGateway('postgres', { DATABASE_URL: h.db.url });
+    const api = new Api(h.gw!.url, { 'x-api-key': writeKey, 'x-service-database': 'acme' });
     assert.equal((await api.post('/v1/namespace/from_cli_key/create', {})).status, 200);
     assert.deepEqual((await api.get('/v1/namespace/%24/list')).body.namespaces, ['from_cli_key']);
   });
@@ -122,7 +74,7 @@ describe('operator CLI (Postgres catalog)', () => {
   });
 
   it('keys revoke stops the running gateway from accepting the key', async () => {
-    const api = new Api(gw!.url, { 'x-api-key': writeKey, 'x-service-database': 'acme' });
+    const api = new Api(h.gw!.url, { 'x-api-key': writeKey, 'x-service-database': 'acme' });
     assert.equal((await api.get('/v1/namespace/%24/list')).status, 200);
     const revoked = ok(await cli('keys', 'revoke', 'acme', writeKeyId));
     assert.equal(revoked.revoked, writeKeyId);
@@ -253,120 +205,9 @@ describe('operator CLI (Postgres catalog)', () => {
     assert.match(keys.stderr, /nope/);
   });
 
-  it('keys create/rotate/update: name, owner, expiry, rate limit and rotated_from (issue 34)', async () => {
-    const made = ok(
-      await cli(
-        'keys',
-        'create',
-        'acme',
-        '--role',
-        'read',
-        '--name',
-        'etl',
-        '--owner',
-        'team-data',
-        '--expires',
-        '2999-01-01T00:00:00Z',
-        '--rate-limit',
-        '5/60000',
-      ),
-    );
-    assert.equal(made.name, 'etl');
-    assert.equal(made.owner, 'team-data');
-    assert.equal(made.expires_at, '2999-01-01T00:00:00.000Z');
-    assert.deepEqual(made.rate_limit, { limit: 5, window_ms: 60000 });
-    const rotated = ok(await cli('keys', 'rotate', 'acme', made.id, '--overlap-seconds', '3600'));
-    assert.notEqual(rotated.id, made.id);
-    assert.match(rotated.api_key, /^lgw_/);
-    assert.equal(rotated.rotated_from, made.id);
-    assert.equal(rotated.name, 'etl');
-    assert.deepEqual(rotated.rate_limit, { limit: 5, window_ms: 60000 });
-    const edited = ok(await cli('keys', 'update', 'acme', rotated.id, '--owner', '', '--rate-limit', 'none', '--expires', 'never'));
-    assert.equal(edited.owner, null);
-    assert.equal(edited.rate_limit, null);
-    assert.equal(edited.expires_at, null);
-    assert.equal(edited.name, 'etl');
-    const r = await cli('keys', 'list', 'acme');
-    const listed = ok(r).api_keys;
-    const old = listed.find((k: any) => k.id === made.id);
-    assert.ok(Date.parse(old.expires_at) <= Date.now() + 3600_000, 'the old key ends with the overlap');
-    assert.equal(listed.find((k: any) => k.id === rotated.id).rotated_from, made.id);
-    assert.ok('last_used_at' in old);
-    assert.ok(!r.stdout.includes('lgw_'), 'no secret in the listing');
-    for (const bad of [
-      ['keys', 'create', 'acme', '--role', 'read', '--rate-limit', 'lots'],
-      ['keys', 'update', 'acme', rotated.id],
-      ['keys', 'rotate', 'acme', made.id, '--overlap-seconds', '-1'],
-    ]) {
-      const b = await cli(...bad);
-      assert.equal(b.code, 2, `${bad.join(' ')}: ${b.stderr}`);
-    }
-    const trail = ok(await cli('audit', 'acme')).events.map((e: any) => e.action);
-    assert.ok(trail.includes('api_key.rotate') && trail.includes('api_key.update'), trail.join());
-    ok(await cli('keys', 'revoke', 'acme', made.id));
-    const refused = await cli('keys', 'rotate', 'acme', made.id);
-    assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /revoked/);
-  });
-
-  it('keys create/update --grants: a scoped key, the same validation as the operator API, null resets (issue 34)', async () => {
-    const grants = [{ privileges: ['select'], on: { namespace: ['prod', 'catalog'] } }];
-    const made = ok(await cli('keys', 'create', 'acme', '--role', 'read', '--name', 'query-app', '--grants', JSON.stringify(grants)));
-    assert.deepEqual(made.grants, grants);
-    assert.deepEqual(ok(await cli('keys', 'list', 'acme')).api_keys.find((k: any) => k.id === made.id).grants, grants);
-
-    // The running gateway applies them: the root namespace shows only the way to prod/catalog.
-    const writerKey = ok(await cli('keys', 'create', 'acme', '--role', 'write')).api_key;
-    const writer = new Api(gw!.url, { 'x-api-key': writerKey, 'x-service-database': 'acme' });
-    for (const ns of ['prod', 'prod$catalog', 'prod$other'])
-      assert.equal((await writer.post(`/v1/namespace/${ns}/create`, {})).status, 200, ns);
-    const scoped = new Api(gw!.url, { 'x-api-key': made.api_key, 'x-service-database': 'acme' });
-    assert.deepEqual((await scoped.get('/v1/namespace/%24/list')).body.namespaces, ['prod']);
-    assert.deepEqual((await scoped.get('/v1/namespace/prod/list')).body.namespaces, ['catalog']);
-    assert.equal((await scoped.post('/v1/namespace/prod$other/describe', {})).status, 404);
-
-    const rotated = ok(await cli('keys', 'rotate', 'acme', made.id));
-    assert.deepEqual(rotated.grants, grants, 'rotation keeps the grants');
-    const narrowed = [{ privileges: ['describe'], on: { table: ['prod', 'catalog', 'items'] } }];
-    assert.deepEqual(ok(await cli('keys', 'update', 'acme', rotated.id, '--grants', JSON.stringify(narrowed))).grants, narrowed);
-    const reset = ok(await cli('keys', 'update', 'acme', rotated.id, '--grants', 'null'));
-    assert.equal(reset.grants, null);
-    assert.equal(ok(await cli('keys', 'create', 'acme', '--role', 'read')).grants, null, 'no --grants: none');
-
-    // Not JSON, not a list of grants, or above the role: refused, nothing issued.
-    const before = ok(await cli('keys', 'list', 'acme')).api_keys.length;
-    const notJson = await cli('keys', 'create', 'acme', '--role', 'read', '--grants', '[{privileges:');
-    assert.equal(notJson.code, 2, notJson.stderr);
-    assert.match(notJson.stderr, /--grants takes a JSON list of grants/);
-    assert.ok(!/\n\s+at /.test(notJson.stderr), 'a message, not a stack trace');
-    const badShape = await cli('keys', 'create', 'acme', '--role', 'read', '--grants', '[{"privileges":["select"],"on":{"schema":["x"]}}]');
-    assert.equal(badShape.code, 2, badShape.stderr);
-    assert.match(badShape.stderr, /grants/);
-    const empty = await cli('keys', 'update', 'acme', rotated.id, '--grants', '[]');
-    assert.equal(empty.code, 2, empty.stderr);
-    const above = await cli('keys', 'create', 'acme', '--role', 'read', '--grants', '[{"privileges":["insert"],"on":{"database":true}}]');
-    assert.equal(above.code, 1, above.stderr);
-    assert.match(above.stderr, /^error: .*role 'read' cannot be granted 'insert'/m);
-    const adminOnTable = await cli(
-      'keys',
-      'create',
-      'acme',
-      '--role',
-      'admin',
-      '--grants',
-      '[{"privileges":["admin"],"on":{"table":["t"]}}]',
-    );
-    assert.equal(adminOnTable.code, 1, adminOnTable.stderr);
-    assert.match(adminOnTable.stderr, /'admin' is granted on the database only/);
-    assert.equal(ok(await cli('keys', 'list', 'acme')).api_keys.length, before, 'nothing was issued');
-    const trail = ok(await cli('audit', 'acme')).events as any[];
-    const update = trail.find((e) => e.action === 'api_key.update' && e.details?.key_id === rotated.id && e.details?.changed?.grants);
-    assert.ok(update, 'the grants change is audited');
-  });
-
   it('databases delete removes the database, its keys and its access', async () => {
     const issued = ok(await cli('keys', 'issue', 'acme', '--role', 'read'));
-    const api = new Api(gw!.url, { 'x-api-key': issued.api_key, 'x-service-database': 'acme' });
+    const api = new Api(h.gw!.url, { 'x-api-key': issued.api_key, 'x-service-database': 'acme' });
     assert.equal((await api.get('/v1/namespace/%24/list')).status, 200);
     assert.deepEqual(ok(await cli('databases', 'delete', 'acme')), { deleted: 'acme' });
     const gone = await cli('databases', 'get', 'acme');
