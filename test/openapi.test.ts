@@ -728,7 +728,7 @@ describe(`OpenAPI document [${kind}]`, () => {
         .sort()
         .join(',');
       if (o.path.startsWith('/v1/')) assert.equal(names, 'ApiKeyAuth,BearerAuth', `${o.method} ${o.path}`);
-      else if (/^\/admin\/v1\/(databases(\/\{name\}(\/maintenance)?)?|usage(\/top-storage)?)$/.test(o.path))
+      else if (/^\/admin\/v1\/(databases(\/\{name\}(\/maintenance)?)?|usage(\/top-storage|\/history)?|health)$/.test(o.path))
         assert.equal(names, 'OperatorKeyAuth', `${o.method} ${o.path}`);
       else if (o.path.startsWith('/admin/')) assert.equal(names, 'ApiKeyAuth,BearerAuth,OperatorKeyAuth', `${o.method} ${o.path}`);
       else if (o.path === '/metrics') assert.deepEqual(o.op.security, [{ MetricsKeyAuth: [] }, {}], 'the metrics key, or none when unset');
@@ -1134,6 +1134,8 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('GET', '/admin/v1/databases/{name}/usage', `/admin/v1/databases/${tenant.name}/usage?granularity=hour`, 200, undefined, op);
     await call('GET', '/admin/v1/usage', '/admin/v1/usage?sort=requests&limit=2', 200, undefined, op);
     await call('GET', '/admin/v1/usage/top-storage', '/admin/v1/usage/top-storage?limit=3', 200, undefined, op);
+    await call('GET', '/admin/v1/usage/history', '/admin/v1/usage/history?granularity=hour', 200, undefined, op);
+    await call('GET', '/admin/v1/health', '/admin/v1/health', 200, undefined, op);
     await call(
       'PATCH',
       '/admin/v1/databases/{name}',

@@ -162,7 +162,19 @@ forEachCatalog('usage metering', (kind) => {
     const uow = gw.app.get(UnitOfWork);
     const db = (await operator(gw).get(`/admin/v1/databases/${tenant.name}`)).body;
     const hour = Math.floor(Date.now() / 3600_000) * 3600_000;
-    const rows = [{ databaseId: db.id, hour, readRequests: 5, writeRequests: 0, rowsWritten: 0, bytesIngested: 0, queries: 0 }];
+    const rows = [
+      {
+        databaseId: db.id,
+        hour,
+        readRequests: 5,
+        writeRequests: 0,
+        rowsWritten: 0,
+        bytesIngested: 0,
+        queries: 0,
+        throttledRequests: 0,
+        failedRequests: 0,
+      },
+    ];
     assert.equal(await uow.run(() => repo.applyFlush('test-replica', 1, rows, [])), true);
     // The same batch again, as after a commit whose answer was lost: nothing added.
     assert.equal(await uow.run(() => repo.applyFlush('test-replica', 1, rows, [])), false);
@@ -223,7 +235,7 @@ forEachCatalog('usage metering', (kind) => {
     const lines = csv.text.trim().split('\r\n');
     assert.equal(
       lines[0],
-      'database,granularity,start,read_requests,write_requests,requests,rows_written,bytes_ingested,queries,storage_bytes,tables,namespaces,current_version_bytes',
+      'database,granularity,start,read_requests,write_requests,requests,rows_written,bytes_ingested,queries,storage_bytes,tables,namespaces,current_version_bytes,throttled_requests,failed_requests',
     );
     assert.equal(lines.length, 2, csv.text);
     const f = lines[1].split(',');

@@ -1,27 +1,13 @@
 import { Controller, Get } from '@nestjs/common';
 import { Errors } from '../../platform/http/errors';
-import { LivenessResponse, ReadinessResponse } from './health.schemas';
+import { LivenessResponse, OperatorHealthReport, ReadinessResponse } from './health.schemas';
 import { Operation } from '../../platform/http/operation.decorator';
-import { RedisConnection } from '../../platform/redis/redis.provider';
-import { HealthRepository } from './health.repository';
-import { TableStorage } from '../../engine/storage/table-storage.service';
-
-const READY_TIMEOUT_MS = 2000;
-/** How long stores found answering are taken as answering, so readiness polling does not become steady store traffic. */
-const STORE_PROBE_FRESH_MS = 5000;
-
-type StoreProblems = Record<string, string | null>;
+import { HEALTH_TIMEOUT_MS, HealthService, STORE_PROBE_FRESH_MS } from './health.service';
 
 /** Liveness (no I/O) and readiness (the catalog database answers). Never authenticated, never throttled. */
 @Controller()
 export class HealthController {
-  constructor(
-    private readonly repo: HealthRepository,
-    private readonly redis: RedisConnection,
-    private readonly storage: TableStorage,
-  ) {}
-
-  private lastProbe?: { result: Promise<StoreProblems>; startedAt: number; answeredAt?: number };
+  constructor(private readonly health: HealthService) {}
 
   @Get('healthz')
   @Operation({
@@ -50,53 +36,45 @@ export class HealthController {
     errors: [503],
   })
   async ready() {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('timed out')), READY_TIMEOUT_MS);
-    });
-    try {
-      try {
-        await Promise.race([this.repo.ping(), timeout]);
-      } catch (err) {
-        throw Errors.serviceUnavailable(`catalog database unavailable: ${(err as Error).message}`);
-      }
-      // Every profile's store must answer (a wrong bucket or endpoint is found here, not at the first write).
-      let problems: Record<string, string | null>;
-      try {
-        problems = await Promise.race([this.probeStores(), timeout]);
-      } catch (err) {
-        throw Errors.serviceUnavailable(`table storage unavailable: ${(err as Error).message}`);
-      }
-      const bad = Object.entries(problems).filter(([, p]) => p !== null);
-      if (bad.length)
-        throw Errors.serviceUnavailable(`table storage unavailable: ${bad.map(([n, p]) => `profile '${n}': ${p}`).join('; ')}`);
-      // Redis only degrades rate limiting (fail-open by default): reported, but it does not make us unready.
-      return { status: 'ready', catalog: 'up', storage: 'up', redis: this.redis.status } as const;
-    } finally {
-      clearTimeout(timer);
-    }
+    const state = await this.health.check();
+    if (state.catalog.status === 'down') throw Errors.serviceUnavailable(`catalog database unavailable: ${state.catalog.error}`);
+    // Every profile's store must answer (a wrong bucket or endpoint is found here, not at the first write).
+    const bad = Object.entries(state.stores).filter(([, p]) => p !== null);
+    if (bad.length) throw Errors.serviceUnavailable(`table storage unavailable: ${bad.map(([n, p]) => `profile '${n}': ${p}`).join('; ')}`);
+    // Redis only degrades rate limiting (fail-open by default): reported, but it does not make us unready.
+    return { status: 'ready', catalog: 'up', storage: 'up', redis: state.redis } as const;
   }
+}
 
-  /**
-   * The stores' probe, shared: a probe that found every store answering stands for STORE_PROBE_FRESH_MS, and one in
-   * flight is joined by the checks that come meanwhile (until it is older than a check may wait). A probe that found
-   * a store failing is not kept, so the next check asks again and a recovered store is seen at once.
-   */
-  private probeStores(): Promise<StoreProblems> {
-    const now = Date.now();
-    const last = this.lastProbe;
-    if (last && (last.answeredAt !== undefined ? now - last.answeredAt < STORE_PROBE_FRESH_MS : now - last.startedAt < READY_TIMEOUT_MS)) {
-      return last.result;
-    }
-    const probe: NonNullable<HealthController['lastProbe']> = { result: this.storage.probe(), startedAt: now };
-    this.lastProbe = probe;
-    const forget = () => {
-      if (this.lastProbe === probe) this.lastProbe = undefined;
+/** The operator's view of the same checks: always answered, the state in the body. */
+@Controller('admin/v1')
+export class OperatorHealthController {
+  constructor(private readonly health: HealthService) {}
+
+  @Get('health')
+  @Operation({
+    operationId: 'GetGatewayHealth',
+    summary: 'Health of the catalog, Redis and the storage profiles',
+    description:
+      'The checks of /readyz, each reported: the catalog database (and how long it took to answer), the Redis ' +
+      "connection's state, and every storage profile's store (stores found answering are not asked again for " +
+      `${STORE_PROBE_FRESH_MS / 1000} s). Always 200 within about ${HEALTH_TIMEOUT_MS / 1000} s: what does not answer ` +
+      'by then is reported down.',
+    tag: 'Operator',
+    access: 'operator',
+    responses: { 200: { description: 'The state of each dependency', schema: OperatorHealthReport } },
+    errors: [401, 403, '5XX'],
+  })
+  async report(): Promise<OperatorHealthReport> {
+    const state = await this.health.check();
+    const { status, latencyMs, error } = state.catalog;
+    return {
+      catalog: { status, latency_ms: latencyMs, ...(error !== undefined ? { error } : {}) },
+      redis: { status: state.redis },
+      storage_profiles: Object.entries(state.stores)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([name, problem]) => (problem === null ? { name, status: 'up' as const } : { name, status: 'down' as const, error: problem })),
+      checked_at: new Date().toISOString(),
     };
-    probe.result.then((problems) => {
-      if (Object.values(problems).every((p) => p === null)) probe.answeredAt = Date.now();
-      else forget();
-    }, forget);
-    return probe.result;
   }
 }

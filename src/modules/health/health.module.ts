@@ -1,9 +1,14 @@
 import { Module } from '@nestjs/common';
 import { StorageModule } from '../../engine/storage/storage.module';
 import { RedisModule } from '../../platform/redis/redis.module';
-import { HealthController } from './health.controller';
+import { HealthController, OperatorHealthController } from './health.controller';
 import { HealthRepository } from './health.repository';
+import { HealthService } from './health.service';
 
-/** Liveness and readiness probes. */
-@Module({ imports: [RedisModule, StorageModule], controllers: [HealthController], providers: [HealthRepository] })
+/** Liveness and readiness probes, and the operator's health report. */
+@Module({
+  imports: [RedisModule, StorageModule],
+  controllers: [HealthController, OperatorHealthController],
+  providers: [HealthRepository, HealthService],
+})
 export class HealthModule {}

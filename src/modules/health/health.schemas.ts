@@ -14,3 +14,29 @@ export const ReadinessResponse = z
   })
   .meta({ id: 'ReadinessResponse' });
 export type ReadinessResponse = z.infer<typeof ReadinessResponse>;
+
+export const OperatorHealthReport = z
+  .object({
+    catalog: z.object({
+      status: z.enum(['up', 'down']).describe('whether the catalog database answered a query in time'),
+      latency_ms: z.number().describe('how long it took to answer (or to fail)'),
+      error: z.string().optional().describe('what went wrong, when down (never a credential)'),
+    }),
+    redis: z.object({
+      status: z
+        .enum(['ready', 'down', 'none'])
+        .describe('state of the Redis connection: `ready`, `down` (rate limiting degraded), or `none` without REDIS_URL'),
+    }),
+    storage_profiles: z
+      .array(
+        z.object({
+          name: z.string().describe('storage profile name (`default` for STORAGE_ROOT)'),
+          status: z.enum(['up', 'down']).describe("whether the profile's store answered a listing in time"),
+          error: z.string().optional().describe('what went wrong, when down (never a credential)'),
+        }),
+      )
+      .describe('every storage profile, by name'),
+    checked_at: z.string().describe('when the checks were made (RFC 3339)'),
+  })
+  .meta({ id: 'OperatorHealthReport' });
+export type OperatorHealthReport = z.infer<typeof OperatorHealthReport>;

@@ -4,10 +4,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ROOT_LOGGER } from '../../platform/observability/logger';
 import { MetricsService } from '../../platform/observability/metrics.service';
-import type { TenantContext } from '../identity';
+import type { TenantRequest } from '../identity';
 import { UsageMeter } from './usage-meter.service';
 
-type ObservedRequest = FastifyRequest & { tenant?: TenantContext; actor?: string };
+type ObservedRequest = FastifyRequest & Pick<TenantRequest, 'tenant' | 'throttled'> & { actor?: string };
 
 /**
  * One structured log line and the request metrics for every answered request, from a Fastify onResponse hook:
@@ -51,8 +51,13 @@ export class RequestObserver implements OnModuleInit {
     const status = reply.statusCode;
     const seconds = reply.elapsedTime / 1000;
     const database = req.tenant?.database.name ?? '';
-    // Usage: every answered request that passed its database's access check, by the role its route needs.
-    if (req.tenant) this.meter.request(req.tenant.database.id, (req.tenant.need ?? 'read') !== 'read');
+    // Usage: every answered request that passed its database's access check, by the role its route needs; those the
+    // rate limit refused (the throttling guard runs after the access check, so they have their tenant) and those
+    // answered with another 5xx also by how they ended.
+    if (req.tenant) {
+      const outcome = req.throttled ? 'throttled' : status >= 500 ? 'failed' : undefined;
+      this.meter.request(req.tenant.database.id, (req.tenant.need ?? 'read') !== 'read', outcome);
+    }
     this.metrics.requests.inc({ method: req.method, route, status: String(status), database });
     this.metrics.latency.observe({ method: req.method, route, status: String(status) }, seconds);
     if (status === 401 || status === 403) this.metrics.authFailures.inc({ status: String(status) });

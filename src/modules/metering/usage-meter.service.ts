@@ -87,19 +87,35 @@ export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnAppli
       const hour = this.hourStart;
       const key = `${databaseId}|${hour}`;
       // The batch may hold this hour's row already (the clock stepped back into an hour counted before).
-      r = this.current.get(key) ?? { databaseId, hour, readRequests: 0, writeRequests: 0, rowsWritten: 0, bytesIngested: 0, queries: 0 };
+      r = this.current.get(key) ?? {
+        databaseId,
+        hour,
+        readRequests: 0,
+        writeRequests: 0,
+        rowsWritten: 0,
+        bytesIngested: 0,
+        queries: 0,
+        throttledRequests: 0,
+        failedRequests: 0,
+      };
       this.hourRows.set(databaseId, r);
       this.current.set(key, r);
     }
     return r;
   }
 
-  /** An answered request of a database (read: needed the read role; else write). */
-  request(databaseId: string, write: boolean): void {
+  /**
+   * An answered request of a database (read: needed the read role; else write), and how it ended: `throttled`,
+   * refused by its rate limit; `failed`, answered with another 5xx status. Both are counted in the read or write
+   * requests as well.
+   */
+  request(databaseId: string, write: boolean, outcome?: 'throttled' | 'failed'): void {
     if (!this.enabled) return;
     const r = this.row(databaseId);
     if (write) r.writeRequests++;
     else r.readRequests++;
+    if (outcome === 'throttled') r.throttledRequests++;
+    else if (outcome === 'failed') r.failedRequests++;
   }
 
   /** A committed write of `rows` rows from `bytes` bytes of Arrow IPC body. */

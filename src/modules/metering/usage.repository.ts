@@ -28,16 +28,15 @@ export interface CounterRow {
   rowsWritten: number;
   bytesIngested: number;
   queries: number;
+  /** Requests refused by the rate limit (503 "Slow down"), also in read/writeRequests. */
+  throttledRequests: number;
+  /** Requests answered with another 5xx status, also in read/writeRequests. */
+  failedRequests: number;
 }
 
 /** Counters summed over a period (an hour or a day), as the usage API reports them. */
-export interface PeriodRow {
+export interface PeriodRow extends Omit<CounterRow, 'databaseId' | 'hour'> {
   start: Date;
-  readRequests: number;
-  writeRequests: number;
-  rowsWritten: number;
-  bytesIngested: number;
-  queries: number;
   storageBytes: number | null;
   currentVersionBytes: number | null;
   tables: number | null;
@@ -60,6 +59,12 @@ export interface ClaimedTable {
 }
 
 export type FleetSort = 'storage' | 'requests';
+
+/** The usage_counters columns summed, as the row fields figures() reads. */
+const COUNTER_SUMS = Prisma.raw(
+  `sum(read_requests) AS r, sum(write_requests) AS w, sum(rows_written) AS rw, sum(bytes_ingested) AS b, sum(queries) AS q,
+   sum(throttled_requests) AS th, sum(failed_requests) AS f`,
+);
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -103,18 +108,24 @@ export class UsageRepository {
           rw: r.rowsWritten,
           b: r.bytesIngested,
           q: r.queries,
+          th: r.throttledRequests,
+          f: r.failedRequests,
         })),
       );
       await this.db.$executeRaw`
-        INSERT INTO usage_counters AS c (database_id, hour, read_requests, write_requests, rows_written, bytes_ingested, queries)
-        SELECT x.d, x.h, x.r, x.w, x.rw, x.b, x.q
-          FROM jsonb_to_recordset(${json}::jsonb) AS x(d uuid, h timestamptz, r bigint, w bigint, rw bigint, b bigint, q bigint)
+        INSERT INTO usage_counters AS c (database_id, hour, read_requests, write_requests, rows_written, bytes_ingested, queries,
+                                         throttled_requests, failed_requests)
+        SELECT x.d, x.h, x.r, x.w, x.rw, x.b, x.q, COALESCE(x.th, 0), COALESCE(x.f, 0)
+          FROM jsonb_to_recordset(${json}::jsonb)
+               AS x(d uuid, h timestamptz, r bigint, w bigint, rw bigint, b bigint, q bigint, th bigint, f bigint)
         ON CONFLICT (database_id, hour) DO UPDATE SET
           read_requests = c.read_requests + EXCLUDED.read_requests,
           write_requests = c.write_requests + EXCLUDED.write_requests,
           rows_written = c.rows_written + EXCLUDED.rows_written,
           bytes_ingested = c.bytes_ingested + EXCLUDED.bytes_ingested,
-          queries = c.queries + EXCLUDED.queries`;
+          queries = c.queries + EXCLUDED.queries,
+          throttled_requests = c.throttled_requests + EXCLUDED.throttled_requests,
+          failed_requests = c.failed_requests + EXCLUDED.failed_requests`;
     }
     if (touched.length > 0) {
       await this.db.$executeRaw`
@@ -137,28 +148,34 @@ export class UsageRepository {
     await this.db.$executeRaw`DELETE FROM usage_flushes WHERE flushed_at < now() - ${ageMs}::int * interval '1 millisecond'`;
   }
 
-  /** Counters of one database by hour or day in [from, to), with the daily storage figures for days. */
-  async periods(databaseId: string, granularity: 'hour' | 'day', from: Date, to: Date): Promise<PeriodRow[]> {
+  /**
+   * Counters by hour or day in [from, to), with the daily storage figures for days: of one database, or (`databaseId`
+   * null) summed over every database (the fleet's history; storage and counts are the sums of the databases' daily
+   * figures). Periods nothing was counted or measured in have no row.
+   */
+  async periods(databaseId: string | null, granularity: 'hour' | 'day', from: Date, to: Date): Promise<PeriodRow[]> {
+    const of = databaseId === null ? Prisma.empty : Prisma.sql`database_id = ${databaseId}::uuid AND`;
     const rows =
       granularity === 'hour'
         ? await this.db.$queryRaw<Record<string, unknown>[]>`
-            SELECT hour AS start, read_requests AS r, write_requests AS w, rows_written AS rw, bytes_ingested AS b, queries AS q,
-                   NULL::bigint AS s, NULL::bigint AS cv, NULL::int AS t, NULL::int AS n
+            SELECT hour AS start, ${COUNTER_SUMS}, NULL::bigint AS s, NULL::bigint AS cv, NULL::int AS t, NULL::int AS n
               FROM usage_counters
-             WHERE database_id = ${databaseId}::uuid AND hour >= ${from} AND hour < ${to}
+             WHERE ${of} hour >= ${from} AND hour < ${to}
+             GROUP BY hour
              ORDER BY hour`
         : await this.db.$queryRaw<Record<string, unknown>[]>`
             WITH c AS (
-              SELECT (hour AT TIME ZONE 'UTC')::date AS day, sum(read_requests) AS r, sum(write_requests) AS w,
-                     sum(rows_written) AS rw, sum(bytes_ingested) AS b, sum(queries) AS q
+              SELECT (hour AT TIME ZONE 'UTC')::date AS day, ${COUNTER_SUMS}
                 FROM usage_counters
-               WHERE database_id = ${databaseId}::uuid AND hour >= ${from} AND hour < ${to}
+               WHERE ${of} hour >= ${from} AND hour < ${to}
                GROUP BY 1),
             d AS (
-              SELECT day, storage_bytes AS s, current_bytes AS cv, tables AS t, namespaces AS n FROM usage_daily
-               WHERE database_id = ${databaseId}::uuid AND day >= (${from}::timestamptz AT TIME ZONE 'UTC')::date
-                 AND day < (${to}::timestamptz AT TIME ZONE 'UTC')::date)
-            SELECT (COALESCE(c.day, d.day)::timestamp AT TIME ZONE 'UTC') AS start, c.r, c.w, c.rw, c.b, c.q, d.s, d.cv, d.t, d.n
+              SELECT day, sum(storage_bytes) AS s, sum(current_bytes) AS cv, sum(tables) AS t, sum(namespaces) AS n FROM usage_daily
+               WHERE ${of} day >= (${from}::timestamptz AT TIME ZONE 'UTC')::date
+                 AND day < (${to}::timestamptz AT TIME ZONE 'UTC')::date
+               GROUP BY day)
+            SELECT (COALESCE(c.day, d.day)::timestamp AT TIME ZONE 'UTC') AS start, c.r, c.w, c.rw, c.b, c.q, c.th, c.f,
+                   d.s, d.cv, d.t, d.n
               FROM c FULL JOIN d ON d.day = c.day
              ORDER BY 1`;
     return rows.map((r) => ({ start: new Date(r.start as Date), ...figures(r) }));
@@ -174,13 +191,12 @@ export class UsageRepository {
     const afterName = after ? after[1] : null;
     const sql = `
       WITH c AS (
-        SELECT database_id, sum(read_requests) AS r, sum(write_requests) AS w, sum(rows_written) AS rw,
-               sum(bytes_ingested) AS b, sum(queries) AS q
+        SELECT database_id, ${COUNTER_SUMS.sql}
           FROM usage_counters
          WHERE hour >= ($1::date)::timestamp AT TIME ZONE 'UTC' AND hour < ($1::date + 1)::timestamp AT TIME ZONE 'UTC'
          GROUP BY database_id),
       f AS (
-        SELECT d.name, ${key} AS k, c.r, c.w, c.rw, c.b, c.q, u.storage_bytes AS s, u.current_bytes AS cv, u.tables AS t, u.namespaces AS n
+        SELECT d.name, ${key} AS k, c.r, c.w, c.rw, c.b, c.q, c.th, c.f, u.storage_bytes AS s, u.current_bytes AS cv, u.tables AS t, u.namespaces AS n
           FROM databases d
           LEFT JOIN c ON c.database_id = d.id
           LEFT JOIN usage_daily u ON u.database_id = d.id AND u.day = $1::date)
@@ -336,6 +352,8 @@ function figures(r: Record<string, unknown>) {
     rowsWritten: num(r.rw),
     bytesIngested: num(r.b),
     queries: num(r.q),
+    throttledRequests: num(r.th),
+    failedRequests: num(r.f),
     storageBytes: numOrNull(r.s),
     currentVersionBytes: numOrNull(r.cv),
     tables: numOrNull(r.t),

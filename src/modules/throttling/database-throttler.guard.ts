@@ -152,7 +152,10 @@ export class DatabaseThrottlerGuard extends ThrottlerGuard {
   }
 
   protected override async throwThrottlingException(ctx: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
-    const tenant = ctx.switchToHttp().getRequest<TenantRequest>().tenant;
+    const req = ctx.switchToHttp().getRequest<TenantRequest>();
+    const tenant = req.tenant;
+    // The usage meter counts the answer as throttled (not as failed, which other 503s are).
+    req.throttled = true;
     const retryAfter = String(Math.max(1, detail.timeToBlockExpire));
     this.metrics.throttled.inc({ database: tenant?.database.name ?? '' });
     const who = detail.tracker.startsWith('key:') ? `API key '${tenant?.key?.id}'` : `database '${tenant?.database.name}'`;

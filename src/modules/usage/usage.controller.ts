@@ -3,13 +3,24 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ValidQuery } from '../../platform/http/validation/zod-validation.pipe';
 import { Operation, OPERATOR_ERRORS } from '../../platform/http/operation.decorator';
-import { FleetUsageQuery, FleetUsageReport, TopStorageQuery, TopStorageReport, UsageQuery, UsageReport } from './usage.schemas';
+import {
+  FleetUsageQuery,
+  FleetUsageReport,
+  TopStorageQuery,
+  TopStorageReport,
+  UsageHistoryReport,
+  UsageQuery,
+  UsageReport,
+} from './usage.schemas';
 import { UsageService } from './usage.service';
 
 /** Whether the caller asked for CSV (`Accept: text/csv`). */
 const wantsCsv = (req: FastifyRequest) => /\btext\/csv\b/i.test(String(req.headers.accept ?? ''));
 
 const CSV_NOTE = ' With `Accept: text/csv` the same rows come as CSV (a header line, then one line per row).';
+
+const COUNTERS_NOTE =
+  'Requests (read/write, and of those the throttled and the failed ones), rows written, bytes ingested and queries per UTC day or hour in [from, to)';
 
 /**
  * The usage API (docs/usage-and-quotas.md): one database's usage (the operator, or an admin credential of it), every
@@ -24,8 +35,8 @@ export class UsageController {
     operationId: 'GetDatabaseUsage',
     summary: 'Usage of a database per day or hour',
     description:
-      'Requests (read/write), rows written, bytes ingested and queries per UTC day or hour in [from, to); per day also ' +
-      'storage bytes, tables and namespaces as last measured that day. Counters are exact but reach the catalog at the ' +
+      COUNTERS_NOTE +
+      '; per day also storage bytes, tables and namespaces as last measured that day. Counters are exact but reach the catalog at the ' +
       'next flush of each replica (USAGE_FLUSH_INTERVAL_SECONDS); storage is measured by the storage refresher.' +
       CSV_NOTE,
     tag: 'Operator',
@@ -40,11 +51,30 @@ export class UsageController {
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<UsageReport> {
-    const report = await this.usage.database(name, q);
-    if (!wantsCsv(req)) return report;
-    reply.type('text/csv; charset=utf-8');
-    // The CSV text in place of the JSON answer (the route documents the JSON shape).
-    return this.usage.toCsv(report) as unknown as UsageReport;
+    return this.answer(await this.usage.database(name, q), req, reply);
+  }
+
+  @Get('usage/history')
+  @Operation({
+    operationId: 'GetFleetUsageHistory',
+    summary: 'Usage of all databases together per day or hour',
+    description:
+      COUNTERS_NOTE +
+      ', summed over every database, one row per period (zero where nothing was counted); per day also the sums of the ' +
+      "databases' storage bytes, tables and namespaces as last measured that day (null: none measured; always null per " +
+      "hour). The same query and defaults as a database's usage." +
+      CSV_NOTE,
+    tag: 'Operator',
+    access: 'operator',
+    responses: { 200: { description: 'The usage, one row per period', schema: UsageHistoryReport } },
+    errors: [400, 401, 403, 503, '5XX'],
+  })
+  async history(
+    @ValidQuery(UsageQuery) q: z.output<typeof UsageQuery>,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<UsageHistoryReport> {
+    return this.answer(await this.usage.history(q), req, reply);
   }
 
   @Get('usage')
@@ -66,10 +96,8 @@ export class UsageController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<FleetUsageReport> {
     const report = await this.usage.fleet(q);
-    if (!wantsCsv(req)) return report;
-    reply.type('text/csv; charset=utf-8');
-    if (report.page_token) reply.header('x-page-token', report.page_token);
-    return this.usage.toCsv(report) as unknown as FleetUsageReport;
+    if (wantsCsv(req) && report.page_token) reply.header('x-page-token', report.page_token);
+    return this.answer(report, req, reply);
   }
 
   @Get('usage/top-storage')
@@ -84,5 +112,12 @@ export class UsageController {
   })
   top(@ValidQuery(TopStorageQuery) q: z.output<typeof TopStorageQuery>): Promise<TopStorageReport> {
     return this.usage.topByStorage(q.limit ?? 10);
+  }
+
+  /** The report as JSON, or with `Accept: text/csv` its CSV text in its place (the routes document the JSON shape). */
+  private answer<R extends UsageReport | UsageHistoryReport | FleetUsageReport>(report: R, req: FastifyRequest, reply: FastifyReply): R {
+    if (!wantsCsv(req)) return report;
+    reply.type('text/csv; charset=utf-8');
+    return this.usage.toCsv(report) as unknown as R;
   }
 }

@@ -44,6 +44,18 @@ const counters = {
   rows_written: z.number().int().describe('rows of committed writes with an Arrow body (create, insert, merge_insert)'),
   bytes_ingested: z.number().int().describe('Arrow IPC body bytes of those writes'),
   queries: z.number().int().describe('queries answered'),
+  throttled_requests: z
+    .number()
+    .int()
+    .describe(
+      'requests refused by the database\'s or the key\'s rate limit (503 "Slow down"); also counted in read_requests/write_requests',
+    ),
+  failed_requests: z
+    .number()
+    .int()
+    .describe(
+      'requests answered with any other 5xx status (errors, unavailable catalog or store); also counted in read_requests/write_requests',
+    ),
   storage_bytes: z
     .number()
     .int()
@@ -62,16 +74,32 @@ const counters = {
   namespaces: z.number().int().nullable(),
 };
 
+const period = z.object({ start: z.string().describe('the UTC day or hour the row covers'), ...counters });
+
 export const UsageReport = z
   .object({
     database: z.string(),
     granularity: z.enum(['day', 'hour']),
     from: z.string(),
     to: z.string(),
-    periods: z.array(z.object({ start: z.string().describe('the UTC day or hour the row covers'), ...counters })),
+    periods: z.array(period),
   })
   .meta({ id: 'UsageReport' });
 export type UsageReport = z.infer<typeof UsageReport>;
+
+export const UsageHistoryReport = z
+  .object({
+    granularity: z.enum(['day', 'hour']),
+    from: z.string(),
+    to: z.string(),
+    periods: z
+      .array(period)
+      .describe(
+        "one row per period of [from, to), zero where nothing was counted: every database's counters summed, and per day the sums of the databases' storage, table and namespace figures as last measured that day",
+      ),
+  })
+  .meta({ id: 'UsageHistoryReport' });
+export type UsageHistoryReport = z.infer<typeof UsageHistoryReport>;
 
 export const FleetUsageReport = z
   .object({

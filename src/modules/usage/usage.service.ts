@@ -4,7 +4,7 @@ import { Errors } from '../../platform/http/errors';
 import { paginate } from '../../platform/http/pagination';
 import type { PageRequest } from '../../platform/http/validation/fields';
 import { DatabasesService } from '../databases';
-import type { FleetUsageReport, TopStorageReport, UsageReport } from './usage.schemas';
+import type { FleetUsageReport, TopStorageReport, UsageHistoryReport, UsageReport } from './usage.schemas';
 import { FleetSort, PeriodRow, UsageRepository } from '../metering';
 
 const HOUR_MS = 3600_000;
@@ -26,6 +26,8 @@ function present(r: Omit<PeriodRow, 'start'>) {
     rows_written: r.rowsWritten,
     bytes_ingested: r.bytesIngested,
     queries: r.queries,
+    throttled_requests: r.throttledRequests,
+    failed_requests: r.failedRequests,
     storage_bytes: r.storageBytes,
     current_version_bytes: r.currentVersionBytes,
     tables: r.tables,
@@ -39,6 +41,8 @@ const EMPTY: Omit<PeriodRow, 'start'> = {
   rowsWritten: 0,
   bytesIngested: 0,
   queries: 0,
+  throttledRequests: 0,
+  failedRequests: 0,
   storageBytes: null,
   currentVersionBytes: null,
   tables: null,
@@ -57,7 +61,15 @@ const CSV_COUNTERS = [
   'tables',
   'namespaces',
   'current_version_bytes',
+  'throttled_requests',
+  'failed_requests',
 ] as const;
+
+export interface UsageRange {
+  from?: string;
+  to?: string;
+  granularity: 'day' | 'hour';
+}
 
 const csvField = (v: unknown): string => {
   if (v === null || v === undefined) return '';
@@ -75,22 +87,36 @@ export class UsageService {
   ) {}
 
   /** One database's usage per UTC day or hour in [from, to): every period of the range, zero when nothing was counted. */
-  async database(name: string, q: { from?: string; to?: string; granularity: 'day' | 'hour' }): Promise<UsageReport> {
+  async database(name: string, q: UsageRange): Promise<UsageReport> {
     const db = await this.databases.require(name);
+    return { database: db.name, ...(await this.series(db.id, q)) };
+  }
+
+  /** Every database's usage summed per UTC day or hour in [from, to), as database() answers for one. */
+  history(q: UsageRange): Promise<UsageHistoryReport> {
+    return this.series(null, q);
+  }
+
+  /**
+   * The periods of [from, to) (defaults: the 30 days or 24 hours up to the end of the current one; bounds rounded out
+   * to whole periods), each with the counters of one database or (null) of all: zero where nothing was counted, so
+   * that the rows make a continuous axis.
+   */
+  private async series(databaseId: string | null, q: UsageRange): Promise<UsageHistoryReport> {
     const unit = q.granularity === 'day' ? DAY_MS : HOUR_MS;
     const to = q.to ? floorTo(new Date(q.to).getTime() + unit - 1, unit) : floorTo(Date.now(), unit) + unit;
     const from = q.from ? floorTo(new Date(q.from).getTime(), unit) : to - (q.granularity === 'day' ? 30 : 24) * unit;
     if (from >= to) throw Errors.invalidInput('from must be before to');
     const max = q.granularity === 'day' ? MAX_DAYS : MAX_HOURS;
     if ((to - from) / unit > max) throw Errors.invalidInput(`at most ${max} ${q.granularity}s per request; narrow from/to`);
-    const rows = await this.repo.periods(db.id, q.granularity, new Date(from), new Date(to));
+    const rows = await this.repo.periods(databaseId, q.granularity, new Date(from), new Date(to));
     const byStart = new Map(rows.map((r) => [r.start.getTime(), r]));
     const periods = [];
     for (let t = from; t < to; t += unit) {
       const r = byStart.get(t) ?? EMPTY;
       periods.push({ start: new Date(t).toISOString(), ...present(r) });
     }
-    return { database: db.name, granularity: q.granularity, from: new Date(from).toISOString(), to: new Date(to).toISOString(), periods };
+    return { granularity: q.granularity, from: new Date(from).toISOString(), to: new Date(to).toISOString(), periods };
   }
 
   /** Every database's usage on one UTC day, largest first by `sort`, keyset-paginated. */
@@ -117,15 +143,18 @@ export class UsageService {
   }
 
   /** A report as CSV (RFC 4180, a header line, one line per period or database). */
-  toCsv(report: UsageReport | FleetUsageReport): string {
+  toCsv(report: UsageReport | UsageHistoryReport | FleetUsageReport): string {
     const lines: string[] = [];
-    if ('periods' in report) {
-      lines.push(['database', 'granularity', 'start', ...CSV_COUNTERS].join(','));
-      for (const p of report.periods)
-        lines.push([report.database, report.granularity, p.start, ...CSV_COUNTERS.map((c) => p[c])].map(csvField).join(','));
+    const line = (fields: unknown[]) => lines.push(fields.map(csvField).join(','));
+    if ('database' in report) {
+      line(['database', 'granularity', 'start', ...CSV_COUNTERS]);
+      for (const p of report.periods) line([report.database, report.granularity, p.start, ...CSV_COUNTERS.map((c) => p[c])]);
+    } else if ('periods' in report) {
+      line(['granularity', 'start', ...CSV_COUNTERS]);
+      for (const p of report.periods) line([report.granularity, p.start, ...CSV_COUNTERS.map((c) => p[c])]);
     } else {
-      lines.push(['date', 'database', ...CSV_COUNTERS].join(','));
-      for (const d of report.databases) lines.push([report.date, d.database, ...CSV_COUNTERS.map((c) => d[c])].map(csvField).join(','));
+      line(['date', 'database', ...CSV_COUNTERS]);
+      for (const d of report.databases) line([report.date, d.database, ...CSV_COUNTERS.map((c) => d[c])]);
     }
     return lines.join('\r\n') + '\r\n';
   }

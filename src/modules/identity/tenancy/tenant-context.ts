@@ -63,6 +63,8 @@ export interface TenantContext {
 export interface TenantRequest {
   id?: string;
   tenant?: TenantContext;
+  /** Set when the request was refused by its database's or key's rate limit (503 "Slow down"), for usage metering. */
+  throttled?: boolean;
   headers: Record<string, string | string[] | undefined>;
 }
 
