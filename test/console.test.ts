@@ -176,6 +176,27 @@ if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
       await page.getByRole('link', { name: 'Fleet' }).click();
       await page.getByRole('heading', { name: 'Fleet' }).waitFor();
       await page.getByRole('heading', { name: 'Top databases by storage' }).waitFor();
+      await page.getByRole('heading', { name: 'Top databases by requests today' }).waitFor();
+      // The health of the catalog, Redis and each storage profile.
+      const health = page.getByRole('table', { name: 'Health' });
+      assert.match((await health.getByRole('row').filter({ hasText: 'Catalog' }).textContent()) ?? '', /up.*answered in \d+ ms/);
+      assert.match((await health.getByRole('row').filter({ hasText: 'Storage profile default' }).textContent()) ?? '', /up/);
+      await health.getByRole('row').filter({ hasText: 'Redis' }).waitFor();
+      // The charts over time have their data as tables (48 hours, 30 days).
+      assert.equal(
+        await page
+          .getByRole('table', { name: 'Fleet requests per hour data', includeHidden: true })
+          .getByRole('row', { includeHidden: true })
+          .count(),
+        49,
+      );
+      assert.equal(
+        await page
+          .getByRole('table', { name: 'Fleet storage per day data', includeHidden: true })
+          .getByRole('row', { includeHidden: true })
+          .count(),
+        31,
+      );
       assert.deepEqual(dialogs, []);
       assert.deepEqual(errors, []);
     });

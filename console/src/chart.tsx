@@ -31,7 +31,7 @@ export function Chart({ title, x, series, hourly = false }: { title: string; x: 
           {},
           ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, points: { show: x.length < 60 } })),
         ],
-        axes: [{}, { values: (_u, ticks) => ticks.map((t) => num(t)) }],
+        axes: [{}, { values: (_u, ticks) => ticks.map((t) => (series[0]?.format ?? num)(t)), size: 70 }],
         legend: { show: true },
       },
       [x, ...series.map((s) => s.values)],
