@@ -189,6 +189,29 @@ if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
       assert.deepEqual(errors, []);
     });
 
+    it('charts throttled and failed requests when the usage rows have them (a newer gateway), and not otherwise', async () => {
+      const { page, errors } = await operatorOn(tenant.name, 'overview');
+      await page.getByText('Data of Requests per hour').click();
+      const head = page.getByRole('table', { name: 'Requests per hour data' }).getByRole('columnheader');
+      await head.first().waitFor();
+      assert.deepEqual(await head.allTextContents(), ['Hour (UTC)', 'Reads', 'Writes']);
+      // The same answer with the two optional counters added to each row, as a gateway that reports them sends.
+      await page.route('**/admin/v1/databases/*/usage?*', async (route) => {
+        const response = await route.fetch();
+        const body = (await response.json()) as { periods: Record<string, unknown>[] };
+        for (const [i, p] of body.periods.entries()) Object.assign(p, { throttled_requests: 40 + i, failed_requests: 2 });
+        await route.fulfill({ response, json: body });
+      });
+      await page.getByLabel('Granularity').selectOption('day');
+      await page.getByText('Data of Requests per day').click();
+      const dayHead = page.getByRole('table', { name: 'Requests per day data' }).getByRole('columnheader');
+      await dayHead.first().waitFor();
+      assert.deepEqual(await dayHead.allTextContents(), ['Day (UTC)', 'Reads', 'Writes', 'Throttled', 'Failed']);
+      const first = page.getByRole('table', { name: 'Requests per day data' }).getByRole('row').nth(1);
+      assert.deepEqual((await first.getByRole('cell').allTextContents()).slice(3), ['40', '2']);
+      assert.deepEqual(errors, []);
+    });
+
     it('creates a key with grants and an expiry, edits it, and rotates it (a new secret once; the old one ends)', async () => {
       const { page, dialogs, errors } = await operatorOn(tenant.name, 'keys');
       const create = page.getByRole('form', { name: 'Create an API key' });
