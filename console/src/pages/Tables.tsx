@@ -88,32 +88,76 @@ function NamespaceNode({
   );
 }
 
+/**
+ * The list's page token starting right after `name`. The API has no prefix filter: a search by prefix starts the
+ * keyset listing (names in byte order) after the prefix itself — the token is the last name of a page, as
+ * base64url JSON, the form the gateway issues — and reads pages while their names still start with the prefix.
+ */
+function startAfter(name: string): string {
+  let bin = '';
+  for (const b of new TextEncoder().encode(JSON.stringify(name))) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
 function NamespaceView({ api, database, path }: { api: Api; database: string; path: string[] }) {
   const id = objectId(path);
   const [properties, setProperties] = useState<Record<string, string>>();
   const [tables, setTables] = useState<string[]>();
+  const [prefix, setPrefix] = useState('');
+  const [typed, setTyped] = useState('');
   const [token, setToken] = useState<string | undefined>();
   const [history, setHistory] = useState<(string | undefined)[]>([]);
   const [next, setNext] = useState<string | undefined>();
   const [error, setError] = useState('');
 
   useEffect(() => {
+    let live = true;
     if (path.length === 0) return setProperties(undefined);
     api
       .POST('/v1/namespace/{id}/describe', { params: { path: { id } }, body: {} })
-      .then((r) => (r.error ? setError(problemText(r.error, r.response)) : setProperties(r.data.properties ?? {})))
-      .catch((err: unknown) => setError(problemText(err)));
+      .then((r) => live && (r.error ? setError(problemText(r.error, r.response)) : setProperties(r.data.properties ?? {})))
+      .catch((err: unknown) => live && setError(problemText(err)));
+    return () => {
+      live = false;
+    };
   }, [api, id]);
   useEffect(() => {
-    api
-      .GET('/v1/namespace/{id}/table/list', { params: { path: { id }, query: { limit: PAGE, page_token: token } } })
-      .then((r) => {
-        if (r.error) return setError(problemText(r.error, r.response));
+    let live = true;
+    const load = async () => {
+      // By prefix: one more than a page, to know whether another page of matches follows.
+      const r = await api.GET('/v1/namespace/{id}/table/list', {
+        params: {
+          path: { id },
+          query: {
+            limit: prefix ? PAGE + 1 : PAGE,
+            page_token: token ?? (prefix ? startAfter(prefix) : undefined),
+            include_declared: true,
+          },
+        },
+      });
+      if (!live) return;
+      if (r.error) return setError(problemText(r.error, r.response));
+      setError('');
+      if (!prefix) {
         setTables(r.data.tables);
-        setNext(r.data.page_token);
-      })
-      .catch((err: unknown) => setError(problemText(err)));
-  }, [api, id, token]);
+        return setNext(r.data.page_token);
+      }
+      const matching = r.data.tables.filter((t) => t.startsWith(prefix));
+      // The listing starts after the prefix: a table named exactly the prefix is asked for by itself (first page).
+      if (token === undefined) {
+        const exact = await api.POST('/v1/table/{id}/exists', { params: { path: { id: objectId([...path, prefix]) } }, body: {} });
+        if (!live) return;
+        if (!exact.error) matching.unshift(prefix);
+      }
+      const shown = matching.slice(0, PAGE);
+      setTables(shown);
+      setNext(matching.length > PAGE ? startAfter(shown[shown.length - 1]) : undefined);
+    };
+    load().catch((err: unknown) => live && setError(problemText(err)));
+    return () => {
+      live = false;
+    };
+  }, [api, id, token, prefix]);
 
   const title = path.length ? path.join(' / ') : '(root)';
   return (
@@ -137,7 +181,22 @@ function NamespaceView({ api, database, path }: { api: Api; database: string; pa
         </dl>
       )}
       <h3>Tables</h3>
-      {tables && tables.length === 0 && <p>No tables in this namespace.</p>}
+      <form
+        class="inline"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setPrefix(typed.trim());
+          setToken(undefined);
+          setHistory([]);
+        }}
+      >
+        <label>
+          Table name prefix <input type="search" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+        </label>
+        <button type="submit">Search tables</button>
+      </form>
+      {tables && tables.length === 0 && <p>{prefix ? `No table name starts with “${prefix}”.` : 'No tables in this namespace.'}</p>}
       <ul class="tables" aria-label="Tables">
         {tables?.map((t) => (
           <li key={t}>
@@ -156,6 +215,9 @@ function NamespaceView({ api, database, path }: { api: Api; database: string; pa
         >
           Previous tables
         </button>
+        <span class="hint" aria-live="polite">
+          Page {history.length + 1}
+        </span>
         <button
           type="button"
           disabled={!next}
