@@ -333,6 +333,21 @@ forEachCatalog('tables', (kind) => {
       assert.deepEqual(sorted(flat), names);
     });
 
+    it('prefix: only the names that start with it, paged, the prefix itself included; a bad prefix is a 400', async () => {
+      const t = await newTenant(gw);
+      await createNs(t.api, 'ns');
+      for (const n of ['a', 'ab', 'ab.x', 'ab-y', 'ab_z', 'abc', 'abd', 'ac', 'b']) await declare(t.api, 'ns', n);
+      const p = `/v1/namespace/${idPath('ns')}/table/list`;
+      const pages = await allPages(t.api, `${p}?prefix=ab`, 2);
+      assert.deepEqual(pages, [
+        ['ab', 'ab-y'],
+        ['ab.x', 'ab_z'],
+        ['abc', 'abd'],
+      ]);
+      assert.deepEqual((await t.api.get(`${p}?prefix=zz`)).body.tables, []);
+      expectProblem(await t.api.get(`${p}?prefix=${encodeURIComponent('a%')}`), 400, 13);
+    });
+
     it('a missing namespace is 404 code 1', async () => {
       const t = await newTenant(gw);
       expectProblem(await t.api.get(`/v1/namespace/${idPath('missing')}/table/list`), 404, 1);

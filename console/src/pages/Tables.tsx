@@ -88,17 +88,6 @@ function NamespaceNode({
   );
 }
 
-/**
- * The list's page token starting right after `name`. The API has no prefix filter: a search by prefix starts the
- * keyset listing (names in byte order) after the prefix itself — the token is the last name of a page, as
- * base64url JSON, the form the gateway issues — and reads pages while their names still start with the prefix.
- */
-function startAfter(name: string): string {
-  let bin = '';
-  for (const b of new TextEncoder().encode(JSON.stringify(name))) bin += String.fromCharCode(b);
-  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
 function NamespaceView({ api, database, path }: { api: Api; database: string; path: string[] }) {
   const id = objectId(path);
   const [properties, setProperties] = useState<Record<string, string>>();
@@ -124,34 +113,15 @@ function NamespaceView({ api, database, path }: { api: Api; database: string; pa
   useEffect(() => {
     let live = true;
     const load = async () => {
-      // By prefix: one more than a page, to know whether another page of matches follows.
+      // By prefix: the API's `prefix` filter (one index range), paged like the whole list.
       const r = await api.GET('/v1/namespace/{id}/table/list', {
-        params: {
-          path: { id },
-          query: {
-            limit: prefix ? PAGE + 1 : PAGE,
-            page_token: token ?? (prefix ? startAfter(prefix) : undefined),
-            include_declared: true,
-          },
-        },
+        params: { path: { id }, query: { limit: PAGE, page_token: token, include_declared: true, ...(prefix ? { prefix } : {}) } },
       });
       if (!live) return;
       if (r.error) return setError(problemText(r.error, r.response));
       setError('');
-      if (!prefix) {
-        setTables(r.data.tables);
-        return setNext(r.data.page_token);
-      }
-      const matching = r.data.tables.filter((t) => t.startsWith(prefix));
-      // The listing starts after the prefix: a table named exactly the prefix is asked for by itself (first page).
-      if (token === undefined) {
-        const exact = await api.POST('/v1/table/{id}/exists', { params: { path: { id: objectId([...path, prefix]) } }, body: {} });
-        if (!live) return;
-        if (!exact.error) matching.unshift(prefix);
-      }
-      const shown = matching.slice(0, PAGE);
-      setTables(shown);
-      setNext(matching.length > PAGE ? startAfter(shown[shown.length - 1]) : undefined);
+      setTables(r.data.tables);
+      setNext(r.data.page_token);
     };
     load().catch((err: unknown) => live && setError(problemText(err)));
     return () => {

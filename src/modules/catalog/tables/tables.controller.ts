@@ -195,7 +195,7 @@ export class TablesController {
     errors: CATALOG_ERRORS,
   })
   listInNamespace(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(ListTablesQuery) q: z.output<typeof ListTablesQuery>) {
-    return this.tables.listInNamespace(t, id, q, q.include_declared);
+    return this.tables.listInNamespace(t, id, q, q.include_declared, q.prefix);
   }
 
   /** The spec says POST; the reference adapter serves GET: both are accepted. */

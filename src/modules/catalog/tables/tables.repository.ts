@@ -259,15 +259,27 @@ export class TablesRepository {
     take: number,
     onlyWithData: boolean,
     only?: readonly string[],
+    prefix?: string,
   ): Promise<ListedTable[]> {
+    // Names are never empty, so '' precedes every one.
+    const params: unknown[] = [scope.databaseId, scope.catalog, namespacePath, after ?? '', take];
+    let where = '';
+    if (only) {
+      params.push(only);
+      where += ` AND name = ANY($${params.length}::text[])`;
+    }
+    if (prefix) {
+      // Names use only [A-Za-z0-9_.-] and sort in byte order (COLLATE "C"): those starting with `prefix` are one range.
+      params.push(prefix, `${prefix}\x7f`);
+      where += ` AND name >= $${params.length - 1} AND name < $${params.length}`;
+    }
     return this.uow.read<ListedTable>(
       `SELECT ${onlyWithData ? LIST_COLUMNS : NAME_COLUMNS} FROM tables
-        WHERE database_id = $1::uuid AND catalog = $2 AND namespace_path = $3 AND name > $4${only ? ' AND name = ANY($6::text[])' : ''}
+        WHERE database_id = $1::uuid AND catalog = $2 AND namespace_path = $3 AND name > $4${where}
         ORDER BY name
         LIMIT $5`,
-      // Names are never empty, so '' precedes every one.
-      [scope.databaseId, scope.catalog, namespacePath, after ?? '', take, ...(only ? [only] : [])],
-      `${onlyWithData ? 'lgw_tables_in_namespace_v2' : 'lgw_table_names_in_namespace'}${only ? '_only' : ''}`,
+      params,
+      `${onlyWithData ? 'lgw_tables_in_namespace_v2' : 'lgw_table_names_in_namespace'}${only ? '_only' : ''}${prefix ? '_prefix' : ''}`,
     );
   }
 

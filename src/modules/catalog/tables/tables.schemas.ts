@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { flag, mode, PageQuery, PropertiesSchema, queryText } from '../../../platform/http/validation/fields';
+import { flag, mode, PageQuery, PropertiesSchema, queryParam, queryText } from '../../../platform/http/validation/fields';
 import { propertiesField as props, requestBase, storageOptionsField } from '../catalog.schemas';
 
 /**
@@ -56,6 +56,12 @@ export const StatsBody = z.object({ ...requestBase, branch: z.string().nullable(
 
 export const ListTablesQuery = PageQuery.extend({
   include_declared: flag(true).describe('Include declared tables that have no data yet (default true).'),
+  prefix: queryParam(
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,256}$/, "prefix uses only letters, digits, '_', '-' and '.'")
+      .optional(),
+  ).describe('Only the tables whose name starts with this (Enterprise extension; one index range, at any table count).'),
 });
 /** DescribeTable: a query parameter overrides the body field of the same name. */
 export const DescribeTableQuery = z.object({

@@ -472,7 +472,13 @@ export class TablesService implements OnModuleInit {
   }
 
   /** Tables directly in one namespace, by name. */
-  async listInNamespace(t: TenantContext, ns: string[], page: PageRequest, includeDeclared: boolean): Promise<ListTablesResponse> {
+  async listInNamespace(
+    t: TenantContext,
+    ns: string[],
+    page: PageRequest,
+    includeDeclared: boolean,
+    prefix?: string,
+  ): Promise<ListTablesResponse> {
     await this.namespaces.assertExists(t, ns);
     const scope = scopeOf(t);
     const nsPath = encodePath(ns);
@@ -480,7 +486,7 @@ export class TablesService implements OnModuleInit {
     const only = t.access.tablesIn(ns) ?? undefined;
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isString,
-      fetch: (after, take) => this.repo.listInNamespace(scope, nsPath, after, take, !includeDeclared, only),
+      fetch: (after, take) => this.repo.listInNamespace(scope, nsPath, after, take, !includeDeclared, only, prefix),
       keyOf: (r: ListedTable) => r.name,
       keep: includeDeclared ? undefined : (rows) => this.onlyMaterialized(rows),
     });
