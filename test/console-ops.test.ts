@@ -184,6 +184,8 @@ if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
       await page.goto(`${gw.url}/console#/db/${tenant.name}/table/keep`);
       await page.getByRole('heading', { name: 'Table keep' }).waitFor();
       await page.getByRole('button', { name: 'Drop table' }).click();
+      // The operator is told what the database's delete profile does with it.
+      await page.getByText('delete profile is soft: it can be restored from Dropped tables for 1 hour').waitFor();
       assert.equal((await tenant.api.post('/v1/table/keep/describe', {})).status, 200, 'not dropped before the confirmation');
       await page.getByRole('button', { name: 'Confirm drop of keep' }).click();
       await page.getByRole('heading', { name: 'Dropped tables' }).waitFor();

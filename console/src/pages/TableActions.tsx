@@ -1,7 +1,18 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { problemText } from '../api';
 import { type Db, can } from '../db';
 import { dbHref } from '../nav';
+
+/** A retention in the largest whole unit that fits: `7 days`, `2 hours`, `90 seconds`. */
+function duration(s: number): string {
+  const units: [number, string][] = [
+    [86400, 'day'],
+    [3600, 'hour'],
+    [60, 'minute'],
+  ];
+  const [size, unit] = units.find(([size]) => s >= size && s % size === 0) ?? [1, 'second'];
+  return `${s / size} ${unit}${s / size === 1 ? '' : 's'}`;
+}
 
 /**
  * What may be done to a table from its page: dropping it (`POST /v1/table/{id}/drop`), confirmed on the page and
@@ -11,6 +22,20 @@ import { dbHref } from '../nav';
 export function TableActions({ db, id }: { db: Db; id: string }) {
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState('');
+  const [profile, setProfile] = useState<{ profile: string; retention_seconds: number }>();
+  // Only the operator may read the database's delete profile; others are told what either profile does.
+  const operator = db.cred.kind === 'operator';
+  useEffect(() => {
+    let live = true;
+    if (operator && confirming)
+      db.api
+        .GET('/admin/v1/databases/{name}', { params: { path: { name: db.name } } })
+        .then((r) => live && r.data && setProfile(r.data.drop_profile))
+        .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, [db, operator, confirming]);
   if (!can(db, 'manage')) return null;
   const name = id.split('$').join(' / ');
   const drop = async () => {
@@ -30,8 +55,12 @@ export function TableActions({ db, id }: { db: Db; id: string }) {
       {confirming ? (
         <div class="secret">
           <p>
-            Drop <span class="name">{name}</span>? Under the database&apos;s soft delete profile it can be restored from Dropped tables
-            until it is purged; under the hard profile its data is deleted.
+            Drop <span class="name">{name}</span>?{' '}
+            {profile?.profile === 'soft'
+              ? `The database's delete profile is soft: it can be restored from Dropped tables for ${duration(profile.retention_seconds)}, then it is purged.`
+              : profile?.profile === 'hard'
+                ? "The database's delete profile is hard: its data is deleted, for good."
+                : 'Under a soft delete profile it can be restored from Dropped tables until it is purged; under the hard profile its data is deleted.'}
           </p>
           <button type="button" class="danger" onClick={() => void drop()}>
             Confirm drop of {name}
