@@ -4,7 +4,17 @@ import { after, before, describe, it } from 'node:test';
 import * as arrow from 'apache-arrow';
 import * as lancedb from '@lancedb/lancedb';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { ADMIN_KEY, CATALOG_KINDS, newTenant, operator, startGateway, type Tenant, type TestGateway } from './helpers/gateway';
+import {
+  ADMIN_KEY,
+  CATALOG_KINDS,
+  eventually,
+  newTenant,
+  operator,
+  pgUrlFor,
+  startGateway,
+  type Tenant,
+  type TestGateway,
+} from './helpers/gateway';
 import { ARROW_STREAM } from './helpers/arrow-craft';
 import { consoleDir } from '../src/modules/console/console.setup';
 
@@ -47,6 +57,22 @@ async function queuedJob(gw: TestGateway, t: Tenant, table: string): Promise<str
   return r.body.job_id as string;
 }
 
+/**
+ * A job that fails when run (jobs.test.ts): a computed column over a non-nullable column of a table with a deleted
+ * row cannot be refreshed (an engine limitation). Queued only: nobody runs jobs on the test's gateway.
+ */
+async function failingJob(gw: TestGateway, t: Tenant, table: string): Promise<string> {
+  const db = await lancedb.connect(`db://${t.name}`, { apiKey: t.writeKey, hostOverride: gw.url });
+  const schema = new arrow.Schema([new arrow.Field('id', new arrow.Int64(), false), new arrow.Field('x', new arrow.Float64(), true)]);
+  const rows = Array.from({ length: 5 }, (_, i) => ({ id: BigInt(i), x: i * 1.5 }));
+  const strict = await db.createTable(table, lancedb.makeArrowTable(rows, { schema }));
+  await strict.delete('id = 3');
+  await strict.addColumns({ computed: [{ name: 'y', valueSql: 'id * 2' }] });
+  const r = await t.api.post(`/v1/table/${table}/backfill_column`, { column: 'y' });
+  assert.equal(r.status, 202, r.text);
+  return r.body.job_id as string;
+}
+
 if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
   const why = !CHROMIUM
     ? 'no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)'
@@ -60,6 +86,7 @@ if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
     let browser: Browser;
     let tenant: Tenant;
     let jobId: string;
+    let failedId: string | undefined;
     const contexts: BrowserContext[] = [];
 
     async function newPage(): Promise<{ page: Page; dialogs: string[]; errors: string[] }> {
@@ -105,6 +132,25 @@ if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
       assert.equal(soft.body.drop_profile.profile, 'soft');
       await createTable(tenant, 'keep', 3);
       await createTable(tenant, 'gone', 2);
+      if (gw.pgDatabase) {
+        // A failed job: run by a second replica (sharing the catalog and storage) that runs jobs, then stopped.
+        failedId = await failingJob(gw, tenant, 'strict');
+        const worker = await startGateway(kind, {
+          DATABASE_URL: pgUrlFor(gw.pgDatabase),
+          STORAGE_ROOT: gw.config.storageRoot,
+          JOBS_POLL_INTERVAL_MS: '100',
+          MAINTENANCE_ENABLED: 'false',
+        });
+        try {
+          await eventually(
+            async () => (await tenant.api.post('/v1/jobs/describe', { job_id: failedId })).body.job_state === 'FAILED',
+            300,
+            100,
+          );
+        } finally {
+          await worker.close();
+        }
+      }
       jobId = await queuedJob(gw, tenant, 'computed');
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'], headless: true });
     });
@@ -125,6 +171,14 @@ if (!CHROMIUM || (!consoleDir() && __filename.endsWith('.ts'))) {
       assert.match(text, /computed/);
       assert.match(text, /in progress/);
 
+      assert.ok(failedId || kind !== 'postgres', 'a failed job on Postgres');
+      if (failedId) {
+        // A failed job shows why in the list (from describe: the list does not say).
+        const failed = page.getByRole('table', { name: 'Jobs' }).getByRole('row').filter({ hasText: failedId });
+        await failed.filter({ hasText: 'compact the table' }).waitFor();
+        assert.match((await failed.textContent()) ?? '', /failed/);
+        assert.equal(await failed.getByRole('button', { name: /Cancel job/ }).count(), 0, 'a failed job offers no cancel');
+      }
       await row.getByRole('button', { name: `Details of job ${jobId}` }).click();
       const facts = page.getByLabel('Job details');
       await facts.getByText('"column":"y"', { exact: false }).waitFor();

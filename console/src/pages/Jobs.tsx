@@ -36,6 +36,7 @@ export function Jobs({ db }: { db: Db }) {
   const [reload, setReload] = useState(0);
   const [shown, setShown] = useState<string>();
   const [confirming, setConfirming] = useState<string>();
+  const [failures, setFailures] = useState<Map<string, string>>(new Map());
   const mayCancel = can(db, 'manage');
 
   useEffect(() => {
@@ -47,6 +48,15 @@ export function Jobs({ db }: { db: Db }) {
         if (r.error) return setError(problemText(r.error, r.response));
         setError('');
         setJobs({ jobs: r.data.jobs, next: r.data.page_token });
+        // The list does not say why a job failed; describe does (for the failed jobs of the page only).
+        const failed = r.data.jobs.filter((j) => j.state === 'FAILED' || j.state === 'TIMED_OUT');
+        return Promise.all(
+          failed.map((j) =>
+            db.api
+              .POST('/v1/jobs/describe', { body: { job_id: j.job_id } })
+              .then((d) => [j.job_id, d.data?.failure?.message ?? ''] as const),
+          ),
+        ).then((found) => live && setFailures(new Map(found)));
       })
       .catch((err: unknown) => live && setError(problemText(err)));
     return () => {
@@ -94,6 +104,7 @@ export function Jobs({ db }: { db: Db }) {
               <th scope="col">Table</th>
               <th scope="col">Status</th>
               <th scope="col">Created</th>
+              <th scope="col">Error</th>
               <th scope="col">
                 <span class="sr-only">Actions</span>
               </th>
@@ -109,6 +120,7 @@ export function Jobs({ db }: { db: Db }) {
                 <td>{j.table_id.join(' / ')}</td>
                 <td>{stateText(j.state)}</td>
                 <td>{millis(j.created_at_millis)}</td>
+                <td>{failures.get(j.job_id) ?? ''}</td>
                 <td>
                   <button
                     type="button"
