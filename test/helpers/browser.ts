@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { consoleDir } from '../../src/modules/console/console.setup';
 
 /**
@@ -56,6 +57,22 @@ export class ConsoleBrowser {
       if (m.type() === 'error' && /Content.Security.Policy/i.test(m.text())) errors.push(m.text());
     });
     return { page, context, dialogs, errors };
+  }
+
+  /**
+   * Saves a screenshot of the page (from `from` down) as `<CONSOLE_SCREENSHOTS>/console-<name>.png` when that variable names a folder
+   * (`npm run console:screenshots` writes docs/images/ for the README); does nothing otherwise.
+   */
+  async screenshot(page: Page, name: string, from?: Locator): Promise<void> {
+    const dir = process.env.CONSOLE_SCREENSHOTS;
+    if (!dir) return;
+    fs.mkdirSync(dir, { recursive: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    // From `from` down, or the top of the page (evaluated as text: this file has no DOM types).
+    await page.evaluate('window.scrollTo(0, 0)');
+    const box = from ? await from.boundingBox() : null;
+    if (box) await page.evaluate(`window.scrollBy(0, ${Math.max(0, Math.round(box.y) - 8)})`);
+    await page.screenshot({ path: path.join(dir, `console-${name}.png`), fullPage: false });
   }
 
   /** Signs in with the operator key, or a database key and its database's name. */
