@@ -157,26 +157,23 @@ describeInBrowser(`console database pages in headless Chromium [${kind}]`, (b) =
     assert.deepEqual(errors, []);
   });
 
-  it('charts throttled and failed requests when the usage rows have them (a newer gateway), and not otherwise', async () => {
-    const { page, errors } = await operatorOn(tenant.name, 'overview');
-    await page.getByText('Data of Requests per hour').click();
-    const head = page.getByRole('table', { name: 'Requests per hour data' }).getByRole('columnheader');
-    await head.first().waitFor();
-    assert.deepEqual(await head.allTextContents(), ['Hour (UTC)', 'Reads', 'Writes']);
-    // The same answer with the two optional counters added to each row, as a gateway that reports them sends.
-    await page.route('**/admin/v1/databases/*/usage?*', async (route) => {
-      const response = await route.fetch();
-      const body = (await response.json()) as { periods: Record<string, unknown>[] };
-      for (const [i, p] of body.periods.entries()) Object.assign(p, { throttled_requests: 40 + i, failed_requests: 2 });
-      await route.fulfill({ response, json: body });
-    });
+  it('charts requests refused by the rate limit as throttled', async () => {
+    const t = await newTenant(gw);
+    const limited = await operator(gw).request('PATCH', `/admin/v1/databases/${t.name}`, { rate_limit: { limit: 2, window_ms: 60000 } });
+    assert.equal(limited.status, 200, limited.text);
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await t.reader.get('/v1/namespace/%24/list')).status);
+    assert.deepEqual(statuses, [200, 200, 503]);
+    await gw.app.get(UsageMeter).flush();
+    const { page, errors } = await operatorOn(t.name, 'overview');
     await page.getByLabel('Granularity').selectOption('day');
     await page.getByText('Data of Requests per day').click();
-    const dayHead = page.getByRole('table', { name: 'Requests per day data' }).getByRole('columnheader');
-    await dayHead.first().waitFor();
-    assert.deepEqual(await dayHead.allTextContents(), ['Day (UTC)', 'Reads', 'Writes', 'Throttled', 'Failed']);
-    const first = page.getByRole('table', { name: 'Requests per day data' }).getByRole('row').nth(1);
-    assert.deepEqual((await first.getByRole('cell').allTextContents()).slice(3), ['40', '2']);
+    const table = page.getByRole('table', { name: 'Requests per day data' });
+    await table.getByRole('columnheader').first().waitFor();
+    assert.deepEqual(await table.getByRole('columnheader').allTextContents(), ['Day (UTC)', 'Reads', 'Writes', 'Throttled', 'Failed']);
+    const today = table.getByRole('row').filter({ hasText: new Date().toISOString().slice(0, 10) });
+    await today.waitFor();
+    assert.deepEqual((await today.getByRole('cell').allTextContents()).slice(1), ['3', '0', '1', '0']);
     assert.deepEqual(errors, []);
   });
 

@@ -75,4 +75,15 @@ forEachCatalog('the calling credential and the operator on the REST routes', (ki
     assert.equal((await as(ADMIN_KEY, other.name).get('/v1/namespace/%24/list')).status, 200);
     expectProblem(await as(ADMIN_KEY, 'no_such_db_x').get('/v1/namespace/%24/list'), 404, 1);
   });
+
+  it("is not throttled by a database's rate limit (its tenant's keys are)", async () => {
+    const limited = await operator(gw).request('PATCH', `/admin/v1/databases/${other.name}`, {
+      rate_limit: { limit: 1, window_ms: 60000 },
+    });
+    assert.equal(limited.status, 200, limited.text);
+    const op = as(ADMIN_KEY, other.name);
+    for (let i = 0; i < 3; i++) assert.equal((await op.get('/v1/namespace/%24/list')).status, 200);
+    const statuses = [(await other.reader.get('/v1/namespace/%24/list')).status, (await other.reader.get('/v1/namespace/%24/list')).status];
+    assert.deepEqual(statuses, [200, 503]);
+  });
 });

@@ -5,18 +5,7 @@ import { bytes } from '../format';
 import { Chart, type Series } from '../chart';
 
 type Report = components['schemas']['UsageReport'];
-type Period = Report['periods'][number];
 type Granularity = Report['granularity'];
-
-/** Counters a newer gateway may add to the rows; shown when the rows have them (not known at compile time). */
-const OPTIONAL = [
-  ['throttled_requests', 'Throttled'],
-  ['failed_requests', 'Failed'],
-] as const;
-const optional = (p: Period, field: string): number | null => {
-  const v = (p as Record<string, unknown>)[field];
-  return typeof v === 'number' ? v : null;
-};
 
 /** The range asked for: the last 48 hours (hourly) or the last 30 days (daily). */
 function fromOf(granularity: Granularity): string {
@@ -25,8 +14,8 @@ function fromOf(granularity: Granularity): string {
 }
 
 /**
- * A database's usage over time (`GET /admin/v1/databases/{name}/usage`): requests (reads, writes, and throttled and
- * failed ones when the gateway reports them), rows written, bytes ingested and, per day, storage; hourly (48 h) or
+ * A database's usage over time (`GET /admin/v1/databases/{name}/usage`): requests (reads, writes, throttled and
+ * failed ones), rows written, bytes ingested and, per day, storage; hourly (48 h) or
  * daily (30 days), each chart with its data table, and the same rows as a CSV download.
  */
 export function Usage({ api, name }: { api: Api; name: string }) {
@@ -76,9 +65,9 @@ function UsageCharts({ usage }: { usage: Report }) {
     const requests: Series[] = [
       { label: 'Reads', values: p.map((r) => r.read_requests) },
       { label: 'Writes', values: p.map((r) => r.write_requests) },
+      { label: 'Throttled', values: p.map((r) => r.throttled_requests) },
+      { label: 'Failed', values: p.map((r) => r.failed_requests) },
     ];
-    for (const [field, label] of OPTIONAL)
-      if (p.some((r) => optional(r, field) !== null)) requests.push({ label, values: p.map((r) => optional(r, field)) });
     const list: { title: string; series: Series[] }[] = [
       { title: 'Requests', series: requests },
       { title: 'Rows written', series: [{ label: 'Rows written', values: p.map((r) => r.rows_written) }] },
