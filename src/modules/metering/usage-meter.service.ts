@@ -5,7 +5,7 @@ import { LanceEngine } from '../../engine/lance/lance-engine';
 import { TableStorage } from '../../engine/storage/table-storage.service';
 import { MetricsService } from '../../platform/observability/metrics.service';
 import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
-import { CounterRow, UsageRepository } from './usage.repository';
+import { CounterRow, NO_COUNTS, UsageRepository } from './usage.repository';
 
 const HOUR_MS = 3600_000;
 
@@ -87,17 +87,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnAppli
       const hour = this.hourStart;
       const key = `${databaseId}|${hour}`;
       // The batch may hold this hour's row already (the clock stepped back into an hour counted before).
-      r = this.current.get(key) ?? {
-        databaseId,
-        hour,
-        readRequests: 0,
-        writeRequests: 0,
-        rowsWritten: 0,
-        bytesIngested: 0,
-        queries: 0,
-        throttledRequests: 0,
-        failedRequests: 0,
-      };
+      r = this.current.get(key) ?? { databaseId, hour, ...NO_COUNTS };
       this.hourRows.set(databaseId, r);
       this.current.set(key, r);
     }

@@ -34,6 +34,17 @@ export interface CounterRow {
   failedRequests: number;
 }
 
+/** Every counter at zero: a new hour's batch row, a period nothing was counted in. */
+export const NO_COUNTS: Readonly<Omit<CounterRow, 'databaseId' | 'hour'>> = {
+  readRequests: 0,
+  writeRequests: 0,
+  rowsWritten: 0,
+  bytesIngested: 0,
+  queries: 0,
+  throttledRequests: 0,
+  failedRequests: 0,
+};
+
 /** Counters summed over a period (an hour or a day), as the usage API reports them. */
 export interface PeriodRow extends Omit<CounterRow, 'databaseId' | 'hour'> {
   start: Date;

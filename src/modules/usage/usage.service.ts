@@ -5,7 +5,7 @@ import { paginate } from '../../platform/http/pagination';
 import type { PageRequest } from '../../platform/http/validation/fields';
 import { DatabasesService } from '../databases';
 import type { FleetUsageReport, TopStorageReport, UsageHistoryReport, UsageReport } from './usage.schemas';
-import { FleetSort, PeriodRow, UsageRepository } from '../metering';
+import { FleetSort, NO_COUNTS, PeriodRow, UsageRepository } from '../metering';
 
 const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -36,13 +36,7 @@ function present(r: Omit<PeriodRow, 'start'>) {
 }
 
 const EMPTY: Omit<PeriodRow, 'start'> = {
-  readRequests: 0,
-  writeRequests: 0,
-  rowsWritten: 0,
-  bytesIngested: 0,
-  queries: 0,
-  throttledRequests: 0,
-  failedRequests: 0,
+  ...NO_COUNTS,
   storageBytes: null,
   currentVersionBytes: null,
   tables: null,
