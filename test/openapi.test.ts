@@ -277,6 +277,8 @@ const ALLOWED_DIFFERENCES: Allowed[] = [
   allow('RestoreTable', 'response-extra', 'version', 'reports the new version the restore wrote'),
 
   // ---- our routes that are no spec operation
+  allow('*', 'extra-route', 'GET /v1/credential', 'who am I: the calling credential (docs/access-control.md); no spec operation'),
+  allow('ListTables', 'param-extra', 'query:prefix', 'Enterprise extension: names starting with it (one index range)'),
   allow('*', 'extra-route', 'GET /v1/table/{id}/maintenance', 'table maintenance policy (docs/maintenance.md); no spec operation'),
   allow(
     '*',
@@ -896,6 +898,8 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('GET', '/v1/namespace/{id}/table/list', `/v1/namespace/${ns}/table/list?limit=1`, 200);
     await call('GET', '/v1/table', '/v1/table', 200);
     await call('GET', '/v1/tables', '/v1/tables', 200);
+    await call('GET', '/v1/namespace/{id}/table/list', `/v1/namespace/${ns}/table/list?prefix=o`, 200);
+    await call('GET', '/v1/credential', '/v1/credential', 200);
     await call('POST', '/v1/table/{id}/stats', `/v1/table/${orders}/stats`, 200, {});
     await call('GET', '/v1/table/{id}/stats', `/v1/table/${orders}/stats`, 200);
     await call('POST', '/v1/table/{id}/count_rows', `/v1/table/${orders}/count_rows`, 200, { predicate: 'id > 3' });

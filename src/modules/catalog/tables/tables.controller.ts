@@ -12,6 +12,7 @@ import {
   DescribeTableResponse,
   DropTableResponse,
   GetTableStatsResponse,
+  ListNamespaceTablesQuery,
   ListTablesQuery,
   ListTablesResponse,
   RegisterTableBody,
@@ -194,7 +195,11 @@ export class TablesController {
     responses: { 200: { description: 'Table names', schema: ListTablesResponse } },
     errors: CATALOG_ERRORS,
   })
-  listInNamespace(@Tenant() t: TenantContext, @ObjectId() id: string[], @ValidQuery(ListTablesQuery) q: z.output<typeof ListTablesQuery>) {
+  listInNamespace(
+    @Tenant() t: TenantContext,
+    @ObjectId() id: string[],
+    @ValidQuery(ListNamespaceTablesQuery) q: z.output<typeof ListNamespaceTablesQuery>,
+  ) {
     return this.tables.listInNamespace(t, id, q, q.include_declared, q.prefix);
   }
 

@@ -56,6 +56,9 @@ export const StatsBody = z.object({ ...requestBase, branch: z.string().nullable(
 
 export const ListTablesQuery = PageQuery.extend({
   include_declared: flag(true).describe('Include declared tables that have no data yet (default true).'),
+});
+/** ListTables (one namespace): also by name prefix, which is one range of the (namespace, name) index there. */
+export const ListNamespaceTablesQuery = ListTablesQuery.extend({
   prefix: queryParam(
     z
       .string()
