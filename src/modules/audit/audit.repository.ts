@@ -23,6 +23,13 @@ export interface NewAuditEvent {
   requestId?: string;
 }
 
+/** What the trail is narrowed to (absent = any). */
+export interface AuditFilter {
+  action?: string;
+  actor?: string;
+  target?: string;
+}
+
 @Injectable()
 export class AuditRepository {
   constructor(private readonly uow: UnitOfWork) {}
@@ -52,11 +59,17 @@ export class AuditRepository {
     await this.db.auditEvent.deleteMany({ where: { id } });
   }
 
-  /** Newest first, keyset-paginated on (created_at, id). */
-  async list(databaseId: string, before: [string, string] | undefined, take: number): Promise<AuditEventRow[]> {
+  /**
+   * Newest first, keyset-paginated on (created_at, id), narrowed by the filters (AND; an action ending in `.` is a
+   * prefix). Each filter has its index on (database_id, column, created_at, id).
+   */
+  async list(databaseId: string, filter: AuditFilter, before: [string, string] | undefined, take: number): Promise<AuditEventRow[]> {
     const rows = await this.db.auditEvent.findMany({
       where: {
         databaseId,
+        ...(filter.action ? { action: filter.action.endsWith('.') ? { startsWith: filter.action } : filter.action } : {}),
+        ...(filter.actor !== undefined ? { actor: filter.actor } : {}),
+        ...(filter.target !== undefined ? { target: filter.target } : {}),
         ...(before
           ? {
               OR: [{ createdAt: { lt: new Date(before[0]) } }, { createdAt: new Date(before[0]), id: { lt: before[1] } }],
