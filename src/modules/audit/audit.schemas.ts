@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { PageQuery, queryParam } from '../../platform/http/validation/fields';
 
-/** A filter value of the audit trail: text without control characters, at most 512 characters (exact match). */
+/** A filter value of the audit trail: text without control characters, at most 4100 characters (what a target keeps). */
 const filterText = (what: string) =>
   queryParam(
     z
       .string({ error: 'must be a string' })
-      .max(512, 'must be at most 512 characters')
+      .max(4100, 'must be at most 4100 characters')
       .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
       .optional(),
   ).describe(what);
