@@ -114,6 +114,21 @@ describe('operator CLI (Postgres catalog)', () => {
       limited.events.map((e: any) => e.id),
       events.slice(0, 2).map((e) => e.id),
     );
+    // The API's filters: --action (exact or a prefix ending in '.'), --actor, --target, combined.
+    const issues = ok(await cli('audit', 'acme', '--action', 'api_key.issue', '--actor', `cli:${user}`)).events as any[];
+    assert.deepEqual(
+      issues.map((e) => e.id),
+      events.filter((e) => e.action === 'api_key.issue' && e.actor === `cli:${user}`).map((e) => e.id),
+    );
+    assert.equal(issues.length, 2);
+    const keyActions = ok(await cli('audit', 'acme', '--action', 'api_key.', '--target', writeKeyId)).events as any[];
+    assert.deepEqual(
+      keyActions.map((e) => e.action),
+      ['api_key.revoke'],
+    );
+    const bad = await cli('audit', 'acme', '--action', 'Not An Action');
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /action: must be an action/);
   });
 
   it('databases create --storage-profile places a database in a profile; get shows profile and root, never options', async () => {

@@ -168,8 +168,23 @@ forEachCatalog('jobs', (kind) => {
       list.body.jobs.map((j: { job_id: string }) => j.job_id),
       [r.body.job_id],
     );
-    assert.deepEqual(Object.keys(list.body.jobs[0]).sort(), ['created_at_millis', 'job_id', 'job_type', 'state', 'table', 'table_id']);
+    assert.deepEqual(Object.keys(list.body.jobs[0]).sort(), [
+      'created_at_millis',
+      'finished_at_millis',
+      'job_id',
+      'job_type',
+      'started_at_millis',
+      'state',
+      'table',
+      'table_id',
+    ]);
     assert.equal(list.body.jobs[0].state, 'DONE');
+    // Its times: created ≤ started ≤ finished, the same in the list and in describe.
+    const listed = list.body.jobs[0];
+    assert.ok(listed.created_at_millis <= listed.started_at_millis, JSON.stringify(listed));
+    assert.ok(listed.started_at_millis <= listed.finished_at_millis, JSON.stringify(listed));
+    assert.equal(done.body.started_ms, listed.started_at_millis);
+    assert.equal(done.body.finished_ms, listed.finished_at_millis);
 
     // Before any job is made: an unknown column, a column that is not computed, `where`, an unknown table.
     expectProblem(await api.post(`/v1/table/${idPath('wire')}/backfill_column`, { column: 'nope' }), 404, 12);
@@ -215,6 +230,15 @@ forEachCatalog('jobs', (kind) => {
     assert.equal(failed.body.failure.retryable, false);
     assert.equal(failed.body.result, undefined);
     assert.equal((await db.openJob(bad.id!)).state, 'failed');
+    // The list says why too (the same failure as describe), with the job's times; jobs that did not fail carry none.
+    const withFailure = (await api.post('/v1/jobs/list', {})).body.jobs;
+    const failedListed = withFailure.find((j: { job_id: string }) => j.job_id === bad.id);
+    assert.deepEqual(failedListed.failure, failed.body.failure);
+    assert.match(failedListed.failure.message, /compact the table/);
+    assert.equal(failedListed.state, 'FAILED');
+    assert.equal(typeof failedListed.finished_at_millis, 'number');
+    assert.equal(failedListed.finished_at_millis, failed.body.finished_ms);
+    for (const j of withFailure.filter((j: { job_id: string }) => j.job_id !== bad.id)) assert.equal(j.failure, undefined);
 
     // Events are not recorded: the client's Job.events() is told so (406), not sent to an unknown route.
     expectProblem(await api.post('/v1/jobs/query_events', { job_id: r.body.job_id }), 406, 0);
@@ -337,11 +361,24 @@ forEachCatalog('jobs', (kind) => {
       const cancelled = await t.refreshColumnAsync('y');
       const kept = await t.refreshColumnAsync('y');
       assert.equal(await cancelled.status(), 'running', 'queued: nobody runs jobs here');
-      assert.equal((await tenant.api.post('/v1/jobs/describe', { job_id: cancelled.id })).body.job_state, 'IN_PROGRESS');
+      const queued = await tenant.api.post('/v1/jobs/describe', { job_id: cancelled.id });
+      assert.equal(queued.body.job_state, 'IN_PROGRESS');
+      // Queued: neither started nor finished.
+      assert.equal(queued.body.started_ms, null);
+      assert.equal(queued.body.finished_ms, null);
+      const queuedListed = (await tenant.api.post('/v1/jobs/list', {})).body.jobs.find(
+        (j: { job_id: string }) => j.job_id === cancelled.id,
+      );
+      assert.equal(queuedListed.started_at_millis, null);
+      assert.equal(queuedListed.finished_at_millis, null);
 
       assert.equal(await db.cancelJob(cancelled.id!), true);
       assert.equal(await cancelled.status(), 'cancelled');
       await assert.rejects(() => cancelled.wait(), /cancel/i);
+      const ended = (await tenant.api.post('/v1/jobs/list', {})).body.jobs.find((j: { job_id: string }) => j.job_id === cancelled.id);
+      assert.equal(ended.state, 'CANCELLED');
+      assert.equal(ended.started_at_millis, null, 'cancelled before it ran');
+      assert.equal(typeof ended.finished_at_millis, 'number');
       const events = await audit(idle, tenant);
       const rec = events.find((e) => e.action === 'job.cancel');
       assert.ok(rec, JSON.stringify(events));

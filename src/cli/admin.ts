@@ -14,6 +14,7 @@ import { cidrProblem, normalizeCidr } from '../platform/network/client-address';
 import { ConfigError, loadConfig } from '../platform/config/config';
 import { openCatalogDb } from '../platform/db/catalog-db';
 import { AuditContext, pendingAudit } from '../modules/audit/audit-context';
+import { AuditQuery } from '../modules/audit/audit.schemas';
 import { DatabasesService } from '../modules/databases/databases.service';
 import { CreateKeyBody, keyChangeOf, keyOptionsOf, RotateKeyBody, UpdateKeyBody } from '../modules/databases/databases.schemas';
 import { createRootLogger } from '../platform/observability/logger';
@@ -58,7 +59,8 @@ const USAGE = `usage: npm run admin -- <command>
       [--grants '<json>'|null]
       (keys edit: the same; an empty --name or --owner clears it; --grants replaces them, null: the role on the whole database)
   keys revoke <database> <key-id>
-  audit <database> [--limit n]
+  audit <database> [--limit n] [--action table.create|table.] [--actor operator|key:<id>] [--target ns$table]
+      newest first; --action exact or a prefix ending in '.', --actor and --target exact (the API's filters)
   usage <database> [--from 2026-11-01] [--to 2026-12-01] [--granularity day|hour] [--csv]
       requests, rows written, bytes ingested, queries (and per day storage, tables, namespaces); to is exclusive
   usage --date 2026-11-23 [--sort storage|requests] [--csv]
@@ -136,6 +138,9 @@ async function main(argv: string[]): Promise<unknown> {
           grants: { type: 'string' },
           'overlap-seconds': { type: 'string' },
           limit: { type: 'string' },
+          action: { type: 'string' },
+          actor: { type: 'string' },
+          target: { type: 'string' },
           delete: { type: 'boolean' },
           'storage-profile': { type: 'string' },
           'managed-versioning': { type: 'boolean' },
@@ -390,7 +395,8 @@ async function main(argv: string[]): Promise<unknown> {
       case 'audit': {
         const name = action;
         if (!name || rest.length) throw new UsageError('audit takes the database name');
-        return await databases.auditTrail(name, { limit: Number(values.limit ?? 100) });
+        const { limit, action: act, actor: who, target } = values;
+        return await databases.auditTrail(name, parseOrUsage(AuditQuery, { limit: limit ?? '100', action: act, actor: who, target }));
       }
       case 'usage': {
         if (rest.length) throw new UsageError('usage takes at most the database name');

@@ -10,34 +10,46 @@ type AuditEvent = components['schemas']['AuditTrailResponse']['events'][number];
 
 const PAGE = 50;
 
-/** The table an event is about: its `table` detail, or a `table a$b` target. */
-function tableOf(e: AuditEvent): string {
-  const t = e.details.table;
-  if (Array.isArray(t)) return t.join('$');
-  if (typeof t === 'string') return t;
-  return e.target;
+/** What the trail is narrowed to (query parameters of the audit route; empty = any). */
+interface Filter {
+  action: string;
+  actor: string;
+  target: string;
 }
+const NONE: Filter = { action: '', actor: '', target: '' };
+/** Action prefixes offered as suggestions (any action, or prefix ending in `.`, may be typed). */
+const ACTIONS = ['table.', 'namespace.', 'database.', 'api_key.', 'job.', 'table.create', 'table.drop', 'request.refused'];
 
 /**
  * The database's audit trail (`GET /admin/v1/databases/{name}/audit`, newest first, server-side pages of 50): time,
- * actor, action, target and details (as text, abbreviated). The route takes no filter, so the action, actor and table
- * filters narrow the page shown.
+ * actor, action, target and details (as text, abbreviated). The filters (action exact or a prefix ending in `.`,
+ * actor and target exact) are the route's query parameters, combined with AND; the pages are pages of the filtered
+ * trail.
  */
 export function Audit({ db }: { db: Db }) {
   const pages = usePages();
   const [page, setPage] = useState<{ events: AuditEvent[]; next?: string }>();
   const [error, setError] = useState('');
-  const [action, setAction] = useState('');
-  const [actor, setActor] = useState('');
-  const [table, setTable] = useState('');
+  const [draft, setDraft] = useState<Filter>(NONE);
+  const [filter, setFilter] = useState<Filter>(NONE);
 
   useEffect(() => {
     let live = true;
+    const query = {
+      limit: PAGE,
+      page_token: pages.token,
+      ...(filter.action ? { action: filter.action } : {}),
+      ...(filter.actor ? { actor: filter.actor } : {}),
+      ...(filter.target ? { target: filter.target } : {}),
+    };
     db.api
-      .GET('/admin/v1/databases/{name}/audit', { params: { path: { name: db.name }, query: { limit: PAGE, page_token: pages.token } } })
+      .GET('/admin/v1/databases/{name}/audit', { params: { path: { name: db.name }, query } })
       .then((r) => {
         if (!live) return;
-        if (r.error) return setError(problemText(r.error, r.response));
+        if (r.error) {
+          setPage(undefined);
+          return setError(problemText(r.error, r.response));
+        }
         setError('');
         setPage({ events: r.data.events, next: r.data.page_token });
       })
@@ -45,15 +57,15 @@ export function Audit({ db }: { db: Db }) {
     return () => {
       live = false;
     };
-  }, [db, pages.token]);
+  }, [db, pages.token, filter]);
 
-  const actions = [...new Set(page?.events.map((e) => e.action) ?? [])].sort();
-  const shown = (page?.events ?? []).filter(
-    (e) =>
-      (!action || e.action === action) &&
-      (!actor.trim() || e.actor.includes(actor.trim())) &&
-      (!table.trim() || tableOf(e).includes(table.trim()) || e.target.includes(table.trim())),
-  );
+  const apply = (f: Filter) => {
+    const next = { action: f.action.trim(), actor: f.actor.trim(), target: f.target.trim() };
+    setDraft(next);
+    setFilter(next);
+    pages.first();
+  };
+  const filtered = Boolean(filter.action || filter.actor || filter.target);
 
   return (
     <section aria-labelledby="audit-title">
@@ -63,27 +75,54 @@ export function Audit({ db }: { db: Db }) {
           {error}
         </p>
       )}
-      <form class="inline" aria-label="Filter events" onSubmit={(e) => e.preventDefault()}>
+      <form
+        class="inline"
+        aria-label="Filter events"
+        onSubmit={(e) => {
+          e.preventDefault();
+          apply(draft);
+        }}
+      >
         <label for="audit-action">Action</label>
-        <select id="audit-action" value={action} onChange={(e) => setAction(e.currentTarget.value)}>
-          <option value="">any</option>
-          {actions.map((a) => (
-            <option key={a} value={a}>
-              {a}
-            </option>
+        <input
+          id="audit-action"
+          list="audit-actions"
+          placeholder="table.create or table."
+          value={draft.action}
+          onInput={(e) => setDraft({ ...draft, action: e.currentTarget.value })}
+        />
+        <datalist id="audit-actions">
+          {ACTIONS.map((a) => (
+            <option key={a} value={a} />
           ))}
-          {action && !actions.includes(action) && <option value={action}>{action}</option>}
-        </select>
+        </datalist>
         <label for="audit-actor">Actor</label>
-        <input id="audit-actor" value={actor} onInput={(e) => setActor(e.currentTarget.value)} />
-        <label for="audit-table">Table</label>
-        <input id="audit-table" value={table} onInput={(e) => setTable(e.currentTarget.value)} />
-        <p class="hint">The filters narrow the page shown (the audit route takes no filter).</p>
+        <input
+          id="audit-actor"
+          placeholder="operator or key:<id>"
+          value={draft.actor}
+          onInput={(e) => setDraft({ ...draft, actor: e.currentTarget.value })}
+        />
+        <label for="audit-target">Target</label>
+        <input
+          id="audit-target"
+          placeholder="ns$table"
+          value={draft.target}
+          onInput={(e) => setDraft({ ...draft, target: e.currentTarget.value })}
+        />
+        <button type="submit">Filter</button>
+        <button type="button" disabled={!filtered} onClick={() => apply(NONE)}>
+          Clear filters
+        </button>
+        <p class="hint">
+          Action: exact, or a prefix ending in <code>.</code>; actor and target: exact (a table&apos;s target is{' '}
+          <code>namespace$table</code>).
+        </p>
       </form>
       {page && (
         <>
           <p class="hint">
-            {shown.length} of {page.events.length} events on this page
+            {page.events.length} {filtered ? 'matching ' : ''}events on this page
           </p>
           <table class="grid" aria-label="Audit events">
             <thead>
@@ -96,7 +135,7 @@ export function Audit({ db }: { db: Db }) {
               </tr>
             </thead>
             <tbody>
-              {shown.map((e) => (
+              {page.events.map((e) => (
                 <tr key={e.id}>
                   <td>{when(e.created_at)}</td>
                   <td>{e.actor}</td>

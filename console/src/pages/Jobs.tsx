@@ -17,6 +17,8 @@ const STATE: Record<string, string> = {
 };
 const stateText = (s: string) => STATE[s] ?? s;
 const millis = (ms: number) => when(new Date(ms).toISOString());
+/** A time that may not have come yet (a job not started or not ended): empty then. */
+const maybeMillis = (ms: number | null | undefined) => (ms == null ? '' : millis(ms));
 /** A JSON value as one line of text, long ones abbreviated. */
 export const jsonText = (v: unknown, max = 160) => {
   const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
@@ -24,7 +26,8 @@ export const jsonText = (v: unknown, max = 160) => {
 };
 
 /**
- * The database's jobs (`POST /v1/jobs/list`, newest first, server-side pages of 50): kind, table, state and creation;
+ * The database's jobs (`POST /v1/jobs/list`, newest first, server-side pages of 50): kind, table, state, when it was
+ * created, started and ended, and why it failed (all from the list; the gateway reports no progress within a job);
  * a job's details (`/v1/jobs/describe`: attempts, what was asked, result or failure); cancelling a job in progress,
  * confirmed on the page, offered only to a credential that may (`manage`).
  */
@@ -36,7 +39,6 @@ export function Jobs({ db }: { db: Db }) {
   const [reload, setReload] = useState(0);
   const [shown, setShown] = useState<string>();
   const [confirming, setConfirming] = useState<string>();
-  const [failures, setFailures] = useState<Map<string, string>>(new Map());
   const mayCancel = can(db, 'manage');
 
   useEffect(() => {
@@ -48,15 +50,6 @@ export function Jobs({ db }: { db: Db }) {
         if (r.error) return setError(problemText(r.error, r.response));
         setError('');
         setJobs({ jobs: r.data.jobs, next: r.data.page_token });
-        // The list does not say why a job failed; describe does (for the failed jobs of the page only).
-        const failed = r.data.jobs.filter((j) => j.state === 'FAILED' || j.state === 'TIMED_OUT');
-        return Promise.all(
-          failed.map((j) =>
-            db.api
-              .POST('/v1/jobs/describe', { body: { job_id: j.job_id } })
-              .then((d) => [j.job_id, d.data?.failure?.message ?? ''] as const),
-          ),
-        ).then((found) => live && setFailures(new Map(found)));
       })
       .catch((err: unknown) => live && setError(problemText(err)));
     return () => {
@@ -104,6 +97,8 @@ export function Jobs({ db }: { db: Db }) {
               <th scope="col">Table</th>
               <th scope="col">Status</th>
               <th scope="col">Created</th>
+              <th scope="col">Started</th>
+              <th scope="col">Ended</th>
               <th scope="col">Error</th>
               <th scope="col">
                 <span class="sr-only">Actions</span>
@@ -120,7 +115,9 @@ export function Jobs({ db }: { db: Db }) {
                 <td>{j.table_id.join(' / ')}</td>
                 <td>{stateText(j.state)}</td>
                 <td>{millis(j.created_at_millis)}</td>
-                <td>{failures.get(j.job_id) ?? ''}</td>
+                <td>{maybeMillis(j.started_at_millis)}</td>
+                <td>{maybeMillis(j.finished_at_millis)}</td>
+                <td>{j.failure?.message ?? ''}</td>
                 <td>
                   <button
                     type="button"
@@ -195,6 +192,14 @@ function JobDetail({ db, id }: { db: Db; id: string }) {
           <div>
             <dt>Created</dt>
             <dd>{millis(job.creation_ms)}</dd>
+          </div>
+          <div>
+            <dt>Started</dt>
+            <dd>{job.started_ms == null ? 'not yet' : millis(job.started_ms)}</dd>
+          </div>
+          <div>
+            <dt>Ended</dt>
+            <dd>{job.finished_ms == null ? 'not yet' : millis(job.finished_ms)}</dd>
           </div>
           <div>
             <dt>Attempts</dt>

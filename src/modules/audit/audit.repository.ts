@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { Prisma } from '../../generated/prisma/client';
 import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
 
 export interface AuditEventRow {
@@ -21,6 +22,13 @@ export interface NewAuditEvent {
   target: string;
   details: Record<string, unknown>;
   requestId?: string;
+}
+
+/** What the trail is narrowed to (absent = any). */
+export interface AuditFilter {
+  action?: string;
+  actor?: string;
+  target?: string;
 }
 
 @Injectable()
@@ -52,21 +60,28 @@ export class AuditRepository {
     await this.db.auditEvent.deleteMany({ where: { id } });
   }
 
-  /** Newest first, keyset-paginated on (created_at, id). */
-  async list(databaseId: string, before: [string, string] | undefined, take: number): Promise<AuditEventRow[]> {
-    const rows = await this.db.auditEvent.findMany({
-      where: {
-        databaseId,
-        ...(before
-          ? {
-              OR: [{ createdAt: { lt: new Date(before[0]) } }, { createdAt: new Date(before[0]), id: { lt: before[1] } }],
-            }
-          : {}),
-      },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take,
-      select: { id: true, actor: true, action: true, target: true, details: true, requestId: true, createdAt: true },
-    });
-    return rows as AuditEventRow[];
+  /**
+   * Newest first, keyset-paginated on (created_at, id), narrowed by the filters (AND; an action ending in `.` is a
+   * prefix). Each filter has its index in the trail's order (migration 20261128200000_audit_filters): actor and
+   * target on their md5 (a target may be longer than a btree entry holds), hence `md5(x) = md5($) AND x = $`.
+   */
+  async list(databaseId: string, filter: AuditFilter, before: [string, string] | undefined, take: number): Promise<AuditEventRow[]> {
+    const where: Prisma.Sql[] = [Prisma.sql`database_id = ${databaseId}::uuid`];
+    if (filter.action) {
+      where.push(
+        filter.action.endsWith('.')
+          ? Prisma.sql`action LIKE ${`${filter.action.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`
+          : Prisma.sql`action = ${filter.action}`,
+      );
+    }
+    if (filter.actor !== undefined) where.push(Prisma.sql`md5(actor) = md5(${filter.actor}) AND actor = ${filter.actor}`);
+    if (filter.target !== undefined) where.push(Prisma.sql`md5(target) = md5(${filter.target}) AND target = ${filter.target}`);
+    if (before) where.push(Prisma.sql`(created_at, id) < (${before[0]}::timestamptz, ${before[1]}::uuid)`);
+    return this.db.$queryRaw<AuditEventRow[]>`
+      SELECT id, actor, action, target, details, request_id AS "requestId", created_at AS "createdAt"
+        FROM audit_events
+       WHERE ${Prisma.join(where, ' AND ')}
+       ORDER BY created_at DESC, id DESC
+       LIMIT ${take}`;
   }
 }

@@ -6,7 +6,7 @@ import { isUuid, PageRequest } from '../../platform/http/validation/fields';
 import { UnitOfWork } from '../../platform/db/unit-of-work';
 import { DatabasesRepository } from '../identity';
 import { AuditContext, AuditEntry, PendingAudit } from './audit-context';
-import { AuditEventRow, AuditRepository } from './audit.repository';
+import { AuditEventRow, AuditFilter, AuditRepository } from './audit.repository';
 import { sanitizeText, sanitizeValue } from './audit-sanitize';
 
 export type { AuditEntry } from './audit-context';
@@ -116,10 +116,11 @@ export class AuditService {
     };
   }
 
-  async list(databaseId: string, page: PageRequest): Promise<AuditTrailResponse> {
+  /** A page of the trail, narrowed by `filter` (a page token is only meaningful with the filter it was given with). */
+  async list(databaseId: string, page: PageRequest, filter: AuditFilter = {}): Promise<AuditTrailResponse> {
     const { rows, ...next } = await paginate(page, this.config, {
       isKey: isAuditKey,
-      fetch: (before, take) => this.repo.list(databaseId, before, take),
+      fetch: (before, take) => this.repo.list(databaseId, filter, before, take),
       keyOf: (r: AuditEventRow): [string, string] => [r.createdAt.toISOString(), r.id],
     });
     return {

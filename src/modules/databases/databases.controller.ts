@@ -14,7 +14,7 @@ import {
   ListApiKeysResponse,
   ListDatabasesResponse,
 } from './databases.schemas';
-import { AuditTrailResponse, Audited } from '../audit';
+import { AuditQuery, AuditTrailResponse, Audited } from '../audit';
 import { PageQuery } from '../../platform/http/validation/fields';
 import { ValidBody, ValidQuery } from '../../platform/http/validation/zod-validation.pipe';
 import { Operation, OPERATOR_ERRORS } from '../../platform/http/operation.decorator';
@@ -227,14 +227,16 @@ export class DatabasesController {
   @Operation({
     operationId: 'ListAuditEvents',
     summary: 'Audit trail of a database',
-    description: 'Who created, dropped or renamed what, and when; newest first.',
+    description:
+      'Who created, dropped or renamed what, and when; newest first. Optional filters (combined with AND): `action` ' +
+      '(exact, or a prefix ending in `.`), `actor` and `target` (exact); pages stay within the filter.',
     tag: 'Operator',
     access: 'database-admin',
     pathParams: NAME,
     responses: { 200: { description: 'Events', schema: AuditTrailResponse } },
     errors: OPERATOR_ERRORS,
   })
-  audit(@Param('name') name: string, @ValidQuery(PageQuery) q: z.output<typeof PageQuery>) {
+  audit(@Param('name') name: string, @ValidQuery(AuditQuery) q: AuditQuery) {
     return this.databases.auditTrail(name, q);
   }
 }

@@ -5,7 +5,7 @@ import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { Errors } from '../../platform/http/errors';
 import { assertName } from '../../platform/http/ids';
 import { isString, paginate } from '../../platform/http/pagination';
-import type { AuditTrailResponse } from '../audit';
+import type { AuditQuery, AuditTrailResponse } from '../audit';
 import type { ApiKey, Database, IssuedApiKey, ListApiKeysResponse, ListDatabasesResponse } from './databases.schemas';
 import { isUuid, PageRequest } from '../../platform/http/validation/fields';
 import {
@@ -297,9 +297,10 @@ export class DatabasesService {
     this.keys.forget(); // after the commit: no lookup in between may cache the key as still active
   }
 
-  async auditTrail(name: string, page: PageRequest): Promise<AuditTrailResponse> {
+  async auditTrail(name: string, q: AuditQuery): Promise<AuditTrailResponse> {
     const db = await this.require(name);
-    return this.audit.list(db.id, page);
+    const { action, actor, target, ...page } = q;
+    return this.audit.list(db.id, page, { action, actor, target });
   }
 
   /**

@@ -33,6 +33,17 @@ export const ListJobsResponse = z
         job_type: z.string().describe('`backfill_column`'),
         state: JobState,
         created_at_millis: z.number().int(),
+        started_at_millis: z
+          .number()
+          .int()
+          .nullable()
+          .describe('when its first run started; null while queued or when cancelled before it ran'),
+        finished_at_millis: z
+          .number()
+          .int()
+          .nullable()
+          .describe('when it ended (DONE, FAILED, CANCELLED, TIMED_OUT); null while in progress'),
+        failure: JobFailure.optional().describe('why it failed: set once FAILED or TIMED_OUT (as /v1/jobs/describe tells it)'),
       }),
     ),
     page_token: z.string().optional(),
@@ -46,6 +57,8 @@ export const DescribeJobResponse = z
     job_type: z.string(),
     job_state: JobState,
     creation_ms: z.number().int(),
+    started_ms: z.number().int().nullable().describe('when its first run started; null while queued or when cancelled before it ran'),
+    finished_ms: z.number().int().nullable().describe('when it ended; null while in progress'),
     spec: z.record(z.string(), z.unknown()).describe('what was asked (table, column, branch)'),
     result: z.record(z.string(), z.unknown()).optional().describe('set once DONE'),
     failure: JobFailure.optional().describe('set once FAILED or TIMED_OUT'),

@@ -162,6 +162,9 @@ export class JobsService {
         job_type: r.jobType,
         state: wireState(r.state),
         created_at_millis: r.createdAt.getTime(),
+        started_at_millis: r.startedAt?.getTime() ?? null,
+        finished_at_millis: r.finishedAt?.getTime() ?? null,
+        ...(r.failure ? { failure: r.failure } : {}),
       })),
       ...next,
     };
@@ -175,6 +178,8 @@ export class JobsService {
       job_type: r.jobType,
       job_state: wireState(r.state),
       creation_ms: r.createdAt.getTime(),
+      started_ms: r.startedAt?.getTime() ?? null,
+      finished_ms: r.finishedAt?.getTime() ?? null,
       spec: r.spec,
       ...(r.result ? { result: r.result } : {}),
       ...(r.failure ? { failure: r.failure } : {}),
