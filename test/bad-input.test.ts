@@ -129,6 +129,18 @@ forEachCatalog('bad input is a 400, never a 5xx', (kind) => {
       await healthy();
     });
 
+    it('a namespace path longer than the catalog can index: 400, nothing created (not a 500)', async () => {
+      const long = Array.from({ length: 11 }, (_, i) => `${i}`.padEnd(254, 'n')).join('$');
+      expectProblem(await t.api.post(`/v1/namespace/${long}/create`, {}), 400, 13, { msg: 'longer than 2000 characters' });
+      expectProblem(await t.api.post(`/v1/table/${long}$x/declare`, {}), 400, 13, { msg: 'longer than 2000 characters' });
+      const ok = Array.from({ length: 7 }, (_, i) => `${i}`.padEnd(254, 'n'));
+      for (let d = 1; d <= ok.length; d++) {
+        const r = await t.api.post(`/v1/namespace/${ok.slice(0, d).join('$')}/create`, {});
+        assert.equal(r.status, 200, r.text);
+      }
+      await healthy();
+    });
+
     it('JSON nested deeper than the contract ever needs: 400, not a stack overflow', async () => {
       // Written out by hand: JSON.stringify itself would overflow the test's stack.
       const n = 5000;

@@ -30,10 +30,7 @@ describeInBrowser(`console database pages in headless Chromium [${kind}]`, (b) =
   /** Signs in as the operator and opens a page of a database. */
   async function operatorOn(name: string, tab: string): Promise<{ page: Page; dialogs: string[]; errors: string[] }> {
     const p = await b.newPage({ acceptDownloads: true });
-    await p.page.goto(`${gw.url}/console`);
-    await p.page.getByLabel('API key').fill(ADMIN_KEY);
-    await p.page.getByRole('button', { name: 'Sign in' }).click();
-    await p.page.getByRole('heading', { name: 'Fleet' }).waitFor();
+    await b.signIn(p.page, ADMIN_KEY);
     await p.page.goto(`${gw.url}/console#/db/${name}/${tab}`);
     return p;
   }

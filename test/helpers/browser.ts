@@ -75,7 +75,7 @@ export class ConsoleBrowser {
     await page.screenshot({ path: path.join(dir, `console-${name}.png`), fullPage: false });
   }
 
-  /** Signs in with the operator key, or a database key and its database's name. */
+  /** Signs in with the operator key, or a database key and its database's name, and waits for the answer. */
   async signIn(page: Page, key: string, database?: string, base = this.url): Promise<void> {
     await page.goto(`${base}/console`);
     if (database) {
@@ -84,6 +84,9 @@ export class ConsoleBrowser {
     }
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    // Signed in (the header's Sign out) or refused (an alert): a page opened before that would be replaced by the
+    // one the sign-in opens.
+    await page.getByRole('button', { name: 'Sign out' }).or(page.getByRole('alert')).first().waitFor();
   }
 }
 

@@ -5,6 +5,12 @@ const NAME_RE = /^[A-Za-z0-9_.-]+$/;
 /** Keeps index entries bounded; far above any real name. */
 export const MAX_NAME_LENGTH = 256;
 export const MAX_PATH_DEPTH = 32;
+/**
+ * The longest identifier (namespace path or table id, its parts joined by one character): what the catalog's
+ * (database, catalog, path) and (database, catalog, namespace path, name) indexes hold in one entry (Postgres keeps at
+ * most about 2.7 KB), with room for the database, catalog and table name beside it.
+ */
+export const MAX_ID_LENGTH = 2000;
 export const DEFAULT_DELIMITER = '$';
 
 export function assertName(name: unknown, what = 'name'): string {
@@ -20,6 +26,8 @@ export function assertName(name: unknown, what = 'name'): string {
 export function assertPath(parts: string[], what = 'namespace'): string[] {
   if (parts.length > MAX_PATH_DEPTH) throw Errors.invalidInput(`${what} is deeper than ${MAX_PATH_DEPTH} levels`);
   parts.forEach((p) => assertName(p, `${what} component`));
+  const length = parts.reduce((n, p) => n + p.length + 1, -1);
+  if (length > MAX_ID_LENGTH) throw Errors.invalidInput(`${what} is longer than ${MAX_ID_LENGTH} characters`);
   return parts;
 }
 
