@@ -5,6 +5,7 @@ import type { Db } from '../db';
 import { when } from '../format';
 import { Pager, usePages } from './Pager';
 import { jsonText } from './Jobs';
+import { Problem } from '../problem';
 
 type AuditEvent = components['schemas']['AuditTrailResponse']['events'][number];
 
@@ -70,11 +71,7 @@ export function Audit({ db }: { db: Db }) {
   return (
     <section aria-labelledby="audit-title">
       <h2 id="audit-title">Audit trail</h2>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       <form
         class="inline"
         aria-label="Filter events"

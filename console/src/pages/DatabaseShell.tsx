@@ -10,6 +10,7 @@ import { TablePage } from './Table';
 import { Jobs } from './Jobs';
 import { Audit } from './Audit';
 import { Dropped } from './Dropped';
+import { Problem } from '../problem';
 
 interface Tab {
   path: string;
@@ -67,11 +68,7 @@ export function DatabaseShell({ session, name, rest }: { session: Session; name:
       <h1 id="db-title">
         Database <span class="name">{name}</span>
       </h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {db && (
         <>
           <nav aria-label="Database" class="tabs">

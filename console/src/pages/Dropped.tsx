@@ -5,6 +5,7 @@ import type { Db } from '../db';
 import { bytes, when } from '../format';
 import { dbHref } from '../nav';
 import { Pager, usePages } from './Pager';
+import { Problem } from '../problem';
 
 type DroppedTable = components['schemas']['DroppedTable'];
 
@@ -58,11 +59,7 @@ export function Dropped({ db }: { db: Db }) {
     <section aria-labelledby="dropped-title">
       <h2 id="dropped-title">Dropped tables</h2>
       <p class="hint">Tables dropped under a soft delete profile are kept until their purge time and can be restored until then.</p>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       <p role="status" class="ok">
         {done?.text}
         {done?.table && (

@@ -4,6 +4,7 @@ import type { components } from '../../generated/api';
 import { bytes, num, when } from '../format';
 import { Chart } from '../chart';
 import { dbHref } from '../nav';
+import { Problem } from '../problem';
 
 type Database = components['schemas']['Database'];
 type DayUsage = components['schemas']['FleetUsageReport']['databases'][number];
@@ -53,11 +54,7 @@ export function Fleet({ api }: { api: Api }) {
       <HealthPanel api={api} />
       <FleetCharts api={api} reload={reload} />
       <CreateDatabase api={api} onCreated={() => setReload((n) => n + 1)} />
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       <table class="grid" aria-label="Databases">
         <thead>
           <tr>
@@ -160,11 +157,7 @@ function HealthPanel({ api }: { api: Api }) {
   return (
     <section aria-labelledby="health-title">
       <h2 id="health-title">Health</h2>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {health && (
         <table class="grid" aria-label="Health">
           <thead>
@@ -232,11 +225,7 @@ function FleetCharts({ api, reload }: { api: Api; reload: number }) {
   return (
     <section aria-labelledby="charts-title">
       <h2 id="charts-title">Over time</h2>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {hours && (
         <Chart
           title="Fleet requests per hour"

@@ -4,6 +4,7 @@ import type { components } from '../../generated/api';
 import { type Db, can } from '../db';
 import { when } from '../format';
 import { Pager, usePages } from './Pager';
+import { Problem } from '../problem';
 
 type Job = components['schemas']['ListJobsResponse']['jobs'][number];
 type Described = components['schemas']['DescribeJobResponse'];
@@ -74,11 +75,7 @@ export function Jobs({ db }: { db: Db }) {
   return (
     <section aria-labelledby="jobs-title">
       <h2 id="jobs-title">Jobs</h2>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       <p role="status" class="ok">
         {status}
       </p>
@@ -174,11 +171,7 @@ function JobDetail({ db, id }: { db: Db; id: string }) {
       <h3 id="job-title">
         Job <code>{id}</code>
       </h3>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {job && (
         <dl class="facts" aria-label="Job details">
           <div>

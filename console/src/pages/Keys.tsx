@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { type Api, problemText } from '../api';
 import type { components } from '../../generated/api';
 import { when } from '../format';
+import { Problem } from '../problem';
 
 type ApiKey = components['schemas']['ApiKey'];
 type Issued = components['schemas']['IssuedApiKey'];
@@ -112,11 +113,7 @@ export function Keys({ api, name }: { api: Api; name: string }) {
   return (
     <section aria-labelledby="keys-title">
       <h2 id="keys-title">API keys</h2>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {keys && (
         <CreateKey
           api={api}
@@ -347,11 +344,7 @@ function CreateKey({ api, name, onCreated }: { api: Api; name: string; onCreated
         onInput={(e) => setGrants(e.currentTarget.value)}
       />
       <button type="submit">Create key</button>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
     </form>
   );
 }
@@ -408,11 +401,7 @@ function EditKey({ api, name, apiKey, onDone }: { api: Api; name: string; apiKey
         <button type="button" onClick={() => onDone(false)}>
           Cancel
         </button>
-        {error && (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        )}
+        <Problem text={error} />
       </form>
     </section>
   );

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type Api, problemText } from '../api';
 import type { components } from '../../generated/api';
+import { Problem } from '../problem';
 
 type Answer = components['schemas']['DatabaseMaintenanceResponse'];
 type Policy = Answer['server_defaults'];
@@ -65,11 +66,7 @@ export function Maintenance({ api, name }: { api: Api; name: string }) {
   return (
     <section aria-labelledby="maintenance-title">
       <h2 id="maintenance-title">Maintenance policy</h2>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {answer && d && (
         <form class="inline" onSubmit={save} aria-label="Maintenance policy">
           <p class="hint">Empty: the server's default (shown in brackets). Tables and namespaces may override it by properties.</p>

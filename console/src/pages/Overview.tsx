@@ -4,6 +4,7 @@ import type { components, operations } from '../../generated/api';
 import { bytes, num } from '../format';
 import { Usage } from './Usage';
 import { Maintenance } from './Maintenance';
+import { Problem } from '../problem';
 
 type Database = components['schemas']['Database'];
 type Change = NonNullable<operations['UpdateDatabase']['requestBody']>['content']['application/json'];
@@ -29,11 +30,7 @@ export function Overview({ api, name, operator }: { api: Api; name: string; oper
   }, [api, name, operator]);
   return (
     <>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {db && <Settings db={db} />}
       {db && <EditSettings api={api} db={db} onSaved={setDb} key={db.name} />}
       {operator && <Maintenance api={api} name={name} />}
@@ -221,11 +218,7 @@ function EditSettings({ api, db, onSaved }: { api: Api; db: Database; onSaved: (
         <p>
           <button type="submit">Save settings</button>
         </p>
-        {error && (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        )}
+        <Problem text={error} />
         {saved && (
           <p role="status" class="ok">
             {saved}

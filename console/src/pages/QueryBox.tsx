@@ -3,6 +3,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { type Api, problemText } from '../api';
 import type { components } from '../../generated/api';
 import { cell } from '../format';
+import { Problem } from '../problem';
 
 type Field = components['schemas']['JsonArrowField'];
 type QueryBody = components['schemas']['QueryTableRequest'];
@@ -231,11 +232,7 @@ export function QueryBox({
           Run query
         </button>
       </form>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {result && (
         <>
           <p class="hint" role="status">

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { apiClient, problemText } from '../api';
 import type { Session } from '../session';
+import { Problem } from '../problem';
 
 /** Sign-in with the operator key (the whole fleet) or a database key and its database. */
 export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
@@ -55,11 +56,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
         <button type="submit" disabled={busy}>
           Sign in
         </button>
-        {error && (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        )}
+        <Problem text={error} />
         <p class="hint">The key stays in this tab only (session storage) and is sent to this gateway alone.</p>
       </form>
     </main>

@@ -6,6 +6,7 @@ import type { Db } from '../db';
 import { TableActions } from './TableActions';
 import { TableVersions } from './TableVersions';
 import { QueryBox, type Rows, RowsTable, isVector, runQuery } from './QueryBox';
+import { Problem } from '../problem';
 
 type Described = components['schemas']['DescribeTableResponse'];
 type Field = components['schemas']['JsonArrowField'];
@@ -55,11 +56,7 @@ export function TablePage({ db, id }: { db: Db; id: string }) {
       <h2 id="table-title">
         Table <span class="name">{name.join(' / ')}</span>
       </h2>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {table && (
         <>
           <p>
@@ -125,11 +122,7 @@ function TableStats({ api, id, indices }: { api: Api; id: string; indices?: Inde
   return (
     <section aria-labelledby="stats-title">
       <h3 id="stats-title">Statistics</h3>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {stats && (
         <dl class="facts" aria-label="Table statistics">
           <div>
@@ -278,11 +271,7 @@ function Preview({
   return (
     <section aria-labelledby="preview-title">
       <h3 id="preview-title">First rows</h3>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {rows && (
         <>
           <p class="hint">

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { problemText } from '../api';
 import { type Db, can } from '../db';
 import { dbHref } from '../nav';
+import { Problem } from '../problem';
 
 /** A retention in the largest whole unit that fits: `7 days`, `2 hours`, `90 seconds`. */
 function duration(s: number): string {
@@ -47,11 +48,7 @@ export function TableActions({ db, id }: { db: Db; id: string }) {
   return (
     <section aria-labelledby="table-actions-title">
       <h3 id="table-actions-title">Actions</h3>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {confirming ? (
         <div class="secret">
           <p>

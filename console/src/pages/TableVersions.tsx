@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { type Api, problemText } from '../api';
 import type { components } from '../../generated/api';
 import { bytes, num, when } from '../format';
+import { Problem } from '../problem';
 
 type Version = components['schemas']['TableVersion'];
 type Tag = components['schemas']['TagContents'];
@@ -59,11 +60,7 @@ export function TableVersions({ api, id }: { api: Api; id: string }) {
   return (
     <section aria-labelledby="versions-title">
       <h3 id="versions-title">Versions</h3>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {versions && (
         <>
           <table class="grid" aria-label="Versions">

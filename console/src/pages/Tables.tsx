@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { type Api, objectId, problemText } from '../api';
 import type { Db } from '../db';
 import { dbHref } from '../nav';
+import { Problem } from '../problem';
 
 const PAGE = 50;
 
@@ -135,11 +136,7 @@ function NamespaceView({ api, database, path }: { api: Api; database: string; pa
       <h2 id="ns-title">
         Namespace <span class="name">{title}</span>
       </h2>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {properties && Object.keys(properties).length > 0 && (
         <dl class="facts" aria-label="Namespace properties">
           {Object.entries(properties).map(([k, v]) => (

@@ -3,6 +3,7 @@ import { type Api, problemText } from '../api';
 import type { components } from '../../generated/api';
 import { bytes } from '../format';
 import { Chart, type Series } from '../chart';
+import { Problem } from '../problem';
 
 type Report = components['schemas']['UsageReport'];
 type Granularity = Report['granularity'];
@@ -46,11 +47,7 @@ export function Usage({ api, name }: { api: Api; name: string }) {
           <option value="day">daily, last 30 days</option>
         </select>
       </form>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Problem text={error} />
       {usage && <UsageCharts usage={usage} />}
       <CsvDownload api={api} name={name} granularity={granularity} from={from} />
     </section>
