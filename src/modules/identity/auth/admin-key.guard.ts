@@ -2,7 +2,6 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { Errors } from '../../../platform/http/errors';
 import { headerValue } from '../tenancy/tenancy.service';
-import { secretsEqual } from './api-keys.service';
 import { API_KEY_HEADER, CredentialsService } from './credentials.service';
 import { NetworkPolicy, NetworkRequest } from './network-policy';
 import { mayUseDatabase, principalLabel } from './principal';
@@ -14,11 +13,6 @@ export interface OperatorRequest {
   headers: Record<string, string | string[] | undefined>;
   params: Record<string, string>;
   actor?: string;
-}
-
-function isOperator(config: AppConfig, req: OperatorRequest): boolean {
-  const secret = headerValue(req.headers, API_KEY_HEADER);
-  return !!config.adminApiKey && !!secret && secretsEqual(secret, config.adminApiKey);
 }
 
 /**
@@ -40,7 +34,7 @@ export class AdminKeyGuard implements CanActivate {
     if (!headerValue(req.headers, API_KEY_HEADER) && !headerValue(req.headers, 'authorization')) {
       throw Errors.unauthenticated(`missing credential: send the operator key as '${API_KEY_HEADER}'`);
     }
-    if (!isOperator(this.config, req)) {
+    if (!this.credentials.isOperatorKey(headerValue(req.headers, API_KEY_HEADER))) {
       await this.credentials.authenticate(ctx); // 401 unless it is some other valid credential
       throw Errors.permissionDenied('only the operator key manages databases');
     }
@@ -57,7 +51,6 @@ export class AdminKeyGuard implements CanActivate {
 @Injectable()
 export class DatabaseAdminGuard implements CanActivate {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly credentials: CredentialsService,
     private readonly network: NetworkPolicy,
     private readonly tenancy: TenancyService,
@@ -65,7 +58,7 @@ export class DatabaseAdminGuard implements CanActivate {
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<OperatorRequest>();
-    if (isOperator(this.config, req)) {
+    if (this.credentials.isOperatorKey(headerValue(req.headers, API_KEY_HEADER))) {
       req.actor = 'operator';
       return true;
     }

@@ -4,7 +4,8 @@ import { AuthGuard } from '@nestjs/passport';
 import { Errors } from '../../../platform/http/errors';
 import { headerValue } from '../tenancy/tenancy.service';
 import { networkRulesOf, quotasOf, rateLimitOf } from '../tenancy/tenant-context';
-import { ApiKeysService, secretsEqual } from './api-keys.service';
+import { timingSafeEqual } from 'node:crypto';
+import { ApiKeysService, sha256 } from './api-keys.service';
 import { Access } from './grants';
 import { JwtVerifier } from './jwt-verifier.service';
 import { KeyUsage } from './key-usage.service';
@@ -32,13 +33,22 @@ const OPERATOR: Principal = { kind: 'operator', access: Access.of('admin') };
 @Injectable()
 export class CredentialsService {
   private readonly bearer = new PassportBearer();
+  /** The operator key's digest, made once (every API-key request is compared with it). */
+  private readonly operatorDigest: Buffer | undefined;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) config: AppConfig,
     private readonly keys: ApiKeysService,
     private readonly verifier: JwtVerifier,
     private readonly usage: KeyUsage,
-  ) {}
+  ) {
+    this.operatorDigest = config.adminApiKey ? sha256(config.adminApiKey) : undefined;
+  }
+
+  /** Whether `secret` is the operator key (ADMIN_API_KEY), in constant time; false when no operator key is set. */
+  isOperatorKey(secret: string | undefined): boolean {
+    return !!this.operatorDigest && !!secret && timingSafeEqual(sha256(secret), this.operatorDigest);
+  }
 
   async authenticate(ctx: ExecutionContext): Promise<Principal> {
     const req = ctx.switchToHttp().getRequest<CredentialRequest>();
@@ -64,7 +74,7 @@ export class CredentialsService {
   }
 
   private async apiKey(secret: string): Promise<Principal> {
-    if (this.config.adminApiKey && secretsEqual(secret, this.config.adminApiKey)) return OPERATOR;
+    if (this.isOperatorKey(secret)) return OPERATOR;
     const found = await this.keys.authenticate(secret);
     if (!found) throw Errors.unauthenticated('invalid, expired or revoked API key');
     const { row: key, access } = found;
