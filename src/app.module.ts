@@ -6,6 +6,8 @@ import { ConfigModule } from './platform/config/config.module';
 import { CatalogDb } from './platform/db/catalog-db';
 import { DatabaseModule } from './platform/db/database.module';
 import { AuditModule } from './modules/audit/audit.module';
+import { OutboxModule } from './modules/outbox';
+import { EventsModule } from './modules/events';
 import { DatabasesModule } from './modules/databases/databases.module';
 import { HealthModule } from './modules/health/health.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
@@ -30,6 +32,7 @@ export class AppModule {
         DatabaseModule.register(catalog),
         ObservabilityModule.register(logger),
         RuntimeModule,
+        OutboxModule,
         AuditModule,
         IdempotencyModule,
         RoutePolicyModule,
@@ -41,6 +44,7 @@ export class AppModule {
         LanceRestModule,
         ReclaimerModule,
         DroppedTablesAdminModule,
+        EventsModule,
         ...(config.basePath
           ? [RouterModule.register([{ path: config.basePath, module: LanceRestModule, children: LANCE_REST_MODULES }])]
           : []),

@@ -79,7 +79,7 @@ function breakBookkeeping(gw: TestGateway): { armed: boolean; restore(): void } 
   const state = { armed: false, restore: () => undefined as void };
   const fail = (what: string) => () => Promise.reject(new Error(`catalog database unavailable (injected: ${what})`));
   const patches: Array<[object, string]> = [
-    [gw.app.get(AuditRepository), 'setDetails'],
+    [gw.app.get(AuditRepository), 'confirm'],
     [gw.app.get(PendingLocationsRepository), 'deleteOwned'],
     [gw.app.get(TableVersionsRepository), 'tableAt'],
     [gw.app.get(TablesRepository), 'markMaterialized'],

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Prisma } from '../../generated/prisma/client';
 import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
+import { OutboxEventInput, outboxInsertSql } from '../outbox';
 
 export interface AuditEventRow {
   id: string;
@@ -52,8 +53,14 @@ export class AuditRepository {
     await this.db.auditEvent.createMany({ data: events.map((e) => ({ id: randomUUID(), ...e, details: e.details as object })) });
   }
 
-  async setDetails(id: string, details: Record<string, unknown>): Promise<void> {
-    await this.db.auditEvent.update({ where: { id }, data: { details: details as object } });
+  /**
+   * Confirms a record written before an engine commit (its final details) and, in the same statement, inserts the
+   * change's outbox event (docs/events.md): one round trip, and never one without the other.
+   */
+  async confirm(id: string, details: Record<string, unknown>, event: OutboxEventInput | null): Promise<void> {
+    const update = Prisma.sql`UPDATE audit_events SET details = ${JSON.stringify(details)}::jsonb WHERE id = ${id}::uuid`;
+    if (!event) await this.db.$executeRaw(update);
+    else await this.db.$executeRaw`WITH confirmed AS (${update} RETURNING id) ${outboxInsertSql(event)}`;
   }
 
   async delete(id: string): Promise<void> {

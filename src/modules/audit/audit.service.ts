@@ -8,6 +8,7 @@ import { DatabasesRepository } from '../identity';
 import { AuditContext, AuditEntry, PendingAudit } from './audit-context';
 import { AuditEventRow, AuditFilter, AuditRepository } from './audit.repository';
 import { sanitizeText, sanitizeValue } from './audit-sanitize';
+import { eventOf, OutboxRepository } from '../outbox';
 
 export type { AuditEntry } from './audit-context';
 
@@ -38,6 +39,7 @@ export class AuditService {
     private readonly repo: AuditRepository,
     private readonly databases: DatabasesRepository,
     private readonly uow: UnitOfWork,
+    private readonly outbox: OutboxRepository,
   ) {}
 
   /**
@@ -48,7 +50,11 @@ export class AuditService {
     const p = AuditContext.pending();
     if (!p) return;
     if (!this.uow.inProgress) throw new Error(`audit record of ${p.entry.action} written outside the unit of work of its change`);
-    await this.repo.insert(this.row(p.entry, extra.details, extra.databaseId));
+    const row = this.row(p.entry, extra.details, extra.databaseId);
+    await this.repo.insert(row);
+    // The change's event (docs/events.md), in the same transaction: it exists if and only if the change does.
+    const event = eventOf(row);
+    if (event) await this.outbox.insert(event);
     p.state = 'written';
   }
 
@@ -67,7 +73,9 @@ export class AuditService {
     p.state = 'written';
     return {
       committed: async (details) => {
-        await this.repo.setDetails(id, { ...row.details, ...(sanitizeValue(details ?? {}) as object), outcome: 'committed' }).catch((err) =>
+        const confirmed = { ...row.details, ...(sanitizeValue(details ?? {}) as object), outcome: 'committed' };
+        // The confirmation and the change's event in one statement (docs/events.md).
+        await this.repo.confirm(id, confirmed, eventOf({ ...row, details: confirmed })).catch((err) =>
           // The record exists (outcome: pending); only the confirmation is missing.
           this.log.warn(`could not confirm audit record ${id} (${p.entry.action} of ${p.entry.target}): ${(err as Error).message}`),
         );
@@ -86,7 +94,16 @@ export class AuditService {
    */
   async record(e: AuditEntry): Promise<void> {
     const databaseId = e.databaseId ?? (await this.databases.findByName(e.databaseName))?.id ?? null;
-    await this.repo.insert(this.row(e, {}, databaseId ?? undefined));
+    const row = this.row(e, {}, databaseId ?? undefined);
+    const event = eventOf(row);
+    if (!event) {
+      await this.repo.insert(row);
+      return;
+    }
+    await this.uow.run(async () => {
+      await this.repo.insert(row);
+      await this.outbox.insert(event);
+    });
   }
 
   /** The current request succeeded without changing anything: it owes no record. */

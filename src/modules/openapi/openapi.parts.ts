@@ -148,6 +148,7 @@ export const TAGS = [
   { name: 'Enterprise', description: 'Routes of the extended edition (docs/rest-contract.md §4.7)' },
   { name: 'Jobs', description: 'Long operations (backfill_column) kept in the catalog and run by any replica: list, describe, cancel' },
   { name: 'Operator', description: 'Databases (tenants), API keys and the audit trail' },
+  { name: 'Events', description: 'Change-event sinks (NATS JetStream, signed webhooks) and their dead letters (docs/events.md)' },
   { name: 'Health', description: 'Liveness and readiness' },
   { name: 'Observability', description: 'Metrics' },
   { name: 'Documentation', description: 'This document' },

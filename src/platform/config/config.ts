@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { cidrProblem } from '../network/client-address';
 import { loadStorageConfig, StorageConfig } from './storage-config';
+import { EventsConfig, parseEventSinks } from './events-config';
 
 /**
  * Every environment variable the gateway reads, validated once at start-up. Anything else in the code reads the
@@ -162,6 +163,16 @@ export const envSchema = z.object({
   QUOTA_MAX_NAMESPACES: optionalInt(0),
   QUOTA_MAX_STORAGE_BYTES: optionalInt(0),
   QUOTA_MAX_ROWS_PER_WRITE: optionalInt(0),
+  EVENTS_DISPATCH_INTERVAL_MS: intWithDefault(500, 0),
+  EVENTS_BATCH_SIZE: intWithDefault(200, 1),
+  EVENTS_LEASE_SECONDS: intWithDefault(30, 1),
+  EVENTS_MAX_ATTEMPTS: intWithDefault(10, 1),
+  EVENTS_RETRY_BASE_MS: intWithDefault(1000, 1),
+  EVENTS_RETRY_MAX_MS: intWithDefault(300_000, 1),
+  EVENTS_DELIVERY_TIMEOUT_MS: intWithDefault(10_000, 1),
+  EVENTS_RETENTION_SECONDS: intWithDefault(3600, 0),
+  EVENTS_ALLOW_PRIVATE_TARGETS: flag(false),
+  EVENT_SINKS: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'log', 'debug', 'verbose']).default('log'),
   CONSOLE_ENABLED: flag(true),
 });
@@ -324,6 +335,8 @@ export interface AppConfig {
   };
   /** Default quotas of databases that set none of their own; undefined: no limit. */
   quotas: Quotas;
+  /** Change events: the outbox's dispatcher and the fleet's sinks (docs/events.md). */
+  events: EventsConfig;
 }
 
 /** A database's quotas (undefined / null: no limit). */
@@ -357,6 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (e.OAUTH_JWKS_URI && !e.OAUTH_AUDIENCE) problems.push('OAUTH_AUDIENCE: required when OAUTH_JWKS_URI is set');
   const dataDir = path.resolve(e.DATA_DIR);
   const storage = loadStorageConfig(e, dataDir, problems);
+  const eventSinks = parseEventSinks(e.EVENT_SINKS, problems);
   if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return {
     port: e.PORT,
@@ -453,6 +467,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxNamespaces: e.QUOTA_MAX_NAMESPACES,
       maxStorageBytes: e.QUOTA_MAX_STORAGE_BYTES,
       maxRowsPerWrite: e.QUOTA_MAX_ROWS_PER_WRITE,
+    },
+    events: {
+      dispatchIntervalMs: e.EVENTS_DISPATCH_INTERVAL_MS,
+      batchSize: e.EVENTS_BATCH_SIZE,
+      leaseMs: e.EVENTS_LEASE_SECONDS * 1000,
+      maxAttempts: e.EVENTS_MAX_ATTEMPTS,
+      retryBaseMs: e.EVENTS_RETRY_BASE_MS,
+      retryMaxMs: Math.max(e.EVENTS_RETRY_MAX_MS, e.EVENTS_RETRY_BASE_MS),
+      deliveryTimeoutMs: e.EVENTS_DELIVERY_TIMEOUT_MS,
+      retentionMs: e.EVENTS_RETENTION_SECONDS * 1000,
+      allowPrivateTargets: e.EVENTS_ALLOW_PRIVATE_TARGETS,
+      sinks: eventSinks,
     },
     logLevel: e.LOG_LEVEL,
   };

@@ -22,6 +22,7 @@ export type Tag =
   | 'Enterprise'
   | 'Jobs'
   | 'Operator'
+  | 'Events'
   | 'Health'
   | 'Observability'
   | 'Documentation';

@@ -99,6 +99,28 @@ export class MetricsService {
     ['outcome'],
   );
 
+  /** Change events (docs/events.md); `sink`: a fleet sink's name, a database sink's id (or database/name with METRICS_DATABASE_LABELS). */
+  readonly eventsDelivered = this.counter('lgw_events_delivered_total', 'Change events delivered by this replica, by sink', ['sink']);
+  readonly eventsFailed = this.counter(
+    'lgw_events_delivery_failures_total',
+    'Failed deliveries of change events by this replica, by sink',
+    ['sink'],
+  );
+  readonly eventsDeadLettered = this.counter('lgw_events_dead_lettered_total', 'Change events given up on (dead-lettered), by sink', [
+    'sink',
+  ]);
+  readonly eventsOutboxDepth = new Gauge({
+    name: 'lgw_events_outbox_depth',
+    help: 'Change events in the outbox not yet delivered to every enabled sink (as last read by this replica)',
+    registers: [this.registry],
+  });
+  readonly eventsLag = new Gauge({
+    name: 'lgw_events_delivery_lag_seconds',
+    help: 'Age of the oldest change event a sink has not been sent yet (0: none waits), by sink',
+    labelNames: ['sink'] as const,
+    registers: [this.registry],
+  });
+
   /** Fleet-wide figures, as the last storage-refresh round of this replica measured them (none before one ran). */
   fleet?: { databases: number; tables: number; namespaces: number; storageBytes: number };
 
