@@ -8,7 +8,11 @@ import { after, before, describe, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
 import { AuditContext, AuditService, pendingAudit } from '../src/modules/audit';
 import { UnitOfWork } from '../src/platform/db/unit-of-work';
+import { OutboxRepository } from '../src/modules/outbox';
+import { EventDispatcher } from '../src/modules/events';
 import { privateAddressProblem } from '../src/modules/events';
+import { AuditRepository } from '../src/modules/audit/audit.repository';
+import { Reclaimer } from '../src/modules/reclaim/reclaimer.service';
 import {
   ADMIN_KEY,
   Api,
@@ -79,7 +83,12 @@ describe('change events: outbox → JetStream and signed webhooks [postgres]', {
   const prefix = `lgwtest${randomBytes(4).toString('hex')}`;
 
   before(async () => {
-    gw = await startGateway('postgres', { ...FAST, EVENTS_MAX_ATTEMPTS: '1000' });
+    gw = await startGateway('postgres', {
+      ...FAST,
+      EVENTS_MAX_ATTEMPTS: '1000',
+      RECLAIM_AFTER_SECONDS: '1',
+      RECLAIM_INTERVAL_SECONDS: '0',
+    });
     op = operator(gw);
     acme = await newTenant(gw);
     other = await newTenant(gw);
@@ -240,6 +249,78 @@ describe('change events: outbox → JetStream and signed webhooks [postgres]', {
     assert.ok(!hookA.received.slice(before).some((d) => d.event.subject.endsWith('/ghost')));
   });
 
+  it('an engine commit whose bookkeeping was cut off gets its event from the reclaimer (recovered, same version)', async () => {
+    const remote = await lancedb.connect(`db://${acme.name}`, { apiKey: acme.writeKey, hostOverride: gw.url });
+    const t = await remote.openTable('items');
+    // The catalog goes away right after the engine's commit: the audit record stays pending, no event is written.
+    const repo = gw.app.get(AuditRepository) as unknown as { confirm: (...a: unknown[]) => Promise<void> };
+    const confirm = repo.confirm;
+    repo.confirm = () => Promise.reject(new Error('catalog database unavailable (injected)'));
+    try {
+      await t.add(rows(100, 2));
+    } finally {
+      repo.confirm = confirm;
+    }
+    const version = await t.version();
+    remote.close();
+    await new Promise((r) => setTimeout(r, 500));
+    const isIt = (e: DeliveredEvent) => e.type === 'lance.table.written' && e.data.version === version;
+    assert.ok(!hookA.received.some((d) => isIt(d.event)), 'no event before the reclaimer ran');
+    // Once the commit is older than RECLAIM_AFTER_SECONDS, a reclaimer round completes it.
+    const round = await eventually(
+      async () => {
+        const r = await gw.app.get(Reclaimer).runOnce();
+        return r.commitsCompleted > 0 ? r : undefined;
+      },
+      60,
+      100,
+    );
+    assert.equal(round.commitsCompleted, 1);
+    const recovered = await eventually(async () => hookA.received.find((d) => isIt(d.event)), 200, 50);
+    assert.equal(recovered.event.data.recovered, true);
+    assert.equal(recovered.event.data.operation, 'insert');
+    assert.equal(recovered.event.data.rows_added, undefined, 'no invented counts');
+    assert.equal((await gw.app.get(Reclaimer).runOnce()).commitsCompleted, 0, 'completed once');
+    const trail = await operator(gw).get(`/admin/v1/databases/${acme.name}/audit?action=table.insert`);
+    assert.ok(trail.body.events.some((e: any) => e.details.version === version && e.details.outcome === 'committed'));
+  });
+
+  it("numbers a table's writes in version order even when their events were written the other way round", async () => {
+    const uow = gw.app.get(UnitOfWork);
+    const outbox = gw.app.get(OutboxRepository);
+    const ev = (subject: string, version: number | undefined, type = 'lance.table.written') => ({
+      databaseId: null,
+      databaseName: 'race',
+      type,
+      subject,
+      objectId: [subject.split('/')[1]],
+      data: { database: 'race', ...(version === undefined ? {} : { version }) },
+    });
+    // One transaction: the dispatcher numbers all five in one batch (as two racing writers' events usually are).
+    await uow.run(async () => {
+      await outbox.insert(ev('race/t', 6));
+      await outbox.insert(ev('race/u', 1));
+      await outbox.insert(ev('race/t', undefined, 'lance.table.renamed'));
+      await outbox.insert(ev('race/t', 3, 'lance.table.tag_created')); // names a version, makes none: keeps its place
+      await outbox.insert(ev('race/t', 5));
+    });
+    await outbox.sequence(1000);
+    const numbered = await uow.read<{ type: string; subject: string; v: number | null }>(
+      `SELECT type, subject, (data->>'version')::int AS v FROM outbox_events WHERE database_name = 'race' ORDER BY seq`,
+      [],
+    );
+    assert.deepEqual(
+      numbered.map((r) => [r.subject, r.type.slice('lance.table.'.length), r.v]),
+      [
+        ['race/t', 'written', 5],
+        ['race/u', 'written', 1],
+        ['race/t', 'renamed', null],
+        ['race/t', 'tag_created', 3],
+        ['race/t', 'written', 6],
+      ],
+    );
+  });
+
   it('a sink that is down loses nothing: deliveries resume, in order, when it is back (duplicates keep their id)', async () => {
     hookA.status = 503;
     await js.deleteStream(); // JetStream down for this prefix: publishes are not acknowledged
@@ -288,7 +369,11 @@ describe('change events: dead letters, replay and discard; the SSRF guard [embed
   let hook: Awaited<ReturnType<typeof webhookReceiver>>;
 
   before(async () => {
-    gw = await startGateway(CATALOG_KINDS.includes('embedded') ? 'embedded' : 'postgres', { ...FAST, EVENTS_MAX_ATTEMPTS: '2' });
+    gw = await startGateway(CATALOG_KINDS.includes('embedded') ? 'embedded' : 'postgres', {
+      ...FAST,
+      EVENTS_MAX_ATTEMPTS: '2',
+      EVENTS_RETENTION_SECONDS: '0',
+    });
     guarded = await startGateway(CATALOG_KINDS.includes('embedded') ? 'embedded' : 'postgres', { EVENTS_DISPATCH_INTERVAL_MS: '0' });
     hook = await webhookReceiver();
   });
@@ -347,6 +432,63 @@ describe('change events: dead letters, replay and discard; the SSRF guard [embed
     const state = (await op.get(`/admin/v1/event-sinks/${sink.body.id}`)).body;
     assert.equal(state.dead_letters, 0);
     assert.ok(state.failed >= 4);
+  });
+
+  it('filters by type and namespace prefix, and trims what every sink has once its retention passed', async () => {
+    const op = operator(gw);
+    const t = await newTenant(gw);
+    const filtered = await webhookReceiver();
+    try {
+      const sink = await op.post(`/admin/v1/databases/${t.name}/event-sinks`, {
+        name: 'eu-tables',
+        kind: 'webhook',
+        url: filtered.url,
+        types: ['lance.table.*'],
+        namespace_prefix: ['eu'],
+      });
+      assert.equal(sink.status, 201, sink.text);
+      for (const n of ['eu', 'us']) assert.equal((await t.api.post(`/v1/namespace/${idPath(n)}/create`, {})).status, 200);
+      assert.equal((await t.api.post(`/v1/namespace/${idPath('eu', 'sub')}/create`, {})).status, 200);
+      for (const id of [
+        ['eu', 'a'],
+        ['us', 'b'],
+        ['eu', 'sub', 'c'],
+      ]) {
+        assert.equal((await t.api.post(`/v1/table/${idPath(...id)}/declare`, {})).status, 200);
+      }
+      assert.equal((await t.api.post(`/v1/namespace/${idPath('last')}/create`, {})).status, 200);
+      // Wait for the sink to pass the last change (a namespace event it does not take), then look at what it took.
+      await eventually(
+        async () => {
+          const s = (await op.get(`/admin/v1/event-sinks/${sink.body.id}`)).body;
+          const last = await gw.app.get(OutboxRepository).head();
+          return BigInt(s.cursor) >= last && s.delivered === 2;
+        },
+        200,
+        50,
+      );
+      assert.deepEqual(
+        filtered.received.map((d) => [d.event.type, d.event.subject]),
+        [
+          ['lance.table.declared', `${t.name}/eu$a`],
+          ['lance.table.declared', `${t.name}/eu$sub$c`],
+        ],
+      );
+    } finally {
+      await filtered.close();
+    }
+    // Every enabled sink has what was committed so far; with EVENTS_RETENTION_SECONDS=0 the trim removes it all.
+    await eventually(async () => {
+      const sinks = [...(await op.get('/admin/v1/event-sinks')).body.sinks];
+      return sinks.every((s: any) => s.state === 'active');
+    });
+    await gw.app.get(EventDispatcher).housekeeping();
+    const uow = gw.app.get(UnitOfWork);
+    const head = await gw.app.get(OutboxRepository).head();
+    const [left] = await uow.read<{ n: number }>(`SELECT count(*)::int AS n FROM outbox_events WHERE seq <= $1::bigint`, [head.toString()]);
+    assert.ok(left.n < Number(head), `trimmed: ${left.n} of ${head} left`);
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    assert.match(metrics, /lgw_events_outbox_depth \d+/);
   });
 
   it('refuses webhook targets on loopback, link-local and private addresses unless allowed; bad sinks are 400', async () => {

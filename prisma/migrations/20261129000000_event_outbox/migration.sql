@@ -13,7 +13,8 @@ CREATE TABLE "outbox_events" (
     "subject" TEXT NOT NULL,
     "object_id" TEXT[] NOT NULL DEFAULT '{}',
     "data" JSONB NOT NULL,
-    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT clock_timestamp(),
+    -- Microseconds: the sequencer's order (events of one transaction follow each other within a millisecond).
+    "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT clock_timestamp(),
     CONSTRAINT "outbox_events_pkey" PRIMARY KEY ("id")
 );
 CREATE UNIQUE INDEX "outbox_events_seq_key" ON "outbox_events"("seq");
@@ -73,3 +74,7 @@ CREATE TABLE "event_dead_letters" (
 CREATE UNIQUE INDEX "event_dead_letters_sink_id_event_id_key" ON "event_dead_letters"("sink_id", "event_id");
 CREATE INDEX "event_dead_letters_sink_id_event_seq_idx" ON "event_dead_letters"("sink_id", "event_seq");
 ALTER TABLE "event_dead_letters" ADD CONSTRAINT "event_dead_letters_sink_id_fkey" FOREIGN KEY ("sink_id") REFERENCES "event_sinks"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- Audit records written before an engine commit and never confirmed (their writer died between the commit and its
+-- bookkeeping): the reclaimer's commit completion looks for them (docs/events.md, "After a crash").
+CREATE INDEX "audit_events_pending_idx" ON "audit_events"("created_at") WHERE ("details"->>'outcome') = 'pending';

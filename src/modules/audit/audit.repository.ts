@@ -63,6 +63,46 @@ export class AuditRepository {
     else await this.db.$executeRaw`WITH confirmed AS (${update} RETURNING id) ${outboxInsertSql(event)}`;
   }
 
+  /**
+   * Records written before an engine commit and never confirmed or withdrawn (their writer died in between), older
+   * than `olderThanMs`, oldest first (the partial index audit_events_pending_idx).
+   */
+  async pendingCommits(
+    olderThanMs: number,
+    limit: number,
+  ): Promise<Array<AuditEventRow & { databaseId: string | null; databaseName: string }>> {
+    return this.db.$queryRaw`
+      SELECT id, database_id AS "databaseId", database_name AS "databaseName", actor, action, target, details,
+             request_id AS "requestId", created_at AS "createdAt"
+        FROM audit_events
+       WHERE details->>'outcome' = 'pending' AND created_at < now() - ${olderThanMs}::int * interval '1 millisecond'
+       ORDER BY created_at LIMIT ${limit}`;
+  }
+
+  /** The versions that records of one target written since `since` say they made (a pending record says none). */
+  async versionsRecorded(databaseId: string | null, target: string, since: Date): Promise<number[]> {
+    const rows = await this.db.$queryRaw<{ v: number }[]>`
+      SELECT (details->>'version')::int AS v FROM audit_events
+       WHERE database_id IS NOT DISTINCT FROM ${databaseId}::uuid AND md5(target) = md5(${target}) AND target = ${target}
+         AND created_at >= ${since} AND details ? 'version' AND jsonb_typeof(details->'version') = 'number'
+         AND COALESCE(details->>'outcome', '') <> 'pending'`;
+    return rows.map((r) => Number(r.v));
+  }
+
+  /**
+   * Settles a pending record (its final details) if it is still pending, with its outbox event in the same statement
+   * when it has one; false when it was no longer pending (its writer, or another replica, settled it first).
+   */
+  async settlePending(id: string, details: Record<string, unknown>, event: OutboxEventInput | null): Promise<boolean> {
+    const update = Prisma.sql`UPDATE audit_events SET details = ${JSON.stringify(details)}::jsonb
+                               WHERE id = ${id}::uuid AND details->>'outcome' = 'pending'`;
+    if (!event) return (await this.db.$executeRaw(update)) === 1;
+    const rows = await this.db.$queryRaw<{ n: bigint }[]>`
+      WITH settled AS (${update} RETURNING id), ev AS (${outboxInsertSql(event, Prisma.sql`EXISTS (SELECT 1 FROM settled)`)} RETURNING id)
+      SELECT (SELECT count(*) FROM settled) AS n`;
+    return Number(rows[0]?.n ?? 0) === 1;
+  }
+
   async delete(id: string): Promise<void> {
     await this.db.auditEvent.deleteMany({ where: { id } });
   }

@@ -133,6 +133,41 @@ export class AuditService {
     };
   }
 
+  /**
+   * Engine commits whose writer died between the commit and its confirmation (docs/events.md, "After a crash"): the
+   * reclaimer's CommitCompletion finds them here and settles each one, as committed at a version or as not committed.
+   */
+  pendingCommits(olderThanMs: number, limit: number) {
+    return this.repo.pendingCommits(olderThanMs, limit);
+  }
+
+  /** The versions the trail already accounts for on `target` since `since`. */
+  versionsRecorded(databaseId: string | null, target: string, since: Date): Promise<number[]> {
+    return this.repo.versionsRecorded(databaseId, target, since);
+  }
+
+  /**
+   * Settles a pending commit record found after a crash: committed at `version` (its change event written with it,
+   * marked `recovered`, without counts the writer never reported), not committed, or unknown (its table is gone). False when it was settled meanwhile.
+   */
+  async settleCommit(
+    rec: {
+      id: string;
+      databaseId: string | null;
+      databaseName: string;
+      actor: string;
+      action: string;
+      target: string;
+      details: Record<string, unknown>;
+      requestId: string | null;
+    },
+    version: number | 'not_committed' | 'unknown',
+  ): Promise<boolean> {
+    if (typeof version !== 'number') return this.repo.settlePending(rec.id, { ...rec.details, outcome: version }, null);
+    const details = { ...rec.details, version, outcome: 'committed', recovered: true };
+    return this.repo.settlePending(rec.id, details, eventOf({ ...rec, requestId: rec.requestId ?? undefined, details }));
+  }
+
   /** A page of the trail, narrowed by `filter` (a page token is only meaningful with the filter it was given with). */
   async list(databaseId: string, page: PageRequest, filter: AuditFilter = {}): Promise<AuditTrailResponse> {
     const { rows, ...next } = await paginate(page, this.config, {

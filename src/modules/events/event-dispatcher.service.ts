@@ -169,7 +169,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /** Trims what every enabled sink has (after the retention), and reads the outbox's depth and each sink's lag. */
-  private async housekeeping(): Promise<void> {
+  async housekeeping(): Promise<void> {
     const min = await this.sinks.minCursor();
     const head = await this.outbox.head();
     await this.outbox.trim(min ?? head, this.config.events.retentionMs);

@@ -149,7 +149,8 @@ export function eventOf(c: AuditedChange): OutboxEventInput | null {
     if (count && typeof v === 'number') data[count] = v;
     else if (KEPT.has(k)) data[k] = v;
   }
-  if (type === 'lance.table.written') {
+  // A write completed after its writer died (recovered) has no counts: absent rather than a false 0.
+  if (type === 'lance.table.written' && !c.details.recovered) {
     data.rows_added ??= 0;
     data.rows_updated ??= 0;
     data.rows_deleted ??= 0;

@@ -4,6 +4,17 @@ import { Prisma } from '../../generated/prisma/client';
 import { CatalogClient, UnitOfWork } from '../../platform/db/unit-of-work';
 import type { OutboxEventInput } from './event-catalogue';
 
+/** The event types whose `data.version` is a version the change made (not one it names, as a tag's). */
+const VERSION_MAKING = [
+  'lance.table.created',
+  'lance.table.written',
+  'lance.table.schema_changed',
+  'lance.table.restored',
+  'lance.table.index_created',
+  'lance.table.index_dropped',
+  'lance.table.maintained',
+];
+
 /** A sequenced outbox event, as the dispatcher reads it. */
 export interface OutboxEventRow {
   id: string;
@@ -17,11 +28,15 @@ export interface OutboxEventRow {
   createdAt: Date;
 }
 
-/** The INSERT of one outbox event, as a statement of its own or the tail of another's CTE (AuditRepository.confirm). */
-export function outboxInsertSql(e: OutboxEventInput): Prisma.Sql {
+/**
+ * The INSERT of one outbox event, as a statement of its own or the tail of another's CTE (AuditRepository.confirm);
+ * `when`: only if that condition holds (a CTE's outcome).
+ */
+export function outboxInsertSql(e: OutboxEventInput, when?: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`INSERT INTO outbox_events (id, database_id, database_name, type, subject, object_id, data)
-    VALUES (${randomUUID()}::uuid, ${e.databaseId}::uuid, ${e.databaseName}, ${e.type}, ${e.subject},
-            ${e.objectId}::text[], ${JSON.stringify(e.data)}::jsonb)`;
+    SELECT ${randomUUID()}::uuid, ${e.databaseId}::uuid, ${e.databaseName}, ${e.type}, ${e.subject},
+           ${e.objectId}::text[], ${JSON.stringify(e.data)}::jsonb
+    ${when ? Prisma.sql`WHERE ${when}` : Prisma.empty}`;
 }
 
 /**
@@ -46,16 +61,32 @@ export class OutboxRepository {
    * Numbers up to `limit` committed, unnumbered events in the order they were written (outbox_state's row lock lets
    * one sequencer run at a time: a cursor never passes a number given later to an event written earlier). Returns
    * the last number given (the head).
+   *
+   * Per table, the events that made versions are numbered in version order: two writers of one table commit in
+   * version order but may write their events the other way round (each after its own commit). Within a batch, such
+   * events keep the places their table's versioned events had, re-dealt by version (and branch); others keep theirs.
    */
   async sequence(limit: number): Promise<bigint> {
     return this.uow.run(async () => {
       const [state] = await this.db.$queryRaw<{ last: bigint }[]>`SELECT last_seq AS last FROM outbox_state WHERE id = 1 FOR UPDATE`;
       const rows = await this.db.$queryRaw<{ head: bigint | null }[]>`
-        WITH todo AS (
-          SELECT id, row_number() OVER (ORDER BY created_at, id) AS n
-            FROM (SELECT id, created_at FROM outbox_events WHERE seq IS NULL ORDER BY created_at, id LIMIT ${limit}) u
+        WITH batch AS (
+          SELECT id, subject, COALESCE(data->>'branch', '') AS branch, created_at,
+                 CASE WHEN type IN (${Prisma.join(VERSION_MAKING)}) AND jsonb_typeof(data->'version') = 'number'
+                      THEN (data->>'version')::numeric END AS v
+            FROM outbox_events WHERE seq IS NULL ORDER BY created_at, id LIMIT ${limit}
+        ), slots AS (
+          SELECT id, subject, branch, v, row_number() OVER (ORDER BY created_at, id) AS slot FROM batch
+        ), versioned_slots AS (
+          SELECT subject, branch, slot, row_number() OVER (PARTITION BY subject, branch ORDER BY slot) AS k FROM slots WHERE v IS NOT NULL
+        ), versioned_order AS (
+          SELECT id, subject, branch, row_number() OVER (PARTITION BY subject, branch ORDER BY v, slot) AS k FROM slots WHERE v IS NOT NULL
+        ), placed AS (
+          SELECT o.id, s.slot FROM versioned_order o JOIN versioned_slots s USING (subject, branch, k)
+          UNION ALL
+          SELECT id, slot FROM slots WHERE v IS NULL
         ), numbered AS (
-          UPDATE outbox_events o SET seq = ${state.last}::bigint + todo.n FROM todo WHERE o.id = todo.id RETURNING o.seq
+          UPDATE outbox_events o SET seq = ${state.last}::bigint + placed.slot FROM placed WHERE o.id = placed.id RETURNING o.seq
         )
         SELECT max(seq) AS head FROM numbered`;
       const head = rows[0]?.head;

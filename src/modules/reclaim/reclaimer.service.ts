@@ -9,6 +9,7 @@ import { TransactionsService } from '../catalog';
 import { PendingLocationsRepository, PendingRow } from '../../platform/cluster/pending-locations.repository';
 import { ReplicaIdentity } from '../../platform/cluster/replica-identity';
 import { heartbeat, LeasedWorker } from '../../platform/cluster/leased-worker';
+import { CommitCompletion } from './commit-completion.service';
 
 /** Why a location was reclaimed (the `reason` of the metrics and of the audit record). */
 export type ReclaimReason = 'abandoned_write' | 'unreferenced_files' | 'interrupted_cleanup' | 'interrupted_cascade';
@@ -19,6 +20,8 @@ export interface ReclaimRound {
   bytes: number;
   /** Records left for a later round (a live writer shares the location, or the table is being written). */
   postponed: number;
+  /** Engine commits whose writer died before confirming them, confirmed now (with their change events). */
+  commitsCompleted: number;
 }
 
 const BATCH = 50;
@@ -33,7 +36,8 @@ const CLOCK_SLACK_MS = 2_000;
  *  - a live table's folder (an in-place write cut off before its commit): only the data files no version of the
  *    table references and that were made while the dead writer lived (TableGarbage);
  *  - a deleted database's folder: deleted, unless a database of that name exists again.
- * It then resumes cascade drops whose replica fell silent (TransactionsService). Nothing a live table row, a live
+ * It then resumes cascade drops whose replica fell silent (TransactionsService), and completes the bookkeeping of
+ * engine commits whose writer died right after committing (CommitCompletion). Nothing a live table row, a live
  * writer's heartbeat or another reclaimer's claim protects is touched. Each clean-up is audited and counted.
  */
 @Injectable()
@@ -42,7 +46,7 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
   private readonly worker = new LeasedWorker<ReclaimRound>({
     log: this.log,
     failure: 'reclaim round failed',
-    result: () => ({ locations: 0, bytes: 0, postponed: 0 }),
+    result: () => ({ locations: 0, bytes: 0, postponed: 0, commitsCompleted: 0 }),
     tick: (out) => this.round(out),
   });
 
@@ -56,6 +60,7 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
     private readonly metrics: MetricsService,
     private readonly replica: ReplicaIdentity,
     private readonly uow: UnitOfWork,
+    private readonly commits: CommitCompletion,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -108,6 +113,7 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
         },
       });
     }
+    out.commitsCompleted += (await this.commits.run()).completed;
   }
 
   /** Finishes the claimed records of one location. */

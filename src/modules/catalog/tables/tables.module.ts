@@ -21,6 +21,6 @@ import { TableWriteLifecycle } from './table-write-lifecycle.service';
   imports: [AuthModule, LanceModule, NamespacesModule, PendingModule, ThrottlingModule, VendingModule, JobsModule, DroppedCoreModule],
   controllers: [TablesController, ManagedVersionsController],
   providers: [TablesRepository, TablesService, TableWriteLifecycle, TableVersionsRepository, ManagedVersionsService, VersionAdoption],
-  exports: [TablesService, TableWriteLifecycle, ManagedVersionsService, TableVersionsRepository, VersionAdoption],
+  exports: [TablesService, TablesRepository, TableWriteLifecycle, ManagedVersionsService, TableVersionsRepository, VersionAdoption],
 })
 export class TablesModule {}
