@@ -25,6 +25,8 @@ import { MaintenanceAdmin } from '../modules/maintenance/maintenance.admin';
 import { DatabasePolicyBody, OperatorRunMaintenanceBody } from '../modules/maintenance/maintenance.schemas';
 import { UsageService } from '../modules/usage/usage.service';
 import { FleetUsageQuery, FleetUsageReport, UsageQuery } from '../modules/usage/usage.schemas';
+import { EventSinksService } from '../modules/events/event-sinks.service';
+import { CreateEventSinkBody, DeadLetterIdsBody, UpdateEventSinkBody } from '../modules/events/events.schemas';
 import pino from 'pino';
 
 /** An answer printed as it is (CSV), not as JSON. */
@@ -74,6 +76,19 @@ const USAGE = `usage: npm run admin -- <command>
   maintenance run <database> [<namespace> ...] <table> [--type all|compact|optimize_indices|cleanup] [--dry-run]
       [--retention-seconds n] [--catalog prefix]
       runs a table's maintenance now (the job runs in this process); --dry-run (cleanup) says what would be removed
+  events sinks [<database>]
+      the fleet's change-event sinks (or a database's), with their delivery state (docs/events.md)
+  events create [<database>] --name n --kind nats|webhook --url url [--subject-prefix p] [--types t,t...]
+      [--namespace-prefix level,level...] [--enabled false]
+      a sink for every database's events (or one database's); a webhook's signing secret is printed once
+  events get <sink-id>
+  events update <sink-id> [--name n] [--url url] [--subject-prefix p] [--types t,t...] [--namespace-prefix a,b]
+      [--enabled true|false] [--rotate-secret]
+  events delete <sink-id>
+  events dead-letters <sink-id> [--limit n]
+  events replay <sink-id> [--ids id,id...]
+  events discard <sink-id> [--ids id,id...]
+      events a sink gave up on: list them, send them again, or delete them (all of the sink without --ids)
 
 Uses the catalog the gateway is configured with (DATABASE_URL, or the embedded one under DATA_DIR).
 The embedded catalog is a single-process database: stop the gateway before using the CLI on it.`;
@@ -111,6 +126,22 @@ function grantsArg(v: string | undefined): unknown {
   } catch (err) {
     throw new UsageError(`--grants takes a JSON list of grants (docs/access-control.md): ${(err as Error).message}`);
   }
+}
+
+/** `--types a,b` → ['a', 'b'] (absent: undefined). */
+const listArg = (v: string | undefined): string[] | undefined =>
+  v === undefined
+    ? undefined
+    : v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+
+/** `--enabled true|false` → a boolean (absent: undefined). */
+function boolArg(name: string, v: string | undefined): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (v !== 'true' && v !== 'false') throw new UsageError(`${name} takes true or false`);
+  return v === 'true';
 }
 
 /** The operator API's own schema, applied to the CLI's options (the same rules, the same messages). */
@@ -166,6 +197,13 @@ async function main(argv: string[]): Promise<unknown> {
           'dry-run': { type: 'boolean' },
           'retention-seconds': { type: 'string' },
           catalog: { type: 'string' },
+          kind: { type: 'string' },
+          url: { type: 'string' },
+          'subject-prefix': { type: 'string' },
+          types: { type: 'string' },
+          'namespace-prefix': { type: 'string' },
+          'rotate-secret': { type: 'boolean' },
+          ids: { type: 'string' },
           help: { type: 'boolean', short: 'h' },
         },
       });
@@ -192,6 +230,8 @@ async function main(argv: string[]): Promise<unknown> {
     drop: { ...loaded.drop, purgeIntervalMs: 0 },
     // Nor does it sweep tables for maintenance (the gateways do; `maintenance run` queues a job for them).
     maintenance: { ...loaded.maintenance, sweepIntervalMs: 0 },
+    // Nor does it deliver change events (the gateways' dispatchers do).
+    events: { ...loaded.events, dispatchIntervalMs: 0 },
   };
   const catalog = await openCatalogDb(config);
   await catalog.migrate();
@@ -421,6 +461,56 @@ async function main(argv: string[]): Promise<unknown> {
         } while (token);
         const report: FleetUsageReport = { date: first.date, sort: first.sort, databases: all };
         return values.csv ? new CsvText(usage.toCsv(report)) : report;
+      }
+      case 'events sinks': {
+        if (rest.length > 1) throw new UsageError("'events sinks' takes at most the database name");
+        return await app.get(EventSinksService).list(rest[0] ?? null);
+      }
+      case 'events create': {
+        if (rest.length > 1) throw new UsageError("'events create' takes at most the database name (none: a fleet sink)");
+        const body = parseOrUsage(CreateEventSinkBody, {
+          name: values.name,
+          kind: values.kind,
+          url: values.url,
+          subject_prefix: values['subject-prefix'],
+          types: listArg(values.types),
+          namespace_prefix: listArg(values['namespace-prefix']),
+          enabled: boolArg('--enabled', values.enabled),
+        });
+        return await app.get(EventSinksService).create(rest[0] ?? null, body);
+      }
+      case 'events get':
+        return await app.get(EventSinksService).get(need(1)[0]);
+      case 'events update': {
+        const [id] = need(1);
+        const body = parseOrUsage(UpdateEventSinkBody, {
+          name: values.name,
+          url: values.url,
+          subject_prefix: values['subject-prefix'],
+          types: listArg(values.types),
+          namespace_prefix: listArg(values['namespace-prefix']),
+          enabled: boolArg('--enabled', values.enabled),
+          rotate_secret: values['rotate-secret'],
+        });
+        return await app.get(EventSinksService).update(id, body);
+      }
+      case 'events delete': {
+        const [id] = need(1);
+        await app.get(EventSinksService).delete(id);
+        return { deleted: id };
+      }
+      case 'events dead-letters': {
+        const [id] = need(1);
+        const limit = values.limit === undefined ? 100 : Number(values.limit);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit: an integer from 1 to 1000');
+        return await app.get(EventSinksService).deadLetters(id, limit);
+      }
+      case 'events replay':
+      case 'events discard': {
+        const [id] = need(1);
+        const { ids } = parseOrUsage(DeadLetterIdsBody, { ids: listArg(values.ids) });
+        const sinks = app.get(EventSinksService);
+        return action === 'replay' ? await sinks.replay(id, ids) : await sinks.discard(id, ids);
       }
       default:
         throw new UsageError(`unknown command '${group} ${action ?? ''}'`);

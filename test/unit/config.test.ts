@@ -83,3 +83,34 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ OAUTH_JWKS_URI: 'https://idp/jwks' }), /OAUTH_ISSUER[\s\S]*OAUTH_AUDIENCE/);
   });
 });
+
+describe('EVENT_SINKS', () => {
+  test('takes a JSON array of fleet sinks, and names each problem with its place', () => {
+    const secret = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+    const ok = loadConfig({
+      EVENT_SINKS: JSON.stringify([
+        { name: 'bus', kind: 'nats', url: 'nats://127.0.0.1:4222' },
+        { name: 'hook', kind: 'webhook', url: 'https://example.com/x', secret },
+      ]),
+    });
+    assert.deepEqual(
+      ok.events.sinks!.map((s) => [s.name, s.kind]),
+      [
+        ['bus', 'nats'],
+        ['hook', 'webhook'],
+      ],
+    );
+    assert.equal(loadConfig({}).events.sinks, undefined, 'unset: the catalog keeps the configured sinks it has');
+    assert.deepEqual(loadConfig({ EVENT_SINKS: '[]' }).events.sinks, []);
+    assert.throws(() => loadConfig({ EVENT_SINKS: 'nope' }), /EVENT_SINKS: must be a JSON array/);
+    assert.throws(
+      () => loadConfig({ EVENT_SINKS: '[{"name":"h","kind":"webhook","url":"https://x.example"}]' }),
+      /EVENT_SINKS\[0\]: a webhook needs its signing 'secret'/,
+    );
+    assert.throws(() => loadConfig({ EVENT_SINKS: '[{"name":"n","kind":"kafka","url":"x"}]' }), /EVENT_SINKS\[0\]: kind/);
+    assert.throws(
+      () => loadConfig({ EVENT_SINKS: '[{"name":"a","kind":"nats","url":"nats://h:1"},{"name":"a","kind":"nats","url":"nats://h:2"}]' }),
+      /EVENT_SINKS\[1\]: name 'a' is used twice/,
+    );
+  });
+});

@@ -30,13 +30,15 @@ export class EventSinksService implements OnApplicationBootstrap {
     private readonly databases: DatabasesRepository,
   ) {}
 
-  /** Brings the fleet's configured sinks (EVENT_SINKS) into the catalog; those removed from it go. */
+  /** Brings the fleet's configured sinks (EVENT_SINKS, when set) into the catalog; those removed from it go. */
   async onApplicationBootstrap(): Promise<void> {
+    const configured = this.config.events.sinks;
+    if (!configured) return;
     const head = await this.startingPoint();
-    for (const s of this.config.events.sinks) {
+    for (const s of configured) {
       await this.repo.upsertConfigured({ ...this.row(s, null, s.secret ?? null), managedBy: 'config', cursor: head });
     }
-    const removed = await this.repo.deleteConfiguredExcept(this.config.events.sinks.map((s) => s.name));
+    const removed = await this.repo.deleteConfiguredExcept(configured.map((s) => s.name));
     if (removed > 0) this.log.log(`removed ${removed} event sink(s) no longer in EVENT_SINKS`);
   }
 

@@ -20,7 +20,6 @@ export interface SendResult {
 
 /** A webhook signing secret as Standard Webhooks writes it: `whsec_` and 32 random bytes in base64. */
 export const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
-export const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/;
 
 /**
  * The Standard Webhooks signature (https://www.standardwebhooks.com, docs/events.md "Verifying a webhook"):

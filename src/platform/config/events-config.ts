@@ -8,6 +8,8 @@ import { z } from 'zod';
 export const SINK_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
 /** An event type (`lance.table.written`) or a prefix of types ending in `*` (`lance.table.*`). */
 const TYPE_PATTERN = /^[a-z0-9_.]{1,200}\*?$/;
+/** A webhook signing secret as Standard Webhooks writes it: `whsec_` and at least 24 random bytes in base64. */
+export const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/;
 /** A NATS subject's tokens: no spaces, no wildcards; at most 16 tokens. */
 const SUBJECT_PREFIX = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){0,15}$/;
 
@@ -43,8 +45,8 @@ export const eventSinkSpec = z
 export type EventSinkSpec = z.infer<typeof eventSinkSpec>;
 
 /** EVENT_SINKS: a JSON array of fleet sinks; each problem is reported with its place. */
-export function parseEventSinks(raw: string | undefined, problems: string[]): Array<EventSinkSpec & { secret?: string }> {
-  if (!raw) return [];
+export function parseEventSinks(raw: string | undefined, problems: string[]): Array<EventSinkSpec & { secret?: string }> | undefined {
+  if (raw === undefined) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -69,8 +71,8 @@ export function parseEventSinks(raw: string | undefined, problems: string[]): Ar
     }
     if (names.has(s.data.name)) problems.push(`EVENT_SINKS[${i}]: name '${s.data.name}' is used twice`);
     names.add(s.data.name);
-    if (s.data.kind === 'webhook' && (typeof secret !== 'string' || secret.length < 24)) {
-      problems.push(`EVENT_SINKS[${i}]: a webhook needs its signing 'secret' (at least 24 characters)`);
+    if (s.data.kind === 'webhook' && (typeof secret !== 'string' || !WEBHOOK_SECRET.test(secret))) {
+      problems.push(`EVENT_SINKS[${i}]: a webhook needs its signing 'secret': whsec_ and at least 24 random bytes in base64`);
       return;
     }
     out.push({ ...s.data, ...(typeof secret === 'string' ? { secret } : {}) });
@@ -97,6 +99,9 @@ export interface EventsConfig {
   retentionMs: number;
   /** Whether webhooks may target loopback, link-local and private addresses (off: refused, no SSRF through them). */
   allowPrivateTargets: boolean;
-  /** The fleet's sinks from EVENT_SINKS (kept in the catalog, managed by the config at start-up). */
-  sinks: Array<EventSinkSpec & { secret?: string }>;
+  /**
+   * The fleet's sinks from EVENT_SINKS (kept in the catalog, brought in line with the config at start-up); undefined
+   * when EVENT_SINKS is unset: the configured sinks in the catalog are left as they are (the CLI, a replica without it).
+   */
+  sinks?: Array<EventSinkSpec & { secret?: string }>;
 }
