@@ -18,6 +18,7 @@ const RUNS: Array<{ script: string; env?: Record<string, string> }> = [
   { script: 'write-budget.js' },
   { script: 'keyed-writes.js' },
   { script: 'maintenance.js' },
+  { script: 'events.js' },
 ];
 
 void (async () => {

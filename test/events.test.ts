@@ -38,6 +38,8 @@ import { program } from './helpers/root';
  * emits nothing; a database's sink sees only its database; the SSRF guard refuses private targets.
  */
 
+const NATS_SERVER = '/usr/sbin/nats-server';
+
 const FAST = {
   EVENTS_DISPATCH_INTERVAL_MS: '100',
   EVENTS_RETRY_BASE_MS: '50',
@@ -490,6 +492,56 @@ describe('change events: dead letters, replay and discard; the SSRF guard [embed
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     assert.match(metrics, /lgw_events_outbox_depth \d+/);
   });
+
+  it(
+    'publishes to a NATS server that wants a user and password (from the sink URL), shown redacted',
+    { skip: !fs.existsSync(NATS_SERVER) },
+    async () => {
+      const port = await freePort();
+      const store = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-nats-'));
+      const server = spawn(
+        NATS_SERVER,
+        ['-a', '127.0.0.1', '-p', String(port), '--user', 'gw', '--pass', 's3cr3t-pw', '-js', '-sd', store],
+        { stdio: 'ignore' },
+      );
+      try {
+        const url = `nats://gw:s3cr3t-pw@127.0.0.1:${port}`;
+        const js = await eventually(
+          async () => jetStreamConsumer('authed', { servers: [`127.0.0.1:${port}`], user: 'gw', pass: 's3cr3t-pw' }).catch(() => undefined),
+          100,
+          100,
+        );
+        try {
+          const op = operator(gw);
+          const t = await newTenant(gw);
+          const sink = await op.post(`/admin/v1/databases/${t.name}/event-sinks`, {
+            name: 'authed',
+            kind: 'nats',
+            url,
+            subject_prefix: 'authed',
+          });
+          assert.equal(sink.status, 201, sink.text);
+          assert.equal(sink.body.url, `nats://***@127.0.0.1:${port}`);
+          assert.ok(!JSON.stringify((await op.get(`/admin/v1/databases/${t.name}/event-sinks`)).body).includes('s3cr3t-pw'));
+          assert.equal((await t.api.post(`/v1/namespace/${idPath('authed_ns')}/create`, {})).status, 200);
+          const got = await eventually(
+            async () => {
+              const m = await js.read();
+              return m.length > 0 ? m : undefined;
+            },
+            200,
+            50,
+          );
+          assert.equal(got[0].subject, `authed.${t.name}.authed_ns`);
+        } finally {
+          await js.close();
+        }
+      } finally {
+        server.kill('SIGKILL');
+        fs.rmSync(store, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('refuses webhook targets on loopback, link-local and private addresses unless allowed; bad sinks are 400', async () => {
     const op = operator(guarded);

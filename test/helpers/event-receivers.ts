@@ -73,7 +73,10 @@ export function verifies(secret: string, d: { headers: http.IncomingHttpHeaders;
 export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
 /** A JetStream stream of its own (subjects `<prefix>.>`) with a consumer that reads everything stored in it. */
-export async function jetStreamConsumer(prefix: string): Promise<{
+export async function jetStreamConsumer(
+  prefix: string,
+  options: { servers: string[]; user?: string; pass?: string } = { servers: [NATS_URL] },
+): Promise<{
   nc: NatsConnection;
   /** Every message in the stream now, in stream order, with its subject. */
   read(): Promise<Array<{ subject: string; event: DeliveredEvent }>>;
@@ -81,7 +84,7 @@ export async function jetStreamConsumer(prefix: string): Promise<{
   createStream(): Promise<void>;
   close(): Promise<void>;
 }> {
-  const nc = await connect({ servers: NATS_URL });
+  const nc = await connect({ ...options, timeout: 2000 });
   const jsm = await jetstreamManager(nc);
   const stream = prefix.toUpperCase();
   const createStream = async () => {

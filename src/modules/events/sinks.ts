@@ -46,6 +46,21 @@ export function natsSubject(prefix: string, e: CloudEvent): string {
   return slash < 0 ? `${prefix}.${db}` : `${prefix}.${db}.${subjectToken(e.subject.slice(slash + 1))}`;
 }
 
+/**
+ * The servers of a NATS sink's URL list, and the credentials in it (the client does not read them from the URL):
+ * `nats://user:password@host:port` (user and password) or `nats://token@host:port` (a token).
+ */
+export function natsServers(url: string): { servers: string[]; user?: string; pass?: string; token?: string } {
+  const out: { servers: string[]; user?: string; pass?: string; token?: string } = { servers: [] };
+  for (const raw of url.split(',').map((s) => s.trim())) {
+    const u = new URL(raw);
+    if (u.username && u.password) Object.assign(out, { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) });
+    else if (u.username) out.token = decodeURIComponent(u.username);
+    out.servers.push(`${u.protocol}//${u.host}`);
+  }
+  return out;
+}
+
 export class WebhookSender {
   private readonly agents: { http: http.Agent; https: https.Agent };
 
@@ -59,8 +74,9 @@ export class WebhookSender {
 
   /** One POST per event, in order, stopping at the first failure (a non-2xx answer, a timeout, a refused target). */
   async send(sink: SinkRow, events: CloudEvent[]): Promise<SendResult> {
+    const url = new URL(sink.target.url);
     for (let i = 0; i < events.length; i++) {
-      const error = await this.post(sink, events[i]).then(
+      const error = await this.post(sink, url, events[i]).then(
         () => undefined,
         (err: Error) => err.message,
       );
@@ -69,10 +85,9 @@ export class WebhookSender {
     return { delivered: events.length };
   }
 
-  private post(sink: SinkRow, e: CloudEvent): Promise<void> {
+  private post(sink: SinkRow, url: URL, e: CloudEvent): Promise<void> {
     const body = JSON.stringify(e);
     const timestamp = Math.floor(Date.now() / 1000);
-    const url = new URL(sink.target.url);
     const secure = url.protocol === 'https:';
     return new Promise((resolve, reject) => {
       const req = (secure ? https : http).request(
@@ -142,7 +157,7 @@ export class NatsSender {
     let c = this.connections.get(url);
     if (!c) {
       c = connect({
-        servers: url.split(',').map((s) => s.trim()),
+        ...natsServers(url),
         timeout: this.timeoutMs,
         reconnect: true,
         maxReconnectAttempts: -1,

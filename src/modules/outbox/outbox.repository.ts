@@ -102,15 +102,22 @@ export class OutboxRepository {
     return state.last;
   }
 
-  /** Numbered events in (after, upTo], in order, of one database (or every one: null), at most `limit`. */
+  /**
+   * Numbered events in (after, upTo], in order, of one database (or every one: null), at most `limit`. The dispatcher's
+   * hot read: straight on the driver and prepared (UnitOfWork.read), not through Prisma's row mapping. (The number
+   * comes back as text, for BigInt; the order is the column's, not the text's: `ORDER BY outbox_events.seq`.)
+   */
   async after(after: bigint, upTo: bigint, databaseId: string | null, limit: number): Promise<OutboxEventRow[]> {
-    return this.db.$queryRaw<OutboxEventRow[]>`
-      SELECT id, seq, database_id AS "databaseId", database_name AS "databaseName", type, subject,
-             object_id AS "objectId", data, created_at AS "createdAt"
-        FROM outbox_events
-       WHERE seq > ${after}::bigint AND seq <= ${upTo}::bigint
-         AND (${databaseId}::uuid IS NULL OR database_id = ${databaseId}::uuid)
-       ORDER BY seq LIMIT ${limit}`;
+    const rows = await this.uow.read<Omit<OutboxEventRow, 'seq'> & { seq: string }>(
+      `SELECT id, seq::text AS seq, database_id AS "databaseId", database_name AS "databaseName", type, subject,
+              object_id AS "objectId", data, created_at AS "createdAt"
+         FROM outbox_events
+        WHERE seq > $1::bigint AND seq <= $2::bigint AND ($3::uuid IS NULL OR database_id = $3::uuid)
+        ORDER BY outbox_events.seq LIMIT $4`,
+      [after.toString(), upTo.toString(), databaseId, limit],
+      'lgw_outbox_after',
+    );
+    return rows.map((r) => ({ ...r, seq: BigInt(r.seq) }));
   }
 
   /** Events not yet delivered to every sink (after the smallest cursor, or not numbered yet). */
