@@ -38,11 +38,11 @@ const ADMIN_KEY = 'bench-operator-key-0123456789';
 
 /** CPU seconds of every process whose command line matches `pattern` (Postgres backends, the NATS server). */
 function cpuOf(pattern: string): number {
-  let pids: number[] = [];
+  let pids: number[];
   try {
     pids = execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
   } catch {
-    return 0;
+    return 0; // none
   }
   return pids.reduce((a, p) => a + (cpuSeconds(p) || 0), 0);
 }
