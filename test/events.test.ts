@@ -493,6 +493,36 @@ describe('change events: dead letters, replay and discard; the SSRF guard [embed
     assert.match(metrics, /lgw_events_outbox_depth \d+/);
   });
 
+  it('serves more sinks than one round leases (40 webhooks on one database, 32 per round) and skips idle ones', async () => {
+    const op = operator(gw);
+    const t = await newTenant(gw);
+    const quiet = await newTenant(gw);
+    const many = await webhookReceiver();
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        const r = await op.post(`/admin/v1/databases/${t.name}/event-sinks`, {
+          name: `s${i}`,
+          kind: 'webhook',
+          url: `${many.url}?sink=${i}`,
+        });
+        assert.equal(r.status, 201, r.text);
+        ids.push(r.body.id);
+      }
+      const idle = await op.post(`/admin/v1/databases/${quiet.name}/event-sinks`, { name: 'idle', kind: 'webhook', url: many.url });
+      assert.equal((await t.api.post(`/v1/namespace/${idPath('fan_out')}/create`, {})).status, 200);
+      await eventually(async () => many.received.filter((d) => d.event.subject === `${t.name}/fan_out`).length >= 40, 300, 50);
+      assert.equal(new Set(many.received.map((d) => d.event.id)).size, 1, 'one event, forty deliveries');
+      // The quiet database's sink moved past the event without being sent anything.
+      const head = await gw.app.get(OutboxRepository).head();
+      await eventually(async () => BigInt((await op.get(`/admin/v1/event-sinks/${idle.body.id}`)).body.cursor) >= head, 100, 50);
+      assert.equal((await op.get(`/admin/v1/event-sinks/${idle.body.id}`)).body.delivered, 0);
+      for (const id of ids) assert.equal((await op.request('DELETE', `/admin/v1/event-sinks/${id}`)).status, 204);
+    } finally {
+      await many.close();
+    }
+  });
+
   it(
     'publishes to a NATS server that wants a user and password (from the sink URL), shown redacted',
     { skip: !fs.existsSync(NATS_SERVER) },

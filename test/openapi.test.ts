@@ -730,7 +730,11 @@ describe(`OpenAPI document [${kind}]`, () => {
         .sort()
         .join(',');
       if (o.path.startsWith('/v1/')) assert.equal(names, 'ApiKeyAuth,BearerAuth', `${o.method} ${o.path}`);
-      else if (/^\/admin\/v1\/(databases(\/\{name\}(\/maintenance)?)?|usage(\/top-storage|\/history)?|health)$/.test(o.path))
+      else if (
+        /^\/admin\/v1\/(databases(\/\{name\}(\/maintenance|\/event-sinks)?)?|usage(\/top-storage|\/history)?|health|event-sinks.*)$/.test(
+          o.path,
+        )
+      )
         assert.equal(names, 'OperatorKeyAuth', `${o.method} ${o.path}`);
       else if (o.path.startsWith('/admin/')) assert.equal(names, 'ApiKeyAuth,BearerAuth,OperatorKeyAuth', `${o.method} ${o.path}`);
       else if (o.path === '/metrics') assert.deepEqual(o.op.security, [{ MetricsKeyAuth: [] }, {}], 'the metrics key, or none when unset');
@@ -1140,6 +1144,35 @@ describe(`OpenAPI document [${kind}]`, () => {
     await call('GET', '/admin/v1/usage/top-storage', '/admin/v1/usage/top-storage?limit=3', 200, undefined, op);
     await call('GET', '/admin/v1/usage/history', '/admin/v1/usage/history?granularity=hour', 200, undefined, op);
     await call('GET', '/admin/v1/health', '/admin/v1/health', 200, undefined, op);
+    // Event sinks (docs/events.md): a NATS sink that takes nothing (its type filter matches no event), so nothing is sent.
+    const sink = { kind: 'nats', url: 'nats://127.0.0.1:4222', types: ['lance.none.*'] };
+    await call('POST', '/admin/v1/event-sinks', '/admin/v1/event-sinks', 201, { name: 'docs_fleet', ...sink }, op);
+    await call('GET', '/admin/v1/event-sinks', '/admin/v1/event-sinks', 200, undefined, op);
+    const dbSink = await call(
+      'POST',
+      '/admin/v1/databases/{name}/event-sinks',
+      `/admin/v1/databases/${tenant.name}/event-sinks`,
+      201,
+      { name: 'docs_sink', ...sink },
+      op,
+    );
+    await call(
+      'POST',
+      '/admin/v1/event-sinks',
+      '/admin/v1/event-sinks',
+      400,
+      { name: 'bad', kind: 'webhook', url: 'https://127.0.0.1/x' },
+      op,
+    );
+    await call('GET', '/admin/v1/databases/{name}/event-sinks', `/admin/v1/databases/${tenant.name}/event-sinks`, 200, undefined, op);
+    const sinkPath = `/admin/v1/event-sinks/${dbSink.body.id}`;
+    await call('GET', '/admin/v1/event-sinks/{id}', sinkPath, 200, undefined, op);
+    await call('PATCH', '/admin/v1/event-sinks/{id}', sinkPath, 200, { enabled: false }, op);
+    await call('GET', '/admin/v1/event-sinks/{id}/dead-letters', `${sinkPath}/dead-letters`, 200, undefined, op);
+    await call('POST', '/admin/v1/event-sinks/{id}/dead-letters/replay', `${sinkPath}/dead-letters/replay`, 200, {}, op);
+    await call('POST', '/admin/v1/event-sinks/{id}/dead-letters/discard', `${sinkPath}/dead-letters/discard`, 200, {}, op);
+    await call('DELETE', '/admin/v1/event-sinks/{id}', sinkPath, 204, undefined, op);
+    await call('GET', '/admin/v1/event-sinks/{id}', sinkPath, 404, undefined, op);
     await call(
       'PATCH',
       '/admin/v1/databases/{name}',

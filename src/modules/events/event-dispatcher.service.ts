@@ -16,7 +16,7 @@ export interface DispatchRound {
   deadLettered: number;
 }
 
-/** Sinks one replica leases per round. */
+/** Sinks one replica leases per round (those furthest behind first; the rest in the next rounds). */
 const SINKS_PER_ROUND = 32;
 /** How often a replica trims the outbox and re-reads its depth and the sinks' lag for the metrics. */
 const HOUSEKEEPING_MS = 10_000;
@@ -82,7 +82,8 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     const head = await this.outbox.sequence(e.batchSize * 10);
     out.sequenced = head;
     const owner = this.replica.id;
-    const due = await this.sinks.claim(owner, e.leaseMs, SINKS_PER_ROUND);
+    await this.sinks.skipIdle(head);
+    const due = await this.sinks.claim(owner, e.leaseMs, SINKS_PER_ROUND, head);
     await Promise.all(
       due.map((s) =>
         this.deliver(s, head, out)

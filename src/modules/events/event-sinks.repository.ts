@@ -160,25 +160,40 @@ export class EventSinksRepository {
   }
 
   /**
-   * Leases up to `limit` enabled sinks that are due (not waiting out a backoff, or with replays asked for) and not
-   * leased by another live replica.
+   * Leases up to `limit` enabled sinks that have work (events before `head` they have not been sent, and are not
+   * waiting out a backoff; or dead letters asked for replay) and are not leased by another live replica, the furthest
+   * behind first.
    */
-  async claim(owner: string, leaseMs: number, limit: number): Promise<SinkRow[]> {
+  async claim(owner: string, leaseMs: number, limit: number, head: bigint): Promise<SinkRow[]> {
     const ids = await this.db.$queryRaw<{ id: string }[]>`
       UPDATE event_sinks SET lease_owner = ${owner}, lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond'
        WHERE id IN (
          SELECT id FROM event_sinks s
           WHERE enabled AND (lease_expires_at IS NULL OR lease_expires_at < now() OR lease_owner = ${owner})
-            AND (next_attempt_at IS NULL OR next_attempt_at <= now()
+            AND ((cursor < ${head}::bigint AND (next_attempt_at IS NULL OR next_attempt_at <= now()))
                  OR EXISTS (SELECT 1 FROM event_dead_letters x WHERE x.sink_id = s.id AND x.state = 'replay'))
-          ORDER BY next_attempt_at NULLS FIRST, id
+          ORDER BY cursor, id
           LIMIT ${limit} FOR UPDATE SKIP LOCKED)
       RETURNING id`;
     if (ids.length === 0) return [];
     return this.db.$queryRawUnsafe<SinkRow[]>(
-      `SELECT ${COLUMNS} FROM ${FROM} WHERE s.id = ANY($1::uuid[]) ORDER BY s.id`,
+      `SELECT ${COLUMNS} FROM ${FROM} WHERE s.id = ANY($1::uuid[]) ORDER BY s.cursor, s.id`,
       ids.map((r) => r.id),
     );
+  }
+
+  /**
+   * Moves every database sink whose database has no event in (cursor, head] to `head` in one statement, so that a
+   * fleet of quiet tenants' sinks is not leased and read one by one each time any tenant changes something. A sink
+   * another replica is delivering to is left to it.
+   */
+  async skipIdle(head: bigint): Promise<number> {
+    return this.db.$executeRaw`
+      UPDATE event_sinks s SET cursor = ${head}::bigint
+       WHERE s.enabled AND s.database_id IS NOT NULL AND s.cursor < ${head}::bigint
+         AND (s.lease_expires_at IS NULL OR s.lease_expires_at < now())
+         AND NOT EXISTS (SELECT 1 FROM outbox_events o
+                          WHERE o.database_id = s.database_id AND o.seq > s.cursor AND o.seq <= ${head}::bigint)`;
   }
 
   /** Ends this replica's lease of a sink. */
@@ -238,14 +253,16 @@ export class EventSinksRepository {
   }
 
   /**
-   * Each enabled sink with the time of the oldest event it has not been sent (null: none waits), for the lag metric.
-   * (The one read of outbox_events outside OutboxRepository: a lateral look-up per sink, one statement for all.)
+   * Each enabled sink with the time of the oldest numbered event it has not been sent (null: none waits), for the lag
+   * metric. (With skipIdle, the reads of outbox_events outside OutboxRepository: a look-up per sink, in the index's order.)
    */
   async lags(): Promise<Array<Pick<SinkRow, 'id' | 'name' | 'databaseId' | 'databaseName'> & { oldest: Date | null }>> {
     return this.db.$queryRaw`
       SELECT s.id, s.name, s.database_id AS "databaseId", d.name AS "databaseName",
-             (SELECT min(o.created_at) FROM outbox_events o
-               WHERE (o.seq IS NULL OR o.seq > s.cursor) AND (s.database_id IS NULL OR o.database_id = s.database_id)) AS oldest
+             CASE WHEN s.database_id IS NULL
+                  THEN (SELECT o.created_at FROM outbox_events o WHERE o.seq > s.cursor ORDER BY o.seq LIMIT 1)
+                  ELSE (SELECT o.created_at FROM outbox_events o
+                         WHERE o.database_id = s.database_id AND o.seq > s.cursor ORDER BY o.seq LIMIT 1) END AS oldest
         FROM event_sinks s LEFT JOIN databases d ON d.id = s.database_id
        WHERE s.enabled`;
   }

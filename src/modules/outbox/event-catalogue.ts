@@ -2,8 +2,7 @@
  * The event catalogue (docs/events.md): which audited changes become change events, under which CloudEvents `type`,
  * and what of the audit record's details an event carries. Every change the gateway makes is audited (AuditService),
  * so the outbox is written where the audit record is, in the same transaction; this table says which of those
- * records are events. Actions absent from it (refused requests, the reclaimer's storage clean-up, event sinks' own
- * changes) emit nothing; test/unit/event-catalogue.test.ts checks that every audited action is placed on one side.
+ * records are events. Actions absent from it (refused requests, the reclaimer's storage clean-up) emit nothing; test/unit/event-catalogue.test.ts checks that every audited action is placed on one side.
  */
 export const EVENT_TYPES: Readonly<Record<string, string>> = {
   'database.create': 'lance.database.created',
@@ -53,15 +52,7 @@ export const EVENT_TYPES: Readonly<Record<string, string>> = {
 };
 
 /** Audited actions that are deliberately not events (the unit test holds every audited action to one of the lists). */
-export const NOT_EVENTS: readonly string[] = [
-  'request.refused',
-  'storage.reclaim',
-  'storage.scan_delete',
-  'event_sink.create',
-  'event_sink.update',
-  'event_sink.delete',
-  'event_sink.dead_letters',
-];
+export const NOT_EVENTS: readonly string[] = ['request.refused', 'storage.reclaim', 'storage.scan_delete'];
 
 /** The operation of a `lance.table.written` or `lance.table.schema_changed` event: the audit action without `table.`. */
 const OPERATION_TYPES = new Set(['lance.table.written', 'lance.table.schema_changed']);

@@ -108,15 +108,24 @@ export class OutboxRepository {
    * comes back as text, for BigInt; the order is the column's, not the text's: `ORDER BY outbox_events.seq`.)
    */
   async after(after: bigint, upTo: bigint, databaseId: string | null, limit: number): Promise<OutboxEventRow[]> {
-    const rows = await this.uow.read<Omit<OutboxEventRow, 'seq'> & { seq: string }>(
-      `SELECT id, seq::text AS seq, database_id AS "databaseId", database_name AS "databaseName", type, subject,
-              object_id AS "objectId", data, created_at AS "createdAt"
-         FROM outbox_events
-        WHERE seq > $1::bigint AND seq <= $2::bigint AND ($3::uuid IS NULL OR database_id = $3::uuid)
-        ORDER BY outbox_events.seq LIMIT $4`,
-      [after.toString(), upTo.toString(), databaseId, limit],
-      'lgw_outbox_after',
-    );
+    const columns = `id, seq::text AS seq, database_id AS "databaseId", database_name AS "databaseName", type, subject,
+              object_id AS "objectId", data, created_at AS "createdAt"`;
+    // Two statements rather than `($3 IS NULL OR database_id = $3)`, whose generic plan could not use the
+    // (database_id, seq) index for a database's sink.
+    const rows =
+      databaseId === null
+        ? await this.uow.read<Omit<OutboxEventRow, 'seq'> & { seq: string }>(
+            `SELECT ${columns} FROM outbox_events
+              WHERE seq > $1::bigint AND seq <= $2::bigint ORDER BY outbox_events.seq LIMIT $3`,
+            [after.toString(), upTo.toString(), limit],
+            'lgw_outbox_after',
+          )
+        : await this.uow.read<Omit<OutboxEventRow, 'seq'> & { seq: string }>(
+            `SELECT ${columns} FROM outbox_events
+              WHERE database_id = $3::uuid AND seq > $1::bigint AND seq <= $2::bigint ORDER BY outbox_events.seq LIMIT $4`,
+            [after.toString(), upTo.toString(), databaseId, limit],
+            'lgw_outbox_after_db',
+          );
     return rows.map((r) => ({ ...r, seq: BigInt(r.seq) }));
   }
 
