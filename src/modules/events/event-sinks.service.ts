@@ -66,15 +66,15 @@ export class EventSinksService implements OnApplicationBootstrap {
   async update(id: string, body: z.output<typeof UpdateEventSinkBody>): Promise<EventSink> {
     const s = await this.sink(id, true);
     const { rotate_secret, ...rest } = body;
-    // The result must still be a valid sink: the whole spec is validated again with the change applied.
+    // The result must still be a valid sink: the sink as it is, with the change over it, is validated as a new one.
     const merged = eventSinkSpec.safeParse({
-      name: rest.name ?? s.name,
+      name: s.name,
       kind: s.kind,
-      url: rest.url ?? s.target.url,
-      ...(s.kind === 'nats' ? { subject_prefix: rest.subject_prefix ?? s.target.subject_prefix } : {}),
-      ...(rest.subject_prefix !== undefined && s.kind === 'webhook' ? { subject_prefix: rest.subject_prefix } : {}),
-      types: rest.types ?? s.types,
-      namespace_prefix: rest.namespace_prefix ?? s.namespacePrefix,
+      url: s.target.url,
+      ...(s.target.subject_prefix !== undefined ? { subject_prefix: s.target.subject_prefix } : {}),
+      types: s.types,
+      namespace_prefix: s.namespacePrefix,
+      ...rest,
     });
     if (!merged.success) throw Errors.invalidInput(merged.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
     if (rest.url !== undefined) await this.checkTarget(s.kind, rest.url);
