@@ -20,7 +20,7 @@ export function startChild(
   const extraArgv = opts.gateway ? (process.env.BENCH_GW_EXEC_ARGV ?? '').split(/\s+/).filter(Boolean) : [];
   const child = spawn('sh', [START, ...(opts.execArgv ?? []), ...extraArgv, script], {
     env: { ...process.env, ...env, ...extraEnv },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    stdio: ['ignore', process.env.BENCH_CHILD_STDOUT ? 'inherit' : 'ignore', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));

@@ -87,8 +87,11 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     await Promise.all(
       due.map((s) =>
         this.deliver(s, head, out)
-          .catch((err) => this.log.warn(`delivery to event sink ${s.id} failed: ${(err as Error).message}`))
-          .finally(() => this.sinks.release(s.id, owner).catch(() => undefined)),
+          .catch((err) => {
+            this.log.warn(`delivery to event sink ${s.id} failed: ${(err as Error).message}`);
+            return false;
+          })
+          .then((released) => (released ? undefined : this.sinks.release(s.id, owner).catch(() => undefined))),
       ),
     );
     if (Date.now() - this.lastHousekeeping >= HOUSEKEEPING_MS) {
@@ -97,12 +100,15 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  /** A sink's replays, then its events after its cursor up to `head`, a batch at a time, until done or one fails. */
-  private async deliver(s: SinkRow, head: bigint, out: DispatchRound): Promise<void> {
+  /**
+   * A sink's replays, then its events after its cursor up to `head`, a batch at a time, until done or one fails.
+   * True when its lease was already ended with the last progress (else the caller ends it).
+   */
+  private async deliver(s: SinkRow, head: bigint, out: DispatchRound): Promise<boolean> {
     const e = this.config.events;
     const owner = this.replica.id;
     const label = this.sinkLabel(s);
-    for (const dl of await this.sinks.replays(s.id, e.batchSize)) {
+    for (const dl of s.hasReplays ? await this.sinks.replays(s.id, e.batchSize) : []) {
       const r = await this.send(s, [dl.event as unknown as CloudEvent]);
       if (r.delivered === 1) {
         await this.sinks.replayed(dl.id);
@@ -114,7 +120,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
         out.failed++;
       }
     }
-    if (s.nextAttemptAt && s.nextAttemptAt.getTime() > Date.now()) return; // leased for its replays only
+    if (s.nextAttemptAt && s.nextAttemptAt.getTime() > Date.now()) return false; // leased for its replays only
     let cursor = s.cursor;
     while (cursor < head && !this.worker.stopped) {
       const rows = await this.outbox.after(cursor, head, s.databaseId, e.batchSize);
@@ -124,7 +130,9 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
       if (r.delivered > 0) this.metrics.eventsDelivered.inc({ sink: label }, r.delivered);
       out.delivered += r.delivered;
       if (r.error === undefined) {
-        if (!(await this.sinks.advance(s.id, owner, scannedTo, r.delivered))) return; // lease lost
+        const last = scannedTo >= head;
+        if (!(await this.sinks.advance(s.id, owner, scannedTo, r.delivered, last))) return true; // lease lost
+        if (last) return true;
         cursor = scannedTo;
         continue;
       }
@@ -148,8 +156,9 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
       } else {
         await this.sinks.failed(s.id, owner, failedEvent.seq - 1n, r.delivered, error, this.backoff(attempts));
       }
-      return;
+      return false;
     }
+    return false;
   }
 
   private send(s: SinkRow, events: CloudEvent[]): Promise<SendResult> {

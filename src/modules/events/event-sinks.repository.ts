@@ -32,6 +32,8 @@ export interface SinkRow {
   failedCount: bigint;
   deadLetters: number;
   createdAt: Date;
+  /** As claimed: whether dead letters of it wait to be replayed. */
+  hasReplays?: boolean;
 }
 
 export interface NewSink {
@@ -165,21 +167,24 @@ export class EventSinksRepository {
    * behind first.
    */
   async claim(owner: string, leaseMs: number, limit: number, head: bigint): Promise<SinkRow[]> {
-    const ids = await this.db.$queryRaw<{ id: string }[]>`
-      UPDATE event_sinks SET lease_owner = ${owner}, lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond'
-       WHERE id IN (
-         SELECT id FROM event_sinks s
-          WHERE enabled AND (lease_expires_at IS NULL OR lease_expires_at < now() OR lease_owner = ${owner})
-            AND ((cursor < ${head}::bigint AND (next_attempt_at IS NULL OR next_attempt_at <= now()))
-                 OR EXISTS (SELECT 1 FROM event_dead_letters x WHERE x.sink_id = s.id AND x.state = 'replay'))
-          ORDER BY cursor, id
-          LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING id`;
-    if (ids.length === 0) return [];
-    return this.db.$queryRawUnsafe<SinkRow[]>(
-      `SELECT ${COLUMNS} FROM ${FROM} WHERE s.id = ANY($1::uuid[]) ORDER BY s.cursor, s.id`,
-      ids.map((r) => r.id),
+    // One statement: the lease taken and the sinks returned (their database's name and replays looked up beside).
+    const rows = await this.db.$queryRawUnsafe<SinkRow[]>(
+      `UPDATE event_sinks s SET lease_owner = $1, lease_expires_at = now() + $2::int * interval '1 millisecond'
+         FROM (SELECT id FROM event_sinks c
+                WHERE enabled AND (lease_expires_at IS NULL OR lease_expires_at < now() OR lease_owner = $1)
+                  AND ((cursor < $3::bigint AND (next_attempt_at IS NULL OR next_attempt_at <= now()))
+                       OR EXISTS (SELECT 1 FROM event_dead_letters x WHERE x.sink_id = c.id AND x.state = 'replay'))
+                ORDER BY cursor, id
+                LIMIT $4 FOR UPDATE SKIP LOCKED) due
+        WHERE s.id = due.id
+       RETURNING ${COLUMNS.replace('d.name AS', '(SELECT d.name FROM databases d WHERE d.id = s.database_id) AS')},
+                 EXISTS (SELECT 1 FROM event_dead_letters x WHERE x.sink_id = s.id AND x.state = 'replay') AS "hasReplays"`,
+      owner,
+      leaseMs,
+      head.toString(),
+      limit,
     );
+    return rows.sort((a, b) => (a.cursor < b.cursor ? -1 : a.cursor > b.cursor ? 1 : a.id.localeCompare(b.id)));
   }
 
   /**
@@ -202,10 +207,15 @@ export class EventSinksRepository {
       UPDATE event_sinks SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ${id}::uuid AND lease_owner = ${owner}`;
   }
 
-  /** Everything up to `cursor` is delivered (`delivered` of it just now); false when the lease was lost. */
-  async advance(id: string, owner: string, cursor: bigint, delivered: number): Promise<boolean> {
+  /**
+   * Everything up to `cursor` is delivered (`delivered` of it just now); `release`: and the lease ends (the sink is
+   * done for this round). False when the lease was lost.
+   */
+  async advance(id: string, owner: string, cursor: bigint, delivered: number, release = false): Promise<boolean> {
     const n = await this.db.$executeRaw`
       UPDATE event_sinks SET cursor = GREATEST(cursor, ${cursor}::bigint), attempts = 0, next_attempt_at = NULL,
+             lease_owner = CASE WHEN ${release} THEN NULL ELSE lease_owner END,
+             lease_expires_at = CASE WHEN ${release} THEN NULL ELSE lease_expires_at END,
              last_error = CASE WHEN ${delivered} > 0 THEN NULL ELSE last_error END,
              delivered_count = delivered_count + ${delivered},
              last_delivered_at = CASE WHEN ${delivered} > 0 THEN now() ELSE last_delivered_at END

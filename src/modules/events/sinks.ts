@@ -129,6 +129,9 @@ export class WebhookSender {
  * NATS JetStream: one connection per server list, kept and reconnecting. An event counts as delivered when the stream
  * acknowledged it; `Nats-Msg-Id` is the event id, so the stream drops a redelivery within its duplicate window.
  */
+/** JetStream publishes in flight at once for one sink. */
+const NATS_SLICE = 16;
+
 export class NatsSender {
   private readonly connections = new Map<string, Promise<NatsConnection>>();
 
@@ -143,14 +146,20 @@ export class NatsSender {
     }
     const js = jetstream(nc, { timeout: this.timeoutMs });
     const prefix = sink.target.subject_prefix ?? 'lance';
-    // Published together (the server stores them in the order sent), acknowledged one by one.
-    const acks = await Promise.allSettled(
-      events.map((e) => js.publish(natsSubject(prefix, e), JSON.stringify(e), { msgID: e.id, timeout: this.timeoutMs })),
-    );
-    const failed = acks.findIndex((a) => a.status === 'rejected');
-    if (failed < 0) return { delivered: events.length };
-    const reason = (acks[failed] as PromiseRejectedResult).reason as Error;
-    return { delivered: failed, error: `JetStream did not acknowledge: ${reason?.message ?? String(reason)}` };
+    // Published a slice at a time (the server stores them in the order sent, acknowledged one by one): a slice
+    // pipelines the round trips without holding the event loop, which serves requests too, for a whole batch.
+    for (let from = 0; from < events.length; from += NATS_SLICE) {
+      const slice = events.slice(from, from + NATS_SLICE);
+      const acks = await Promise.allSettled(
+        slice.map((e) => js.publish(natsSubject(prefix, e), JSON.stringify(e), { msgID: e.id, timeout: this.timeoutMs })),
+      );
+      const failed = acks.findIndex((a) => a.status === 'rejected');
+      if (failed >= 0) {
+        const reason = (acks[failed] as PromiseRejectedResult).reason as Error;
+        return { delivered: from + failed, error: `JetStream did not acknowledge: ${reason?.message ?? String(reason)}` };
+      }
+    }
+    return { delivered: events.length };
   }
 
   private connection(url: string): Promise<NatsConnection> {
