@@ -47,6 +47,20 @@ export class AuditRepository {
     return id;
   }
 
+  /**
+   * Inserts one record and, in the same statement, the change's outbox event (docs/events.md): atomic without a
+   * transaction of its own, and no more round trips than the record alone inside one.
+   */
+  async insertWithEvent(e: NewAuditEvent, event: OutboxEventInput): Promise<void> {
+    await this.db.$executeRaw`
+      WITH recorded AS (
+        INSERT INTO audit_events (id, database_id, database_name, actor, action, target, details, request_id)
+        VALUES (${randomUUID()}::uuid, ${e.databaseId}::uuid, ${e.databaseName}, ${e.actor}, ${e.action}, ${e.target},
+                ${JSON.stringify(e.details)}::jsonb, ${e.requestId ?? null})
+        RETURNING id)
+      ${outboxInsertSql(event)}`;
+  }
+
   /** Inserts several events in one statement (refused requests, flushed in batches). */
   async insertMany(events: NewAuditEvent[]): Promise<void> {
     if (events.length === 0) return;

@@ -8,7 +8,7 @@ import { DatabasesRepository } from '../identity';
 import { AuditContext, AuditEntry, PendingAudit } from './audit-context';
 import { AuditEventRow, AuditFilter, AuditRepository } from './audit.repository';
 import { sanitizeText, sanitizeValue } from './audit-sanitize';
-import { eventOf, OutboxRepository } from '../outbox';
+import { eventOf } from '../outbox';
 
 export type { AuditEntry } from './audit-context';
 
@@ -39,7 +39,6 @@ export class AuditService {
     private readonly repo: AuditRepository,
     private readonly databases: DatabasesRepository,
     private readonly uow: UnitOfWork,
-    private readonly outbox: OutboxRepository,
   ) {}
 
   /**
@@ -51,10 +50,11 @@ export class AuditService {
     if (!p) return;
     if (!this.uow.inProgress) throw new Error(`audit record of ${p.entry.action} written outside the unit of work of its change`);
     const row = this.row(p.entry, extra.details, extra.databaseId);
-    await this.repo.insert(row);
-    // The change's event (docs/events.md), in the same transaction: it exists if and only if the change does.
+    // The change's event (docs/events.md), in the same statement, in the change's transaction: it exists if and only if
+    // the change does.
     const event = eventOf(row);
-    if (event) await this.outbox.insert(event);
+    if (event) await this.repo.insertWithEvent(row, event);
+    else await this.repo.insert(row);
     p.state = 'written';
   }
 
@@ -73,12 +73,14 @@ export class AuditService {
     p.state = 'written';
     return {
       committed: async (details) => {
-        const confirmed = { ...row.details, ...(sanitizeValue(details ?? {}) as object), outcome: 'committed' };
-        // The confirmation and the change's event in one statement (docs/events.md).
-        await this.repo.confirm(id, confirmed, eventOf({ ...row, details: confirmed })).catch((err) =>
-          // The record exists (outcome: pending); only the confirmation is missing.
-          this.log.warn(`could not confirm audit record ${id} (${p.entry.action} of ${p.entry.target}): ${(err as Error).message}`),
-        );
+        try {
+          const confirmed = { ...row.details, ...(sanitizeValue(details ?? {}) as object), outcome: 'committed' };
+          // The confirmation and the change's event in one statement (docs/events.md).
+          await this.repo.confirm(id, confirmed, eventOf({ ...row, details: confirmed }));
+        } catch (err) {
+          // The record exists (outcome: pending): the reclaimer completes it, and writes its event (CommitCompletion).
+          this.log.warn(`could not confirm audit record ${id} (${p.entry.action} of ${p.entry.target}): ${(err as Error).message}`);
+        }
       },
       failed: async () => {
         await this.repo
@@ -96,14 +98,8 @@ export class AuditService {
     const databaseId = e.databaseId ?? (await this.databases.findByName(e.databaseName))?.id ?? null;
     const row = this.row(e, {}, databaseId ?? undefined);
     const event = eventOf(row);
-    if (!event) {
-      await this.repo.insert(row);
-      return;
-    }
-    await this.uow.run(async () => {
-      await this.repo.insert(row);
-      await this.outbox.insert(event);
-    });
+    if (event) await this.repo.insertWithEvent(row, event);
+    else await this.repo.insert(row);
   }
 
   /** The current request succeeded without changing anything: it owes no record. */

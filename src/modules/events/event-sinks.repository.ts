@@ -36,18 +36,11 @@ export interface SinkRow {
   hasReplays?: boolean;
 }
 
-export interface NewSink {
-  databaseId: string | null;
-  name: string;
-  kind: SinkKind;
-  target: SinkTarget;
-  secret: string | null;
-  types: string[];
-  namespacePrefix: string[];
-  enabled: boolean;
-  managedBy: 'api' | 'config';
-  cursor: bigint;
-}
+/** What a sink is made with (its delivery state starts empty). */
+export type NewSink = Pick<
+  SinkRow,
+  'databaseId' | 'name' | 'kind' | 'target' | 'secret' | 'types' | 'namespacePrefix' | 'enabled' | 'managedBy' | 'cursor'
+>;
 
 export interface SinkChange {
   name?: string;
