@@ -69,12 +69,11 @@ export class AuditRepository {
 
   /**
    * Confirms a record written before an engine commit (its final details) and, in the same statement, inserts the
-   * change's outbox event (docs/events.md): one round trip, and never one without the other.
+   * change's outbox event (docs/events.md): one round trip, and never one without the other. Only a record still
+   * pending: one the reclaimer completed meanwhile (its writer was that slow) does not get a second event.
    */
   async confirm(id: string, details: Record<string, unknown>, event: OutboxEventInput | null): Promise<void> {
-    const update = Prisma.sql`UPDATE audit_events SET details = ${JSON.stringify(details)}::jsonb WHERE id = ${id}::uuid`;
-    if (!event) await this.db.$executeRaw(update);
-    else await this.db.$executeRaw`WITH confirmed AS (${update} RETURNING id) ${outboxInsertSql(event)}`;
+    await this.settlePending(id, details, event);
   }
 
   /**

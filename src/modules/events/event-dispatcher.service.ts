@@ -96,7 +96,7 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
     );
     if (Date.now() - this.lastHousekeeping >= HOUSEKEEPING_MS) {
       this.lastHousekeeping = Date.now();
-      await this.housekeeping();
+      await this.housekeeping(head);
     }
   }
 
@@ -179,9 +179,9 @@ export class EventDispatcher implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /** Trims what every enabled sink has (after the retention), and reads the outbox's depth and each sink's lag. */
-  async housekeeping(): Promise<void> {
+  async housekeeping(head?: bigint): Promise<void> {
     const min = await this.sinks.minCursor();
-    const head = await this.outbox.head();
+    head ??= await this.outbox.head();
     await this.outbox.trim(min ?? head, this.config.events.retentionMs);
     this.metrics.eventsOutboxDepth.set(await this.outbox.depth(min));
     const lags = await this.sinks.lags();

@@ -117,17 +117,24 @@ export interface AuditedChange {
   requestId?: string;
 }
 
+/**
+ * An audit target on a table or namespace: its catalog (`cat:ns$t`, the Enterprise catalogs; '' for the default one)
+ * and its id's levels (joined with '$' in the target).
+ */
+export function auditObject(target: string): { catalog: string; id: string[] } {
+  const colon = target.indexOf(':');
+  const catalog = colon > 0 && !target.slice(0, colon).includes('$') ? target.slice(0, colon) : '';
+  const path = catalog ? target.slice(colon + 1) : target;
+  return { catalog, id: path === '' ? [] : path.split('$') };
+}
+
 /** The change event of an audit record, or null when its action is not an event (or the change did not happen). */
 export function eventOf(c: AuditedChange): OutboxEventInput | null {
   const type = EVENT_TYPES[c.action];
   if (!type || c.details.outcome === 'pending') return null;
   const [kind] = c.action.split('.', 1);
   const onObject = kind === 'table' || kind === 'namespace';
-  // A catalog (`cat:ns$t`, the Enterprise catalogs) prefixes the target; the id's levels are joined with '$'.
-  const colon = onObject ? c.target.indexOf(':') : -1;
-  const catalog = colon > 0 && !c.target.slice(0, colon).includes('$') ? c.target.slice(0, colon) : undefined;
-  const path = catalog ? c.target.slice(colon + 1) : c.target;
-  const objectId = onObject && path !== '' ? path.split('$') : [];
+  const { catalog, id: objectId } = onObject ? auditObject(c.target) : { catalog: '', id: [] };
   const data: Record<string, unknown> = { database: c.databaseName };
   if (kind === 'table') data.table = objectId;
   else if (kind === 'namespace') data.namespace = objectId;

@@ -4,6 +4,7 @@ import { encodePath } from '../../platform/http/ids';
 import { LanceEngine } from '../../engine/lance/lance-engine';
 import { AuditService } from '../audit';
 import { TablesRepository } from '../catalog';
+import { auditObject } from '../outbox';
 
 /** Engine and catalog clocks differ a little (and file systems round times). */
 const CLOCK_SLACK_MS = 2_000;
@@ -77,10 +78,8 @@ export class CommitCompletion {
 
   /** The storage location of an audit target (`ns$table`, or `catalog:ns$table`), or null when no such table remains. */
   private async locationOf(databaseId: string, target: string): Promise<string | null> {
-    const colon = target.indexOf(':');
-    const catalog = colon > 0 && !target.slice(0, colon).includes('$') ? target.slice(0, colon) : '';
-    const id = (catalog ? target.slice(colon + 1) : target).split('$');
-    const name = id.pop()!;
+    const { catalog, id } = auditObject(target);
+    const name = id.pop() ?? '';
     const row = await this.tables.find({ databaseId, catalog }, encodePath(id), name);
     return row?.location ?? null;
   }
