@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { Api, startGateway } from './helpers/gateway';
+import { Api, eventually, startGateway } from './helpers/gateway';
 import { useCli } from './helpers/cli';
 
 /** The operator CLI's key commands of issue 34 (names, expiry, rotation, rate limits, grants), beside a running gateway. */
@@ -67,6 +67,16 @@ describe('operator CLI: keys (Postgres catalog)', () => {
     const refused = await cli('keys', 'rotate', 'acme', made.id);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /revoked/);
+  });
+
+  it('a key revoked or changed through the CLI stops or changes on a running gateway within AUTH_CACHE_SYNC_MS (issue 37)', async () => {
+    const made = ok(await cli('keys', 'create', 'acme', '--role', 'write'));
+    const api = new Api(h.gw!.url, { 'x-api-key': made.api_key, 'x-service-database': 'acme' });
+    assert.equal((await api.get('/v1/namespace/%24/list')).status, 200); // the gateway has cached the lookup (5 minutes)
+    ok(await cli('keys', 'update', 'acme', made.id, '--rate-limit', '1/60000'));
+    await eventually(async () => (await api.get('/v1/namespace/%24/list')).status === 503, 40, 50);
+    ok(await cli('keys', 'revoke', 'acme', made.id));
+    await eventually(async () => (await api.get('/v1/namespace/%24/list')).status === 401, 40, 50);
   });
 
   it('keys create/update --grants: a scoped key, the same validation as the operator API, null resets (issue 34)', async () => {

@@ -21,8 +21,9 @@ import { expectProblem } from './helpers/assertions';
 /** API keys: expiry, revocation on every replica, database-scoped admin keys (issue 3). */
 
 /**
- * Waits until `api`'s key is refused: the other replica's lookup cache (AUTH_CACHE_TTL_MS, 500 ms by default) lets a
- * revoked key through for at most 1 s. Polled for up to 2 s (every 50 ms) so a loaded machine does not fail it.
+ * Waits until `api`'s key is refused: the other replica keeps its lookup for AUTH_CACHE_TTL_MS (5 minutes) unless told
+ * through cache_invalidations, which it reads every AUTH_CACHE_SYNC_MS (1 s). Polled for up to 2 s (every 50 ms) so
+ * a loaded machine does not fail it.
  */
 const revokedOn = (api: Api) => eventually(async () => (await api.get(LIST)).status === 401, 40, 50);
 const keyApi = (gw: { url: string }, db: string, key: string) => new Api(gw.url, { 'x-api-key': key, 'x-service-database': db });
@@ -119,7 +120,8 @@ describe('revocation across two gateway processes sharing one Postgres', () => {
   });
 
   it('a key revoked through one replica stops working on the other within 1 second', async () => {
-    assert.equal(a.config.authCacheTtlMs, 500, 'the default lookup cache is on');
+    assert.equal(a.config.authCacheTtlMs, 300_000, 'the default lookup cache is on, for 5 minutes');
+    assert.equal(a.config.authCacheSyncMs, 1000);
     const t = await newTenant(a);
     const keys = (await operator(a).get(`/admin/v1/databases/${t.name}/api-keys`)).body.api_keys;
     const writeId = keys.find((k: any) => k.role === 'write').id;
@@ -148,6 +150,30 @@ describe('revocation across two gateway processes sharing one Postgres', () => {
     }
     // The read key was never touched.
     assert.equal((await keyApi(b, t.name, t.readKey).get(LIST)).status, 200);
+  });
+
+  it('a quota or network rule changed through A applies on B within AUTH_CACHE_SYNC_MS; a deleted database stops there too', async () => {
+    const t = await newTenant(a);
+    const onB = keyApi(b, t.name, t.writeKey);
+    assert.equal((await onB.post('/v1/namespace/q1/create', {})).status, 200); // B has cached the key and its database
+    assert.equal((await operator(a).request('PATCH', `/admin/v1/databases/${t.name}`, { quotas: { max_namespaces: 1 } })).status, 200);
+    // A new name each time: a create that got in before B heard of the quota must not answer 409 to the next.
+    let n = 0;
+    await eventually(async () => (await onB.post(`/v1/namespace/more${n++}/create`, {})).status === 403, 40, 50);
+    expectProblem(await onB.post('/v1/namespace/one_more/create', {}), 403, 15, { msg: /max_namespaces = 1/ });
+    assert.equal(
+      (await operator(a).request('PATCH', `/admin/v1/databases/${t.name}`, { network_rules: { allowed_cidrs: ['203.0.113.0/24'] } }))
+        .status,
+      200,
+    );
+    await eventually(async () => (await onB.get(LIST)).status === 403, 40, 50);
+    assert.equal(
+      (await operator(a).request('PATCH', `/admin/v1/databases/${t.name}`, { network_rules: { allowed_cidrs: [] } })).status,
+      200,
+    );
+    await eventually(async () => (await onB.get(LIST)).status === 200, 40, 50);
+    assert.equal((await operator(a).delete(`/admin/v1/databases/${t.name}`)).status, 204);
+    await revokedOn(onB);
   });
 
   it('the other direction too: revoked through B, rejected by A within 1 second', async () => {

@@ -232,6 +232,8 @@ async function main(argv: string[]): Promise<unknown> {
     maintenance: { ...loaded.maintenance, sweepIntervalMs: 0 },
     // Nor does it deliver change events (the gateways' dispatchers do).
     events: { ...loaded.events, dispatchIntervalMs: 0 },
+    // Nor does it cache key lookups (it serves no requests); its changes reach the gateways through cache_invalidations.
+    authCacheTtlMs: 0,
   };
   const catalog = await openCatalogDb(config);
   await catalog.migrate();

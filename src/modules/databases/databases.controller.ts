@@ -60,7 +60,7 @@ export class DatabasesController {
   @Operation({
     operationId: 'UpdateDatabase',
     summary: "Change a database's properties, rate limit, storage profile, quotas or network rules",
-    description: 'A changed rate limit, quota or network rule applies on every replica within AUTH_CACHE_TTL_MS.',
+    description: 'A changed rate limit, quota or network rule applies on every replica within AUTH_CACHE_SYNC_MS (1 s by default).',
     tag: 'Operator',
     access: 'operator',
     pathParams: NAME,
@@ -179,7 +179,7 @@ export class DatabasesController {
     operationId: 'UpdateApiKey',
     summary: "Change an API key's name, owner, expiry, rate limit or grants",
     description:
-      'Applies at once on this replica, within AUTH_CACHE_TTL_MS on every other. Unknown fields are a 400, and so are grants ' +
+      'Applies at once on this replica, within AUTH_CACHE_SYNC_MS (1 s by default) on every other. Unknown fields are a 400, and so are grants ' +
       "above the key's role.",
     tag: 'Operator',
     access: 'database-admin',
@@ -211,7 +211,7 @@ export class DatabasesController {
   @Operation({
     operationId: 'RevokeApiKey',
     summary: 'Revoke an API key',
-    description: 'Refused at once on this replica, within AUTH_CACHE_TTL_MS on every other.',
+    description: 'Refused at once on this replica, within AUTH_CACHE_SYNC_MS (1 s by default) on every other.',
     tag: 'Operator',
     access: 'database-admin',
     pathParams: KEY_ID,

@@ -14,7 +14,7 @@ import {
   ApiKeysService,
   KeyChange,
   KeyOptions,
-  TenancyService,
+  IdentityCaches,
   quotasOf,
   DatabaseChange,
   DatabaseRow,
@@ -43,7 +43,7 @@ export class DatabasesService {
     private readonly repo: DatabasesRepository,
     private readonly keys: ApiKeysService,
     private readonly storage: TableStorage,
-    private readonly tenancy: TenancyService,
+    private readonly caches: IdentityCaches,
     private readonly audit: AuditService,
     private readonly pending: PendingLocations,
     private readonly pendingRepo: PendingLocationsRepository,
@@ -125,7 +125,7 @@ export class DatabasesService {
 
   /**
    * Changes a database's properties and/or rate limit. Every replica applies a new limit within
-   * AUTH_CACHE_TTL_MS (the limit travels with the cached credential and database lookups).
+   * AUTH_CACHE_SYNC_MS (the limit travels with the cached credential and database lookups; docs/production.md).
    */
   async update(name: string, change: DatabaseChange): Promise<Database> {
     const db = await this.require(name);
@@ -146,10 +146,10 @@ export class DatabasesService {
       }
       const updated = await this.repo.update(db.id, change);
       await this.audit.recordWithChange({ databaseId: db.id });
+      await this.caches.announce({ databaseId: db.id });
       return updated;
     });
-    this.keys.forget();
-    this.tenancy.forget();
+    this.caches.forget({ databaseId: db.id });
     return this.present(row);
   }
 
@@ -171,6 +171,7 @@ export class DatabasesService {
       if (!(await this.repo.deleteRecordingCleanup(db.id, v))) return false;
       // The record keeps the id of the database it describes (its trail is no longer listed once it is gone).
       await this.audit.recordWithChange({ databaseId: db.id });
+      await this.caches.announce({ databaseId: db.id });
       return true;
     });
     if (!deleted) {
@@ -179,8 +180,7 @@ export class DatabasesService {
       this.audit.nothingChanged(); // deleted meanwhile by someone else
       return;
     }
-    this.keys.forget();
-    this.tenancy.forget();
+    this.caches.forget({ databaseId: db.id });
     await this.pending.cleanUp(this.pending.watch(v));
   }
 
@@ -218,13 +218,15 @@ export class DatabasesService {
           ...(overlapSeconds !== undefined ? { overlap_seconds: overlapSeconds } : {}),
         },
       });
+      // The old key's new expiry applies on every replica at once.
+      if (overlapSeconds !== undefined) await this.caches.announce({ keyId: id });
       return rotated;
     });
-    if (overlapSeconds !== undefined) this.keys.forget(); // the old key's new expiry applies here at once
+    if (overlapSeconds !== undefined) this.caches.forget({ keyId: id });
     return this.issued(key, secret);
   }
 
-  /** Changes a key's name, owner, expiry, rate limit or grants; every replica applies it within AUTH_CACHE_TTL_MS. */
+  /** Changes a key's name, owner, expiry, rate limit or grants; every replica applies it within AUTH_CACHE_SYNC_MS. */
   async updateKey(name: string, id: string, change: KeyChange): Promise<ApiKey> {
     if (change.expiresAt && change.expiresAt.getTime() <= Date.now()) throw Errors.invalidInput('expires_at must be in the future');
     const db = await this.require(name);
@@ -239,9 +241,10 @@ export class DatabasesService {
         fields.filter((f) => JSON.stringify(before[f]) !== JSON.stringify(now[f])).map((f) => [f, { from: before[f], to: now[f] }]),
       );
       await this.audit.recordWithChange({ databaseId: db.id, details: { key_id: id, changed } });
+      await this.caches.announce({ keyId: id });
       return r.after;
     });
-    this.keys.forget();
+    this.caches.forget({ keyId: id });
     return this.keyView(after);
   }
 
@@ -286,15 +289,16 @@ export class DatabasesService {
     };
   }
 
-  /** Revokes a key: it stops working at once here, and within AUTH_CACHE_TTL_MS on other replicas. */
+  /** Revokes a key: it stops working at once here, and within AUTH_CACHE_SYNC_MS on other replicas. */
   async revokeKey(name: string, id: string) {
     const db = await this.require(name);
     if (!isUuid(id)) throw Errors.notFound(`active API key '${id}' not found in database '${name}'`);
     await this.uow.run(async () => {
       if (!(await this.keys.revoke(db.id, id))) throw Errors.notFound(`active API key '${id}' not found in database '${name}'`);
       await this.audit.recordWithChange({ databaseId: db.id });
+      await this.caches.announce({ keyId: id });
     });
-    this.keys.forget(); // after the commit: no lookup in between may cache the key as still active
+    this.caches.forget({ keyId: id }); // after the commit too: no lookup in between may cache the key as still active
   }
 
   async auditTrail(name: string, q: AuditQuery): Promise<AuditTrailResponse> {

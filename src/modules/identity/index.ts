@@ -3,6 +3,7 @@ export * from './auth/api-keys.repository';
 export * from './auth/api-keys.service';
 export * from './auth/auth.module';
 export * from './auth/grants';
+export * from './auth/identity-caches.service';
 export { requireOn } from './auth/refusal';
 export * from './tenancy/databases.repository';
 export * from './tenancy/tenancy.module';

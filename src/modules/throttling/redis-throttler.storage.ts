@@ -3,79 +3,114 @@ import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-st
 import type Redis from 'ioredis';
 
 type ThrottleReply = [totalHits: number, timeToExpire: number, isBlocked: number, timeToBlockExpire: number];
+type TakeReply = [granted: number, totalHits: number, timeToExpire: number, blocked: number];
 type WithThrottleCommands = Redis & {
   lgwThrottle(hitKey: string, blockKey: string, name: string, ttl: number, limit: number, blockDuration: number): Promise<ThrottleReply>;
-  lgwThrottleBatch(
-    hitKey: string,
-    blockKey: string,
-    ttl: number,
-    limit: number,
-    n: number,
-  ): Promise<[granted: number, totalHits: number, timeToExpire: number]>;
 };
 
 /** A limit of at least this many requests per window is counted in batches (see RedisThrottlerStorage). */
 export const BATCH_FROM_LIMIT = 200;
 /** Batches are 1% of the limit, and never more than this. */
 export const MAX_BATCH = 100;
+/** How long admitted requests of a quiet database may go uncounted in Redis (they are sent for many databases at once). */
+export const REPORT_AFTER_MS = 100;
+/** Windows kept before ended ones are swept (a busy database's is kept a minute longer, for its next window). */
+const MAX_WINDOWS = 10_000;
 
 /** How many requests a replica takes from the shared counter at once under `limit`: 1 (exact) below BATCH_FROM_LIMIT. */
 export const batchFor = (limit: number): number => (limit < BATCH_FROM_LIMIT ? 1 : Math.min(MAX_BATCH, Math.floor(limit / 100)));
 
 /**
- * Takes up to `n` requests from a window's counter, never past `limit`: answers how many were granted (0 when the
- * window is used up, which the next exact check turns into a block), the count after, and the window's rest (ms).
- * The same keys as the exact script, so replicas counting either way share one count.
+ * Counts `report` requests a replica already admitted, then takes up to `want` more from the window's counter, never
+ * past `limit`: answers how many were granted, the count after, the window's rest (ms) and whether the database is
+ * blocked. The same keys as the exact script, so replicas counting either way share one count.
  */
-const BATCH_SCRIPT = `
+const TAKE_SCRIPT = `
 local hitKey = KEYS[1]
 local blockKey = KEYS[2]
 local ttl = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
-local n = tonumber(ARGV[3])
-if redis.call('EXISTS', blockKey) == 1 then return {0, 0, 0} end
-local before = tonumber(redis.call('GET', hitKey) or '0')
-local granted = math.max(0, math.min(n, limit - before))
-local total = before
+local report = tonumber(ARGV[3])
+local want = tonumber(ARGV[4])
+local total = tonumber(redis.call('GET', hitKey) or '0')
+if report > 0 then total = redis.call('INCRBY', hitKey, report) end
+local blocked = redis.call('EXISTS', blockKey)
+local granted = 0
+if blocked == 0 then granted = math.max(0, math.min(want, limit - total)) end
 if granted > 0 then total = redis.call('INCRBY', hitKey, granted) end
 local timeToExpire = redis.call('PTTL', hitKey)
-if timeToExpire <= 0 and granted > 0 then
+if timeToExpire < 0 and total > 0 then
   redis.call('PEXPIRE', hitKey, ttl)
   timeToExpire = ttl
 end
-return {granted, total, timeToExpire}
+return {granted, total, timeToExpire, blocked}
 `;
 
-interface Batch {
-  /** Requests of the batch not yet used. */
-  left: number;
-  /** The counter's value when the batch was taken (it includes the whole batch). */
-  total: number;
-  /** When the window the batch was taken from ends (ms since the epoch). */
+/** This replica's view of one database's window. */
+interface Window {
+  /** Requests taken from the shared counter (already counted there) and not used yet. */
+  credit: number;
+  /** Requests this replica may still admit before the counter has heard of them (see RedisThrottlerStorage). */
+  optimistic: number;
+  /** The counter's value when last heard, and the requests admitted here since. */
+  known: number;
+  used: number;
+  /** When the window ends (ms since the epoch). */
   endsAt: number;
+  /** Whether the database was at half its limit or blocked when last heard: its next window starts with no optimistic credit. */
+  busy: boolean;
+}
+
+/** Admitted requests not yet counted in Redis, by hit key. */
+interface Report {
+  blockKey: string;
+  ttl: number;
+  limit: number;
+  count: number;
+}
+
+/** One call of the take script, waiting to go out with others in one pipeline. */
+interface Take {
+  hitKey: string;
+  blockKey: string;
+  ttl: number;
+  limit: number;
+  report: number;
+  want: number;
+  resolve(r: TakeReply): void;
+  reject(e: unknown): void;
 }
 
 /**
  * The rate-limit counters in Redis, shared by every replica: @nest-lab/throttler-storage-redis's Lua script and keys,
  * sent as EVALSHA (the library sends the whole script with every request as EVAL).
  *
- * Limits of BATCH_FROM_LIMIT or more per window are counted in batches: a replica takes 1% of the limit (at most
- * MAX_BATCH) from the counter in one round trip and admits that many requests locally until the batch or the window
- * ends, so a busy database costs Redis one round trip per batch instead of one per request. A batch is never taken
- * past the limit, so a database is never let through more than its limit across all replicas; it may be refused a
- * little early (requests a replica took but did not use when the window ended, at most one batch per replica). Once
- * a window is used up, requests go through the exact script, which blocks and answers Retry-After as before.
- * Smaller limits are counted exactly, one round trip per request.
+ * Limits of BATCH_FROM_LIMIT or more per window (the default, 1,000 a second, is one) cost no Redis round trip per
+ * request (docs/configuration.md, RATE_LIMIT_*):
+ *  - A database this replica last saw far below its limit (under half of it, not blocked) or has not seen starts a
+ *    window with an optimistic credit of 1% of the limit (at most MAX_BATCH): those requests are admitted at once and
+ *    counted in Redis within REPORT_AFTER_MS, together with every other database's, in one pipeline.
+ *  - Past that credit, a replica takes 1% of the limit from the counter at once (reserved: counted before use) and
+ *    admits that many locally; takes of many databases also go out in one pipeline.
+ *  - A database that reached half its limit starts its next window without optimistic credit, so a database near or
+ *    at its limit is counted as before: never past the limit by reserved credit, and once the window is used up the
+ *    exact script blocks and answers Retry-After.
+ * So a database may get at most one optimistic credit (1% of its limit) per replica per window more than its limit,
+ * and only in a window it entered quiet on that replica. Smaller limits are counted exactly, one round trip per request.
  */
 export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
   private readonly client: WithThrottleCommands;
-  private readonly batches = new Map<string, Batch>();
-  private readonly taking = new Map<string, Promise<Batch | undefined>>();
+  private readonly windows = new Map<string, Window>();
+  private readonly taking = new Map<string, Promise<boolean>>();
+  private readonly reports = new Map<string, Report>();
+  private takes: Take[] = [];
+  private reportTimer?: NodeJS.Timeout;
+  private takeSha?: string;
+  private sweepAt = MAX_WINDOWS;
 
   constructor(client: Redis) {
     super(client);
     client.defineCommand('lgwThrottle', { numberOfKeys: 2, lua: this.scriptSrc });
-    client.defineCommand('lgwThrottleBatch', { numberOfKeys: 2, lua: BATCH_SCRIPT });
     this.client = client as WithThrottleCommands;
   }
 
@@ -92,48 +127,132 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
     // Concurrent requests wait for the batch one of them is taking, then use it. Each pass either admits the request
     // or takes a batch off the window, so this ends when the window is used up at the latest.
     while (n > 1) {
-      const b = this.batches.get(hitKey);
-      if (b && b.left > 0 && b.endsAt > Date.now()) {
-        b.left--;
-        return {
-          totalHits: b.total - b.left,
-          timeToExpire: Math.ceil((b.endsAt - Date.now()) / 1000),
-          isBlocked: false,
-          timeToBlockExpire: 0,
-        };
+      const now = Date.now();
+      let w = this.windows.get(hitKey);
+      if (!w || w.endsAt <= now) {
+        w = { credit: 0, optimistic: w?.busy ? 0 : n, known: 0, used: 0, endsAt: now + ttl, busy: w?.busy ?? false };
+        this.windows.set(hitKey, w);
+        if (this.windows.size > this.sweepAt) this.dropEnded(now);
       }
-      let taking = this.taking.get(hitKey);
-      if (!taking) {
-        taking = this.takeBatch(hitKey, blockKey, ttl, limit, n).finally(() => this.taking.delete(hitKey));
-        this.taking.set(hitKey, taking);
+      if (w.credit > 0) w.credit--;
+      else if (w.optimistic > 0) {
+        w.optimistic--;
+        this.noteAdmitted(hitKey, blockKey, ttl, limit);
+      } else {
+        let taking = this.taking.get(hitKey);
+        if (!taking) {
+          taking = this.takeBatch(hitKey, blockKey, ttl, limit, n).finally(() => this.taking.delete(hitKey));
+          this.taking.set(hitKey, taking);
+        }
+        if (!(await taking)) break; // the window is used up: the exact check answers (and blocks)
+        continue;
       }
-      if (!(await taking)) break; // the window is used up: the exact check answers (and blocks)
+      w.used++;
+      return {
+        totalHits: Math.min(limit, w.known + w.used),
+        timeToExpire: Math.ceil((w.endsAt - now) / 1000),
+        isBlocked: false,
+        timeToBlockExpire: 0,
+      };
     }
     return this.exact(hitKey, blockKey, throttlerName, ttl, limit, blockDuration);
   }
 
-  /** A new batch from the counter, or undefined when the window has none left (then the exact check decides). */
-  private async takeBatch(hitKey: string, blockKey: string, ttl: number, limit: number, n: number): Promise<Batch | undefined> {
-    const r = await this.client.lgwThrottleBatch(hitKey, blockKey, ttl, limit, n);
-    if (!Array.isArray(r) || r.length !== 3 || r.some((v) => typeof v !== 'number')) {
-      throw new TypeError(`unexpected rate-limit script reply: ${JSON.stringify(r)}`);
+  /** Counts an optimistically admitted request, to be sent with the next pipeline (within REPORT_AFTER_MS). */
+  private noteAdmitted(hitKey: string, blockKey: string, ttl: number, limit: number): void {
+    const r = this.reports.get(hitKey);
+    if (r) r.count++;
+    else this.reports.set(hitKey, { blockKey, ttl, limit, count: 1 });
+    if (!this.reportTimer) {
+      this.reportTimer = setTimeout(() => {
+        this.reportTimer = undefined;
+        this.sendReports();
+      }, REPORT_AFTER_MS);
+      this.reportTimer.unref();
     }
-    const [granted, total, timeToExpire] = r;
-    if (granted <= 0) {
-      this.batches.delete(hitKey);
-      return undefined;
-    }
-    // Counters of databases not seen for a window are dropped as new ones come (bounded by the active databases).
-    if (this.batches.size >= 10_000) this.dropEnded();
-    const b = { left: granted, total, endsAt: Date.now() + timeToExpire };
-    this.batches.set(hitKey, b);
-    return b;
   }
 
-  private dropEnded(): void {
+  /** Sends every database's admitted-but-uncounted requests (no new credit asked for). */
+  private sendReports(): void {
+    for (const [hitKey, r] of this.reports) {
+      void this.take(hitKey, r.blockKey, r.ttl, r.limit, 0)
+        .then((reply) => this.heard(hitKey, r.limit, reply, 0))
+        .catch(() => undefined); // Redis away: those requests stay uncounted (served fail-open anyway)
+    }
+  }
+
+  /** Takes a batch (and reports what was admitted meanwhile); false when the window has none left. */
+  private async takeBatch(hitKey: string, blockKey: string, ttl: number, limit: number, n: number): Promise<boolean> {
+    const reply = await this.take(hitKey, blockKey, ttl, limit, n);
+    return this.heard(hitKey, limit, reply, n) > 0;
+  }
+
+  /** Applies what the counter answered; returns the credit granted. */
+  private heard(hitKey: string, limit: number, reply: TakeReply, want: number): number {
+    const [granted, total, timeToExpire, blocked] = reply;
     const now = Date.now();
-    for (const [k, b] of this.batches) if (b.endsAt <= now || b.left === 0) this.batches.delete(k);
-    if (this.batches.size >= 10_000) this.batches.clear();
+    const w = this.windows.get(hitKey);
+    if (!w) return granted;
+    w.known = total;
+    w.used = 0;
+    w.credit += granted;
+    w.busy = blocked === 1 || total >= limit / 2;
+    if (w.busy) w.optimistic = 0;
+    if (timeToExpire > 0) w.endsAt = now + timeToExpire;
+    if (want > 0 && granted <= 0) w.credit = 0;
+    return granted;
+  }
+
+  /** One call of the take script, sent with whatever other takes are waiting in one pipeline (next tick). */
+  private take(hitKey: string, blockKey: string, ttl: number, limit: number, want: number): Promise<TakeReply> {
+    const r = this.reports.get(hitKey);
+    const report = r?.count ?? 0;
+    this.reports.delete(hitKey);
+    return new Promise<TakeReply>((resolve, reject) => {
+      if (this.takes.length === 0) setImmediate(() => void this.sendTakes());
+      this.takes.push({ hitKey, blockKey, ttl, limit, report, want, resolve, reject });
+    }).catch((err) => {
+      // Not counted: put the report back for the next pipeline.
+      if (report > 0) {
+        const again = this.reports.get(hitKey);
+        if (again) again.count += report;
+        else if (r) this.reports.set(hitKey, { ...r, count: report });
+      }
+      throw err;
+    });
+  }
+
+  private async sendTakes(): Promise<void> {
+    const takes = this.takes;
+    this.takes = [];
+    try {
+      this.takeSha ??= (await this.client.script('LOAD', TAKE_SCRIPT)) as string;
+      const pipeline = this.client.pipeline();
+      for (const t of takes) pipeline.evalsha(this.takeSha, 2, t.hitKey, t.blockKey, t.ttl, t.limit, t.report, t.want);
+      const replies = (await pipeline.exec()) ?? [];
+      takes.forEach((t, i) => {
+        const [err, r] = replies[i] ?? [new Error('no reply')];
+        if (err) {
+          // NOSCRIPT (Redis restarted and lost its scripts): load it again at the next pipeline.
+          if (/NOSCRIPT/.test(String((err as Error).message))) this.takeSha = undefined;
+          return t.reject(err);
+        }
+        if (!Array.isArray(r) || r.length !== 4 || r.some((v) => typeof v !== 'number')) {
+          return t.reject(new TypeError(`unexpected rate-limit script reply: ${JSON.stringify(r)}`));
+        }
+        t.resolve(r as TakeReply);
+      });
+    } catch (err) {
+      this.takeSha = undefined;
+      for (const t of takes) t.reject(err);
+    }
+  }
+
+  /** Drops the windows of databases not seen for a window (bounded by the databases active lately). */
+  private dropEnded(now: number): void {
+    for (const [k, w] of this.windows) if (w.endsAt + (w.busy ? 60_000 : 0) <= now && !this.reports.has(k)) this.windows.delete(k);
+    // As many windows still running: the next sweep waits until there are twice as many (no sweep per request).
+    this.sweepAt = Math.max(MAX_WINDOWS, 2 * this.windows.size);
   }
 
   private async exact(

@@ -84,7 +84,9 @@ export const envSchema = z.object({
   LIST_DEFAULT_LIMIT: intWithDefault(1000, 1),
   LIST_MAX_LIMIT: intWithDefault(10000, 1),
   CASCADE_SYNC_BUDGET_MS: intWithDefault(2000, 0),
-  AUTH_CACHE_TTL_MS: intWithDefault(500, 0),
+  AUTH_CACHE_TTL_MS: intWithDefault(300_000, 0),
+  AUTH_CACHE_SYNC_MS: intWithDefault(1000, 100),
+  AUTH_CACHE_MAX_MB: intWithDefault(64, 1),
   KEY_USAGE_FLUSH_MS: intWithDefault(30_000, 100),
   OAUTH_JWKS_URI: optionalString.refine((v) => v === undefined || /^https?:\/\/\S+$/.test(v), {
     message: 'must be an http(s):// URL of a JSON Web Key Set',
@@ -212,6 +214,10 @@ export interface AppConfig {
   drop: { profile: 'hard' | 'soft'; retentionSeconds: number; purgeIntervalMs: number };
   /** How long an API-key lookup is reused (0: never); bounds how late a revocation reaches other replicas. */
   authCacheTtlMs: number;
+  /** How often a replica reads what other replicas changed (keys, databases) and forgets it (cache-invalidations). */
+  authCacheSyncMs: number;
+  /** The memory the key and database lookup caches may hold together (bytes, estimated per entry). */
+  authCacheMaxBytes: number;
   /** How often a replica writes the API keys' last_used_at it has recorded in memory (one batched UPDATE). */
   keyUsageFlushMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose';
@@ -394,6 +400,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dropSyncBudgetMs: e.DROP_SYNC_BUDGET_MS,
     drop: { profile: e.DROP_PROFILE, retentionSeconds: e.DROP_RETENTION_SECONDS, purgeIntervalMs: e.DROP_PURGE_INTERVAL_SECONDS * 1000 },
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    authCacheSyncMs: e.AUTH_CACHE_SYNC_MS,
+    authCacheMaxBytes: e.AUTH_CACHE_MAX_MB * 1024 * 1024,
     keyUsageFlushMs: e.KEY_USAGE_FLUSH_MS,
     oauth: e.OAUTH_JWKS_URI
       ? {

@@ -47,6 +47,17 @@ export type KeyWithDatabase = Omit<ApiKeyRow, 'lastUsedAt' | 'rotatedFrom'> & {
   privateOnly: boolean;
 };
 
+const FIND_BY_HASH = `
+  SELECT k.id, k.database_id AS "databaseId", k.role, k.description, k.created_at AS "createdAt",
+         k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.hash, d.name AS "databaseName",
+         k.name, k.owner, k.grants, k.rate_limit_limit AS "keyRateLimitLimit", k.rate_limit_window_ms AS "keyRateLimitWindowMs",
+         d.rate_limit_limit AS "rateLimitLimit", d.rate_limit_window_ms AS "rateLimitWindowMs",
+         d.max_tables AS "maxTables", d.max_namespaces AS "maxNamespaces",
+         d.max_storage_bytes::float8 AS "maxStorageBytes", d.max_rows_per_write::float8 AS "maxRowsPerWrite",
+         d.allowed_cidrs AS "allowedCidrs", d.private_only AS "privateOnly"
+    FROM api_keys k JOIN databases d ON d.id = k.database_id
+   WHERE k.hash = $1`;
+
 const PUBLIC_COLUMNS = {
   id: true,
   databaseId: true,
@@ -152,18 +163,12 @@ export class ApiKeysRepository {
        WHERE k.id = u.id`;
   }
 
-  /** The key with this secret hash, with its database's name, rate limit, quotas and network rules (one round trip). */
+  /**
+   * The key with this secret hash, with its database's name, rate limit, quotas and network rules (one round trip, a
+   * prepared statement outside a unit of work: the lookup every request makes when its key is not cached).
+   */
   async findByHash(hash: string): Promise<KeyWithDatabase | null> {
-    const rows = await this.db.$queryRaw<KeyWithDatabase[]>`
-      SELECT k.id, k.database_id AS "databaseId", k.role, k.description, k.created_at AS "createdAt",
-             k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.hash, d.name AS "databaseName",
-             k.name, k.owner, k.grants, k.rate_limit_limit AS "keyRateLimitLimit", k.rate_limit_window_ms AS "keyRateLimitWindowMs",
-             d.rate_limit_limit AS "rateLimitLimit", d.rate_limit_window_ms AS "rateLimitWindowMs",
-             d.max_tables AS "maxTables", d.max_namespaces AS "maxNamespaces",
-             d.max_storage_bytes::float8 AS "maxStorageBytes", d.max_rows_per_write::float8 AS "maxRowsPerWrite",
-             d.allowed_cidrs AS "allowedCidrs", d.private_only AS "privateOnly"
-        FROM api_keys k JOIN databases d ON d.id = k.database_id
-       WHERE k.hash = ${hash}`;
+    const rows = await this.uow.read<KeyWithDatabase>(FIND_BY_HASH, [hash], 'api_key_by_hash');
     return rows[0] ?? null;
   }
 

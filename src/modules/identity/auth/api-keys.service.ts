@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { Errors } from '../../../platform/http/errors';
+import { lookupCache, NEGATIVE_TTL_MS, strBytes } from '../tenancy/lookup-cache';
 import { ApiKeyRow, ApiKeysRepository, KeyChange, KeyWithDatabase, Role } from './api-keys.repository';
 import { Access, Grant, grantsProblem } from './grants';
 
@@ -43,16 +44,27 @@ export interface IssuedKey {
  * right for high-entropy secrets; there is nothing to brute-force). Lookup is by digest, then the digest is
  * compared in constant time.
  *
- * Lookups are cached per digest for AUTH_CACHE_TTL_MS (default 500 ms, bounded entries): the catalog query is most
- * of a small request's cost. A key revoked on another replica therefore stops working there within that TTL; on
- * this replica, revocation clears the cache at once. While a digest is being looked up, other requests with the same
- * key wait for that lookup instead of each running their own (every in-flight request of a busy key missed the cache
- * together when its entry expired).
+ * Lookups are cached per digest for AUTH_CACHE_TTL_MS (default 5 minutes; bounded by memory, AUTH_CACHE_MAX_MB): the
+ * catalog query is most of a small request's cost, and a fleet's tenants must not each pay it on every request. A
+ * change that must stop a cached lookup (a key revoked or changed, its database changed or deleted) is written to
+ * cache_invalidations in the change's own transaction; this replica forgets at once, every other within
+ * AUTH_CACHE_SYNC_MS (IdentityCacheSync). While a digest is being looked up, other requests with the same key wait
+ * for that lookup instead of each running their own (every in-flight request of a busy key missed the cache together
+ * when its entry expired).
  */
 type CachedLookup = { row: KeyWithDatabase | null; access: Access | null };
 
 /** A found key with what it may do: its role's privileges narrowed by its grants, compiled once per lookup. */
 const looked = (row: KeyWithDatabase | null): CachedLookup => ({ row, access: row ? Access.of(row.role, row.grants) : null });
+
+/** An estimate of a cached lookup's heap bytes: the row's fields, its network rules and its grants (twice: as given and compiled). */
+function lookupBytes({ row }: CachedLookup): number {
+  if (!row) return 200;
+  let n = 1200 + strBytes(row.databaseName) + strBytes(row.name) + strBytes(row.owner) + strBytes(row.description);
+  for (const c of row.allowedCidrs ?? []) n += strBytes(c);
+  for (const g of row.grants ?? []) n += 2 * (200 + strBytes(JSON.stringify(g)));
+  return n;
+}
 
 @Injectable()
 export class ApiKeysService {
@@ -62,11 +74,14 @@ export class ApiKeysService {
   /** Bumped by forget(): a lookup that began before it is answered but not cached. */
   private generation = 0;
 
+  private readonly ttlMs: number;
+
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly keys: ApiKeysRepository,
   ) {
-    if (config.authCacheTtlMs > 0) this.cache = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
+    this.cache = lookupCache(config, 0.75, lookupBytes);
+    this.ttlMs = config.authCacheTtlMs;
   }
 
   async issue(databaseId: string, role: Role, options: KeyOptions = {}): Promise<IssuedKey> {
@@ -104,14 +119,14 @@ export class ApiKeysService {
 
   /**
    * Changes a key's name, owner, expiry, rate limit or grants; null when it is not a key of that database. Grants
-   * above the key's role are refused (400). This replica forgets its cached lookups at once; others within their TTL.
+   * above the key's role are refused (400). The caller announces the change to every replica's cache
+   * (IdentityCaches.announce, in its unit of work) and forgets it here after the commit.
    */
   async update(databaseId: string, id: string, change: KeyChange): Promise<{ before: ApiKeyRow; after: ApiKeyRow } | null> {
     const before = await this.keys.find(databaseId, id);
     if (!before) return null;
     if (change.grants) assertGrants(before.role, change.grants);
     const after = await this.keys.update(databaseId, id, change);
-    this.forget();
     return after ? { before, after } : null;
   }
 
@@ -130,17 +145,28 @@ export class ApiKeysService {
     return this.keys.listByDatabase(databaseId);
   }
 
-  async revoke(databaseId: string, id: string): Promise<boolean> {
-    const revoked = await this.keys.revoke(databaseId, id);
-    this.forget();
-    return revoked;
+  /** Revokes a key (the caller announces and forgets it, as for update). */
+  revoke(databaseId: string, id: string): Promise<boolean> {
+    return this.keys.revoke(databaseId, id);
   }
 
-  /** Drops every cached lookup (after a key or database is removed on this replica). */
-  forget(): void {
+  /**
+   * Drops cached lookups: of one key, of one database's keys, or (no argument) all of them. A lookup under way
+   * when this is called is answered but not cached.
+   */
+  forget(what?: { keyId?: string; databaseId?: string }): void {
     this.generation++;
     this.inFlight.clear();
-    this.cache?.clear();
+    if (!this.cache) return;
+    if (!what || (!what.keyId && !what.databaseId)) return this.cache.clear();
+    for (const [digest, { row }] of this.cache.entries()) {
+      if (row && (row.id === what.keyId || row.databaseId === what.databaseId)) this.cache.delete(digest);
+    }
+  }
+
+  /** Drops expired lookups (IdentityCacheSync calls it every few seconds), so their memory goes back. */
+  purgeStale(): void {
+    this.cache?.purgeStale();
   }
 
   /** One catalog lookup per digest at a time, cached when it ends unless forget() was called meanwhile. */
@@ -152,7 +178,7 @@ export class ApiKeysService {
       .findByHash(hex)
       .then((row) => {
         const hit = looked(row);
-        if (generation === this.generation) this.cache?.set(hex, hit);
+        if (generation === this.generation) this.cache?.set(hex, hit, row ? undefined : { ttl: Math.min(NEGATIVE_TTL_MS, this.ttlMs) });
         return hit;
       })
       .finally(() => {

@@ -10,6 +10,7 @@ import { CredentialsService } from './credentials.service';
 import { JwtVerifier } from './jwt-verifier.service';
 import { NetworkPolicy } from './network-policy';
 import { KeyUsage } from './key-usage.service';
+import { IdentityCaches } from './identity-caches.service';
 
 /**
  * Credentials: API keys (hashed), OAuth 2.0 bearer tokens (JWT, via passport-http-bearer), and the guards of the
@@ -20,6 +21,7 @@ import { KeyUsage } from './key-usage.service';
   providers: [
     ApiKeysRepository,
     ApiKeysService,
+    IdentityCaches,
     KeyUsage,
     JwtVerifier,
     BearerStrategy,
@@ -29,6 +31,15 @@ import { KeyUsage } from './key-usage.service';
     AdminKeyGuard,
     DatabaseAdminGuard,
   ],
-  exports: [ApiKeysService, KeyUsage, CredentialsService, CatalogAccessGuard, AdminKeyGuard, DatabaseAdminGuard, TenancyModule],
+  exports: [
+    ApiKeysService,
+    IdentityCaches,
+    KeyUsage,
+    CredentialsService,
+    CatalogAccessGuard,
+    AdminKeyGuard,
+    DatabaseAdminGuard,
+    TenancyModule,
+  ],
 })
 export class AuthModule {}

@@ -5,6 +5,7 @@ import { Errors } from '../../../platform/http/errors';
 import { assertName } from '../../../platform/http/ids';
 import { beforeHostSuffix } from '../../../platform/network/host-name';
 import { DatabasesRepository } from './databases.repository';
+import { lookupCache, strBytes } from './lookup-cache';
 import { networkRulesOf, quotasOf, rateLimitOf, TenantContext } from './tenant-context';
 
 export const DATABASE_HEADER = 'x-service-database';
@@ -20,6 +21,10 @@ export function headerValue(headers: Record<string, string | string[] | undefine
 }
 
 export type ResolvedDatabase = TenantContext['database'];
+
+/** An estimate of a cached database's heap bytes (its name and network rules beside fixed-size settings). */
+const databaseBytes = (db: ResolvedDatabase): number =>
+  600 + 2 * strBytes(db.name) + (db.network?.allowedCidrs ?? []).reduce((n, c) => n + strBytes(c), 0);
 
 export interface RequestedDatabase {
   name: string;
@@ -38,18 +43,17 @@ export interface RequestedDatabase {
 @Injectable()
 export class TenancyService {
   private readonly cache?: LRUCache<string, ResolvedDatabase>;
-  private readonly profiles?: LRUCache<string, string>;
-  private readonly managed?: LRUCache<string, boolean>;
+  /** By database id (boxed: the cache holds objects). */
+  private readonly profiles?: LRUCache<string, { profile: string }>;
+  private readonly managed?: LRUCache<string, { managed: boolean }>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly databases: DatabasesRepository,
   ) {
-    if (config.authCacheTtlMs > 0) {
-      this.cache = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
-      this.profiles = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
-      this.managed = new LRUCache({ max: 10_000, ttl: config.authCacheTtlMs });
-    }
+    this.cache = lookupCache(config, 0.15, databaseBytes);
+    this.profiles = lookupCache(config, 0.05, (p: { profile: string }) => 150 + strBytes(p.profile));
+    this.managed = lookupCache(config, 0.05, () => 150);
   }
 
   requested(headers: Record<string, string | string[] | undefined>): RequestedDatabase {
@@ -68,7 +72,7 @@ export class TenancyService {
     return { name, catalog: this.catalogFrom(headerValue(headers, PREFIX_HEADER) ?? headerValue(headers, PREFIX_HEADER_ALIAS)) };
   }
 
-  /** The database by name (cached briefly, like key lookups); 404 when it does not exist. */
+  /** The database by name (cached like key lookups); 404 when it does not exist. */
   async resolve(name: string): Promise<ResolvedDatabase> {
     const cached = this.cache?.get(name);
     if (cached) return cached;
@@ -85,10 +89,10 @@ export class TenancyService {
    */
   async storageProfileOf(db: ResolvedDatabase): Promise<string> {
     const cached = this.profiles?.get(db.id);
-    if (cached) return cached;
+    if (cached) return cached.profile;
     const profile = await this.databases.storageProfileOf(db.id);
     if (!profile) throw Errors.namespaceNotFound(`database '${db.name}' not found`);
-    this.profiles?.set(db.id, profile);
+    this.profiles?.set(db.id, { profile });
     return profile;
   }
 
@@ -98,17 +102,31 @@ export class TenancyService {
    */
   async managedVersioningOf(db: ResolvedDatabase): Promise<boolean> {
     const cached = this.managed?.get(db.id);
-    if (cached !== undefined) return cached;
+    if (cached) return cached.managed;
     const managed = await this.databases.managedVersioningOf(db.id);
     if (managed === null) throw Errors.namespaceNotFound(`database '${db.name}' not found`);
-    this.managed?.set(db.id, managed);
+    this.managed?.set(db.id, { managed });
     return managed;
   }
 
-  forget(): void {
-    this.cache?.clear();
-    this.profiles?.clear();
-    this.managed?.clear();
+  /** Drops what is cached of one database, or (no argument) of all. */
+  forget(databaseId?: string): void {
+    if (databaseId === undefined) {
+      this.cache?.clear();
+      this.profiles?.clear();
+      this.managed?.clear();
+      return;
+    }
+    this.profiles?.delete(databaseId);
+    this.managed?.delete(databaseId);
+    if (this.cache) for (const [name, db] of this.cache.entries()) if (db.id === databaseId) this.cache.delete(name);
+  }
+
+  /** Drops expired entries (IdentityCacheSync's rounds), so their memory goes back. */
+  purgeStale(): void {
+    this.cache?.purgeStale();
+    this.profiles?.purgeStale();
+    this.managed?.purgeStale();
   }
 
   private databaseFromHost(host: string | undefined): string | undefined {
