@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import * as assert from 'node:assert/strict';
 import Redis from 'ioredis';
-import { batchFor, RedisThrottlerStorage } from '../src/modules/throttling/redis-throttler.storage';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { batchFor, RedisThrottlerStorage, REPORT_AFTER_MS } from '../src/modules/throttling/redis-throttler.storage';
 import { SHARED_REDIS_URL } from './helpers/redis';
 
 // The rate-limit storage on its own, on the shared Redis: two storages stand for two replicas.
@@ -32,20 +33,44 @@ describe('rate-limit counting in batches (RedisThrottlerStorage)', () => {
     );
   });
 
-  it('takes 1% of a large limit per round trip', async () => {
+  it('takes 1% of a large limit per round trip, after an optimistic first 1% counted a moment later', async () => {
     assert.equal(batchFor(1000), 10);
     assert.equal(batchFor(1_000_000), 100);
     const s = new RedisThrottlerStorage(a);
     const key = fresh();
     for (let i = 0; i < 55; i++) assert.equal((await s.increment(key, 60_000, 1000, 60_000, 'database')).isBlocked, false);
-    assert.equal(await hits(a, key), 60, 'six batches of 10 taken for 55 requests');
-    // Concurrent requests share the batch being taken instead of each taking one.
+    assert.equal(await hits(a, key), 60, 'the first 10 admitted at once and counted with the first take, then five batches of 10');
+    // Concurrent requests of a quiet database use the optimistic credit: counted in Redis within REPORT_AFTER_MS.
     const key2 = fresh();
     await Promise.all(Array.from({ length: 10 }, () => s.increment(key2, 60_000, 1000, 60_000, 'database')));
+    assert.equal(await hits(a, key2), 0, 'not counted yet');
+    await sleep(REPORT_AFTER_MS + 100);
     assert.equal(await hits(a, key2), 10);
   });
 
-  it('never lets two replicas through more than the limit together, and blocks after it', async () => {
+  it('costs quiet databases no round trip per request: their counts go to Redis together, in one pipeline', async () => {
+    const counted = new Redis(SHARED_REDIS_URL);
+    let pipelines = 0;
+    const pipeline = counted.pipeline.bind(counted);
+    counted.pipeline = ((...args: Parameters<Redis['pipeline']>) => (pipelines++, pipeline(...args))) as Redis['pipeline'];
+    try {
+      const s = new RedisThrottlerStorage(counted);
+      const keys = Array.from({ length: 200 }, fresh);
+      const results = await Promise.all(keys.map((k) => s.increment(k, 60_000, 1000, 60_000, 'database')));
+      assert.ok(results.every((r) => !r.isBlocked));
+      assert.equal(pipelines, 0, 'answered before any Redis call');
+      await sleep(REPORT_AFTER_MS + 150);
+      assert.ok(pipelines >= 1 && pipelines <= 2, `${pipelines} pipelines for 200 databases`);
+      assert.deepEqual(
+        await Promise.all(keys.map((k) => hits(counted, k))),
+        keys.map(() => 1),
+      );
+    } finally {
+      counted.disconnect();
+    }
+  });
+
+  it('lets two replicas through at most one optimistic 1% each past the limit together, and blocks after it', async () => {
     const ra = new RedisThrottlerStorage(a);
     const rb = new RedisThrottlerStorage(b);
     const key = fresh();
@@ -53,10 +78,25 @@ describe('rate-limit counting in batches (RedisThrottlerStorage)', () => {
       Array.from({ length: 1300 }, (_, i) => (i % 2 ? ra : rb).increment(key, 60_000, 1000, 60_000, 'database')),
     );
     const admitted = results.filter((r) => !r.isBlocked).length;
-    assert.ok(admitted <= 1000, `admitted ${admitted}`);
+    assert.ok(admitted <= 1000 + 2 * batchFor(1000), `admitted ${admitted}`);
     assert.ok(admitted >= 1000 - 2 * batchFor(1000), `admitted ${admitted}`);
     const last = await ra.increment(key, 60_000, 1000, 60_000, 'database');
     assert.equal(last.isBlocked, true);
     assert.ok(last.timeToBlockExpire > 0);
+  });
+
+  it('a database that reached half its limit starts its next window on reserved credit only (never past the limit)', async () => {
+    const ra = new RedisThrottlerStorage(a);
+    const rb = new RedisThrottlerStorage(b);
+    const key = fresh();
+    // Window 1 (1 s): both replicas use 60% of a limit of 200 (batches of 2).
+    for (let i = 0; i < 120; i++) await (i % 2 ? ra : rb).increment(key, 1000, 200, 1000, 'database');
+    await sleep(REPORT_AFTER_MS + 100);
+    await sleep(1000); // the window ends
+    // Window 2: flat out from both; nothing optimistic any more, so never more than the limit.
+    const results = await Promise.all(Array.from({ length: 260 }, (_, i) => (i % 2 ? ra : rb).increment(key, 5000, 200, 5000, 'database')));
+    const admitted = results.filter((r) => !r.isBlocked).length;
+    assert.ok(admitted <= 200, `admitted ${admitted}`);
+    assert.ok(admitted >= 200 - 2 * batchFor(200), `admitted ${admitted}`);
   });
 });
