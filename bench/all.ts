@@ -19,6 +19,7 @@ const RUNS: Array<{ script: string; env?: Record<string, string> }> = [
   { script: 'keyed-writes.js' },
   { script: 'maintenance.js' },
   { script: 'events.js' },
+  { script: 'fleet.js' },
 ];
 
 void (async () => {

@@ -5,7 +5,11 @@
  *  - POST /describe: the table lookup of POST /v1/table/{id}/describe, and, for a table the catalog does not know
  *    to have data (a declared table), the same look at its `_versions` folder the gateway must make, since a
  *    namespace-mode client may have written data there directly.
+ * Both with the gateway's key check (issue 37: "the same key check"): the `x-api-key` header's SHA-256 looked up in
+ * a cache of key lookups (on a miss, the same join of api_keys and databases, prepared), the digest compared in
+ * constant time, a revoked or expired key refused, the key's database required to be the one named.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Fastify from 'fastify';
@@ -16,8 +20,43 @@ const STORAGE_ROOT = process.env.STORAGE_ROOT ?? '/nonexistent';
 const app = Fastify();
 const SEP = '\u001f';
 
-app.get('/page', async (req) => {
+interface KeyRow {
+  hash: string;
+  databaseId: string;
+  databaseName: string;
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+}
+const keys = new Map<string, { row: KeyRow | null; until: number }>();
+const KEY_TTL_MS = 300_000;
+
+/** The gateway's key check: 401 unless the key is active, 403 unless its database is the one named. */
+async function checkKey(headers: Record<string, string | string[] | undefined>, db: string): Promise<number> {
+  const secret = headers['x-api-key'];
+  if (typeof secret !== 'string') return 401;
+  const digest = createHash('sha256').update(secret, 'utf8').digest();
+  const hex = digest.toString('hex');
+  let hit = keys.get(hex);
+  if (!hit || hit.until < Date.now()) {
+    const { rows } = await pool.query({
+      name: 'key_by_hash',
+      text: `SELECT k.hash, k.database_id AS "databaseId", d.name AS "databaseName", k.revoked_at AS "revokedAt", k.expires_at AS "expiresAt"
+               FROM api_keys k JOIN databases d ON d.id = k.database_id WHERE k.hash = $1`,
+      values: [hex],
+    });
+    hit = { row: rows[0] ?? null, until: Date.now() + KEY_TTL_MS };
+    keys.set(hex, hit);
+  }
+  const row = hit.row;
+  if (!row || !timingSafeEqual(Buffer.from(row.hash, 'hex'), digest)) return 401;
+  if (row.revokedAt || (row.expiresAt && row.expiresAt.getTime() <= Date.now())) return 401;
+  return row.databaseId === db ? 0 : 403;
+}
+
+app.get('/page', async (req, reply) => {
   const q = req.query as { db: string; after?: string; limit?: string };
+  const refused = await checkKey(req.headers, q.db);
+  if (refused) return reply.code(refused).send({ error: 'refused' });
   const limit = Number(q.limit ?? 100);
   const after = q.after ? (JSON.parse(Buffer.from(q.after, 'base64url').toString()) as [string, string]) : ['', ''];
   const { rows } = await pool.query(
@@ -44,6 +83,8 @@ async function hasData(abs: string): Promise<boolean> {
 
 app.post('/describe', async (req, reply) => {
   const q = req.query as { db: string; id: string };
+  const refused = await checkKey(req.headers, q.db);
+  if (refused) return reply.code(refused).send({ error: 'refused' });
   const id = q.id.split('$');
   const ns = id.slice(0, -1);
   const name = id[id.length - 1];

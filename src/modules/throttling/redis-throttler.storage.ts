@@ -14,8 +14,8 @@ export const BATCH_FROM_LIMIT = 200;
 export const MAX_BATCH = 100;
 /** How long admitted requests of a quiet database may go uncounted in Redis (they are sent for many databases at once). */
 export const REPORT_AFTER_MS = 100;
-/** Windows kept before ended ones are swept (a busy database's is kept a minute longer, for its next window). */
-const MAX_WINDOWS = 10_000;
+/** How often ended windows are dropped (a busy database's is kept a minute longer, for its next window). */
+const SWEEP_EVERY_MS = 10_000;
 
 /** How many requests a replica takes from the shared counter at once under `limit`: 1 (exact) below BATCH_FROM_LIMIT. */
 export const batchFor = (limit: number): number => (limit < BATCH_FROM_LIMIT ? 1 : Math.min(MAX_BATCH, Math.floor(limit / 100)));
@@ -106,7 +106,7 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
   private takes: Take[] = [];
   private reportTimer?: NodeJS.Timeout;
   private takeSha?: string;
-  private sweepAt = MAX_WINDOWS;
+  private sweptAt = Date.now();
 
   constructor(client: Redis) {
     super(client);
@@ -132,7 +132,7 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
       if (!w || w.endsAt <= now) {
         w = { credit: 0, optimistic: w?.busy ? 0 : n, known: 0, used: 0, endsAt: now + ttl, busy: w?.busy ?? false };
         this.windows.set(hitKey, w);
-        if (this.windows.size > this.sweepAt) this.dropEnded(now);
+        if (now - this.sweptAt > SWEEP_EVERY_MS) this.dropEnded(now);
       }
       if (w.credit > 0) w.credit--;
       else if (w.optimistic > 0) {
@@ -248,11 +248,10 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
     }
   }
 
-  /** Drops the windows of databases not seen for a window (bounded by the databases active lately). */
+  /** Drops the windows that ended (memory bounded by the databases active lately, given back when they go quiet). */
   private dropEnded(now: number): void {
+    this.sweptAt = now;
     for (const [k, w] of this.windows) if (w.endsAt + (w.busy ? 60_000 : 0) <= now && !this.reports.has(k)) this.windows.delete(k);
-    // As many windows still running: the next sweep waits until there are twice as many (no sweep per request).
-    this.sweepAt = Math.max(MAX_WINDOWS, 2 * this.windows.size);
   }
 
   private async exact(

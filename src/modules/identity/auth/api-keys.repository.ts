@@ -34,7 +34,14 @@ export interface KeyChange {
   grants?: Grant[] | null;
 }
 
-export type KeyWithDatabase = Omit<ApiKeyRow, 'lastUsedAt' | 'rotatedFrom'> & {
+/**
+ * What a request's key check needs of a key and its database (and nothing else: one is cached per active key, so a
+ * fleet's replica holds ten thousands of them; docs/production.md, "Caches across replicas").
+ */
+export type KeyWithDatabase = Pick<
+  ApiKeyRow,
+  'id' | 'databaseId' | 'role' | 'expiresAt' | 'revokedAt' | 'keyRateLimitLimit' | 'keyRateLimitWindowMs' | 'grants'
+> & {
   hash: string;
   databaseName: string;
   rateLimitLimit: number | null;
@@ -48,9 +55,8 @@ export type KeyWithDatabase = Omit<ApiKeyRow, 'lastUsedAt' | 'rotatedFrom'> & {
 };
 
 const FIND_BY_HASH = `
-  SELECT k.id, k.database_id AS "databaseId", k.role, k.description, k.created_at AS "createdAt",
-         k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt", k.hash, d.name AS "databaseName",
-         k.name, k.owner, k.grants, k.rate_limit_limit AS "keyRateLimitLimit", k.rate_limit_window_ms AS "keyRateLimitWindowMs",
+  SELECT k.id, k.database_id AS "databaseId", k.role, k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
+         k.hash, d.name AS "databaseName", k.grants, k.rate_limit_limit AS "keyRateLimitLimit", k.rate_limit_window_ms AS "keyRateLimitWindowMs",
          d.rate_limit_limit AS "rateLimitLimit", d.rate_limit_window_ms AS "rateLimitWindowMs",
          d.max_tables AS "maxTables", d.max_namespaces AS "maxNamespaces",
          d.max_storage_bytes::float8 AS "maxStorageBytes", d.max_rows_per_write::float8 AS "maxRowsPerWrite",

@@ -95,6 +95,9 @@ export interface TableFilter {
  * A credential's grants, compiled once per key lookup or token: every check is in memory. Grants are scanned (at most
  * MAX_GRANTS) rather than indexed: simpler, and a request makes one or two checks.
  */
+/** The Access of a credential without grants, by role (see Access.of). */
+const UNSCOPED = new Map<Role, Access>();
+
 export class Access {
   private readonly grants: Compiled[];
   /** The credential holds every privilege it has on the whole database (a credential without grants): nothing to filter. */
@@ -114,10 +117,18 @@ export class Access {
     this.onDatabase = onDatabase;
   }
 
-  /** A credential's access: its role's privileges on the database, narrowed to `grants` when it has any. */
+  /**
+   * A credential's access: its role's privileges on the database, narrowed to `grants` when it has any. Without
+   * grants, one shared instance per role (an Access never changes; a replica caches one per active key).
+   */
   static of(role: Role, grants?: readonly Grant[] | null): Access {
+    if (!grants) {
+      let whole = UNSCOPED.get(role);
+      if (!whole)
+        UNSCOPED.set(role, (whole = new Access(role, [{ kind: 'database', path: [], privileges: new Set(ROLE_PRIVILEGES[role]) }], true)));
+      return whole;
+    }
     const ceiling = new Set(ROLE_PRIVILEGES[role]);
-    if (!grants) return new Access(role, [{ kind: 'database', path: [], privileges: ceiling }], true);
     const compiled = grants.map((g): Compiled => {
       // Above the role is never held (a token's claim may ask for more than its scope gives); admin only on the database.
       const privileges = new Set(g.privileges.filter((p) => ceiling.has(p) && (p !== 'admin' || 'database' in g.on)));

@@ -1,0 +1,306 @@
+/**
+ * Fleet benchmark (issue 37): does a random tenant of many cost what one tenant costs?
+ *
+ * Provisions N databases through the operator API (10,000 by default), each with a write key and 10 declared tables
+ * (the tables straight into the catalog), then measures, on one gateway with default settings (Redis rate limiting,
+ * metering, request log), alternating in the same run:
+ *  - POST /v1/table/t3/describe: every request for one tenant, against each request for a random one of the N;
+ *  - GET /v1/table?limit=100 (the list page), the same way.
+ * The one tenant's rate limit is raised so that it is not throttled; the random tenants keep the default (1,000 a
+ * second), far above what each of them gets. Then, on a second gateway of its own with AUTH_CACHE_TTL_MS shortened
+ * to BENCH_FLEET_TTL_SECONDS (so the run need not wait 5 minutes), its idle RSS fresh, after touching every tenant,
+ * and after the caches expired.
+ *
+ *   npm run bench:fleet [-- --databases=2000]   (BENCH_FLEET_DATABASES, default 10000; BENCH_SECONDS per run, default 5;
+ *                                               BENCH_ROUNDS, default 3; BENCH_FLEET_TTL_SECONDS, default 90;
+ *                                               BENCH_PG_URL, BENCH_REDIS_URL as bench:list)
+ */
+import { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon from 'autocannon';
+import { allocatorName, cpuSeconds, startChild } from './child';
+import { ADMIN_URL, sql, urlFor } from './pg';
+import { record } from './summary';
+
+const flag = process.argv.find((a) => a.startsWith('--databases='));
+const DATABASES = Number(flag?.split('=')[1] ?? process.env.BENCH_FLEET_DATABASES ?? 10_000);
+const TABLES = 10;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const TTL_SECONDS = Number(process.env.BENCH_FLEET_TTL_SECONDS ?? 90);
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const CONNECTIONS = 10;
+/** BENCH_FLEET_CASES=memory: only the memory phase. */
+const ONLY_MEMORY = process.env.BENCH_FLEET_CASES === 'memory';
+
+interface Tenant {
+  name: string;
+  key: string;
+}
+
+/** One request autocannon sends. */
+interface Req {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  cpuUs: number;
+}
+
+async function waitReady(url: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      /* not yet */
+    }
+    await sleep(100);
+  }
+  throw new Error(`${url} never became ready`);
+}
+
+const rssMiB = (pid: number | undefined): number => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+};
+
+/**
+ * Idle RSS once the process has settled: the least of three samples 5 s apart after 15 s without requests (the heap
+ * release and the allocator's purge run on quiet seconds; background work such as the usage refresher may delay them).
+ */
+async function settledRss(pid: number | undefined): Promise<number> {
+  await sleep(15_000);
+  let least = Infinity;
+  for (let i = 0; i < 3; i++) {
+    if (i > 0) await sleep(5_000);
+    least = Math.min(least, rssMiB(pid));
+  }
+  return least;
+}
+
+/** The V8 heap in use (MiB), from the gateway's /metrics. */
+async function heapMiB(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const m = /^lgw_nodejs_heap_size_used_bytes (\S+)/m.exec(text);
+  return m ? Number(m[1]) / 2 ** 20 : NaN;
+}
+
+/** Runs `fn` over `items`, `n` at a time. */
+async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i], i);
+      }
+    }),
+  );
+}
+
+async function must(r: Promise<Response>): Promise<any> {
+  const res = await r;
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${res.url}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** The databases, their write keys and their tables; returns the tenants. */
+async function provision(gw: string, url: string, adminKey: string): Promise<Tenant[]> {
+  const op = { 'x-api-key': adminKey, 'content-type': 'application/json' };
+  const names = Array.from({ length: DATABASES }, (_, i) => `f${String(i).padStart(6, '0')}`);
+  const tenants: Tenant[] = new Array(DATABASES);
+  const t0 = Date.now();
+  await pool(names, 16, async (name, i) => {
+    await must(fetch(`${gw}/admin/v1/databases`, { method: 'POST', headers: op, body: JSON.stringify({ name }) }));
+    const issued = await must(
+      fetch(`${gw}/admin/v1/databases/${name}/api-keys`, { method: 'POST', headers: op, body: JSON.stringify({ role: 'write' }) }),
+    );
+    tenants[i] = { name, key: issued.api_key };
+  });
+  const t1 = Date.now();
+  await sql(
+    url,
+    `INSERT INTO tables (id, database_id, catalog, namespace_path, name, location, materialized_at)
+     SELECT gen_random_uuid(), d.id, '', '', 't' || i, 'fleet/' || d.name || '/t' || i || '.lance', NULL
+       FROM databases d, generate_series(0, $1::int - 1) AS i`,
+    [TABLES],
+  );
+  await sql(url, 'ANALYZE');
+  process.stderr.write(
+    `provisioned ${DATABASES} databases with a key each through the operator API in ${((t1 - t0) / 1000).toFixed(1)} s ` +
+      `(${Math.round(DATABASES / ((t1 - t0) / 1000))}/s), ${DATABASES * TABLES} tables in ${((Date.now() - t1) / 1000).toFixed(1)} s\n`,
+  );
+  return tenants;
+}
+
+/** One autocannon run of requests made by `make` (called per request), with the server's CPU per request. */
+async function load(server: ChildProcess, base: string, make: () => Req, seconds: number): Promise<Result> {
+  const requests = [{ setupRequest: (req: any) => Object.assign(req, make()) }];
+  const cpu0 = cpuSeconds(server.pid);
+  const r = await autocannon({ url: base, connections: CONNECTIONS, duration: seconds, requests: requests as any });
+  const cpu = cpuSeconds(server.pid) - cpu0;
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+    cpuUs: (cpu * 1e6) / r.requests.total,
+  };
+}
+
+const median = (rs: Result[]): Result => [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)];
+const fmt = (r: Result) =>
+  `${Math.round(r.rps).toLocaleString('en-US')} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${Math.round(r.cpuUs)} µs CPU/req` +
+  (r.errors ? `, ${r.errors} errors` : '');
+
+async function main(): Promise<void> {
+  const dbName = `lgw_bench_fleet_${randomBytes(4).toString('hex')}`;
+  await sql(ADMIN_URL, `CREATE DATABASE "${dbName}"`);
+  const url = urlFor(dbName);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-bench-fleet-'));
+  const children: ChildProcess[] = [];
+  const adminKey = randomBytes(24).toString('hex');
+  const port = 27000 + Math.floor(Math.random() * 1000);
+  const env = { DATABASE_URL: url, DATA_DIR: dataDir, ADMIN_API_KEY: adminKey, LOG_LEVEL: 'log', REDIS_URL };
+  try {
+    const gateway = await startChild(path.join(__dirname, 'gateway-child.js'), { ...env, PORT: String(port) }, { gateway: true });
+    children.push(gateway);
+    const gw = `http://127.0.0.1:${port}`;
+    await waitReady(`${gw}/readyz`);
+    const tenants = await provision(gw, url, adminKey);
+    const one = tenants[0];
+    await must(
+      fetch(`${gw}/admin/v1/databases/${one.name}`, {
+        method: 'PATCH',
+        headers: { 'x-api-key': adminKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ rate_limit: { limit: 100_000_000, window_ms: 1000 } }),
+      }),
+    );
+    const pick = () => tenants[Math.floor(Math.random() * tenants.length)];
+    const headersOf = (t: Tenant) => ({ 'x-api-key': t.key, 'x-service-database': t.name, 'content-type': 'application/json' });
+    const describe = (t: Tenant): Req => ({ method: 'POST', path: '/v1/table/t3/describe', headers: headersOf(t), body: '{}' });
+    const list = (t: Tenant): Req => ({ method: 'GET', path: '/v1/table?limit=100', headers: headersOf(t) });
+    // Sanity: both answers are what they should be.
+    const d = await must(fetch(`${gw}/v1/table/t3/describe`, { method: 'POST', headers: headersOf(one), body: '{}' }));
+    const l = await must(fetch(`${gw}/v1/table?limit=100`, { headers: headersOf(pick()) }));
+    if (!d.location || l.tables.length !== TABLES) throw new Error(`unexpected answers: ${JSON.stringify(d)} ${JSON.stringify(l)}`);
+
+    // Steady state: every tenant has been seen (a fleet's gateway has been running), and the JIT is warm.
+    const t0 = Date.now();
+    await pool(
+      tenants,
+      20,
+      async (t) => void (await must(fetch(`${gw}/v1/table/t3/describe`, { method: 'POST', headers: headersOf(t), body: '{}' }))),
+    );
+    process.stderr.write(`touched ${DATABASES} tenants in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+    for (const make of [describe, list]) {
+      await load(gateway, gw, () => make(one), 3);
+      await load(gateway, gw, () => make(pick()), 3);
+    }
+
+    const cases: Array<[string, (t: Tenant) => Req]> = [
+      ['describe', describe],
+      ['list page of 100', list],
+    ];
+    const lines: string[] = [];
+    for (const [what, make] of ONLY_MEMORY ? [] : cases) {
+      const runs = { one: [] as Result[], random: [] as Result[] };
+      for (let round = 0; round < ROUNDS; round++) {
+        const order: Array<'one' | 'random'> = round % 2 ? ['random', 'one'] : ['one', 'random'];
+        for (const which of order) runs[which].push(await load(gateway, gw, () => make(which === 'one' ? one : pick()), SECONDS));
+      }
+      const [o, r] = [median(runs.one), median(runs.random)];
+      const ratio = r.rps / o.rps;
+      const p99 = r.p99 / Math.max(1, o.p99);
+      lines.push(
+        `${what}: one tenant ${fmt(o)}; a random tenant of ${DATABASES.toLocaleString('en-US')} ${fmt(r)}; ` +
+          `ratio ${ratio.toFixed(2)} (runs ${runs.random.map((x, i) => (x.rps / runs.one[i].rps).toFixed(2)).join(' / ')}), p99 ×${p99.toFixed(2)}`,
+      );
+      record({
+        what: `fleet: ${what}, a random tenant of ${DATABASES}`,
+        gateway: fmt(r),
+        floor: `one tenant: ${fmt(o)}`,
+        ratio: `${ratio.toFixed(2)}, p99 ×${p99.toFixed(2)}`,
+        target: '≥ 0.8, p99 ≤ ×1.5',
+        ok: ratio >= 0.8 && p99 <= 1.5,
+      });
+    }
+    gateway.kill('SIGTERM');
+    children.length = 0;
+
+    // Memory: a fresh gateway of its own, its caches expiring after TTL_SECONDS.
+    const memPort = port + 1000;
+    const mem = await startChild(
+      path.join(__dirname, 'gateway-child.js'),
+      { ...env, PORT: String(memPort), AUTH_CACHE_TTL_MS: String(TTL_SECONDS * 1000) },
+      { gateway: true },
+    );
+    children.push(mem);
+    const mg = `http://127.0.0.1:${memPort}`;
+    await waitReady(`${mg}/readyz`);
+    // The same requests as the pass over the fleet below, all for one tenant: the baseline has been through the same
+    // load (JIT, pools, the allocator's and V8's retained memory), so the difference is what the tenants leave behind.
+    const pass = async (who: (i: number) => Tenant) => {
+      const t0 = Date.now();
+      await pool(
+        tenants,
+        20,
+        async (_, i) => void (await must(fetch(`${mg}/v1/table/t3/describe`, { method: 'POST', headers: headersOf(who(i)), body: '{}' }))),
+      );
+      await pool(tenants, 20, async (_, i) => void (await must(fetch(`${mg}/v1/table?limit=100`, { headers: headersOf(who(i)) }))));
+      return Date.now() - t0;
+    };
+    await pass(() => one);
+    const fresh = await settledRss(mem.pid);
+    const freshHeap = await heapMiB(mg);
+    if (process.env.BENCH_FLEET_SNAPSHOT) mem.kill('SIGUSR2'); // with BENCH_GW_EXEC_ARGV=--heapsnapshot-signal=SIGUSR2
+    const passMs = await pass((i) => tenants[i]);
+    const touched = await settledRss(mem.pid);
+    const touchedHeap = await heapMiB(mg);
+    if (process.env.BENCH_FLEET_SNAPSHOT) mem.kill('SIGUSR2');
+    await sleep(Math.max(0, TTL_SECONDS * 1000 - 25_000) + 10_000); // every entry expired, and swept
+    const expired = await settledRss(mem.pid);
+    const expiredHeap = await heapMiB(mg);
+    if (passMs + 25_000 > TTL_SECONDS * 1000)
+      process.stderr.write(`the pass took ${passMs} ms: some entries expired before the measurement\n`);
+    const memLine =
+      `idle RSS: fresh ${fresh.toFixed(0)} MiB; after touching ${DATABASES.toLocaleString('en-US')} tenants ${touched.toFixed(0)} MiB ` +
+      `(+${(touched - fresh).toFixed(0)}); after the caches expired (AUTH_CACHE_TTL_MS=${TTL_SECONDS * 1000}) ${expired.toFixed(0)} MiB (+${(expired - fresh).toFixed(0)}); ` +
+      `V8 heap used ${freshHeap.toFixed(0)} / ${touchedHeap.toFixed(0)} / ${expiredHeap.toFixed(0)} MiB`;
+    lines.push(memLine);
+    record({
+      what: `fleet: idle RSS after touching ${DATABASES} tenants / after expiry`,
+      gateway: `${touched.toFixed(0)} / ${expired.toFixed(0)} MiB`,
+      floor: `fresh: ${fresh.toFixed(0)} MiB`,
+      ratio: `+${(touched - fresh).toFixed(0)} / +${(expired - fresh).toFixed(0)} MiB`,
+      target: '≤ +32 MiB',
+      ok: touched - fresh <= 32 && expired - fresh <= 32,
+    });
+    console.log(
+      `\nFleet (issue 37): ${DATABASES} databases × ${TABLES} tables, ${CONNECTIONS} connections, medians of ${ROUNDS} runs of ${SECONDS} s; allocator: ${allocatorName()}`,
+    );
+    for (const line of lines) console.log(`  ${line}`);
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    await sleep(500);
+    await sql(ADMIN_URL, `DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch(() => undefined);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
