@@ -205,7 +205,7 @@ export class MaintenanceService implements OnModuleInit {
       throw err;
     }
     // What compaction and cleanup freed leaves the database's storage figure at the table's next measurement.
-    this.meter.touch(t.id);
+    this.meter.written(t.id);
     const after = await this.inspect(t.location);
     if (t.managed) versionRowsRemoved += await this.forgetMissingVersions(t, after);
     const result = {

@@ -8,11 +8,15 @@ import { ReplicaIdentity } from '../../platform/cluster/pending-locations.servic
 import { CounterRow, NO_COUNTS, UsageRepository } from './usage.repository';
 
 const HOUR_MS = 3600_000;
+const DONE = Promise.resolve();
 
 interface Batch {
   seq: number;
   rows: CounterRow[];
-  touched: string[];
+  /** Tables opened for writing (describe with a write key). */
+  opened: string[];
+  /** Tables written through the gateway. */
+  written: string[];
   /** Bytes gateway commits added, by table location. */
   grown: Map<string, number>;
   /** The same bytes by database name (what quota checks add to the catalog's figure until the batch is applied). */
@@ -31,6 +35,11 @@ interface Batch {
  * The bytes each gateway commit adds to a table's store (LanceEngine.onStored) travel the same way, added to the
  * table's `written_bytes` (the estimate of what was written since its last measurement); until its batch is applied
  * they are held here by database, so that this replica's quota checks count them at once.
+ *
+ * Tables due for a measurement travel with them: a commit through the gateway (LanceEngine.onWritten, `written`) or
+ * an open for writing (`touch`, a describe with a write key) is a Set add here, deduplicated until the flush, which
+ * marks the tables in the catalog (table_usage.marked: the storage refresher measures them first) and writes no row
+ * of a table already marked.
  */
 @Injectable()
 export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
@@ -39,7 +48,9 @@ export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnAppli
   /** The current hour's rows by database (the hot path: one Map lookup per count). */
   private hourRows = new Map<string, CounterRow>();
   private hourStart = 0;
-  private touched = new Set<string>();
+  /** Tables opened for writing, and written, since the last flush: a Set add per call, nothing else. */
+  private opened = new Set<string>();
+  private writtenIds = new Set<string>();
   private grown = new Map<string, number>();
   private grownByDatabase = new Map<string, number>();
   private pending?: Batch;
@@ -61,7 +72,13 @@ export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnAppli
   }
 
   onModuleInit(): void {
-    if (this.enabled) this.engine.onStored((location, bytes) => this.stored(location, bytes));
+    if (!this.enabled) return;
+    this.engine.onStored((location, bytes) => this.stored(location, bytes));
+    // Every commit the gateway makes (writes, index builds, maintenance) marks its table written, bytes or not.
+    this.engine.onWritten((location) => {
+      this.wroteAt(location);
+      return DONE;
+    });
   }
 
   onApplicationBootstrap(): void {
@@ -122,10 +139,25 @@ export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnAppli
     this.row(databaseId).queries++;
   }
 
-  /** A table written through the gateway, or handed out for writing: its size is due for a re-read. */
+  /**
+   * A table handed out for writing (a describe with a write key: a namespace-mode writer may now write it directly):
+   * its size is due for a re-read. On the read path, so it costs a Set add: the next flush marks the table in the
+   * catalog once (not again while it stays marked), with no statement per describe.
+   */
   touch(tableId: string): void {
     if (!this.enabled) return;
-    this.touched.add(tableId);
+    this.opened.add(tableId);
+  }
+
+  /** A table written through the gateway (or by its maintenance, or undropped): measured before any other. */
+  written(tableId: string): void {
+    if (!this.enabled) return;
+    this.writtenIds.add(tableId);
+  }
+
+  /** A commit through the gateway to the table at `location` (its row is found by location at the flush). */
+  private wroteAt(location: string): void {
+    if (!this.grown.has(location)) this.grown.set(location, 0);
   }
 
   /** A commit through the gateway added about `bytes` bytes to the table at `location`. */
@@ -155,17 +187,19 @@ export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnAppli
    */
   private async flushAll(): Promise<void> {
     if (this.pending) await this.apply(this.pending);
-    if (this.current.size === 0 && this.touched.size === 0 && this.grown.size === 0) return;
+    if (this.current.size === 0 && this.opened.size === 0 && this.writtenIds.size === 0 && this.grown.size === 0) return;
     this.pending = {
       seq: ++this.seq,
       rows: [...this.current.values()],
-      touched: [...this.touched],
+      opened: [...this.opened],
+      written: [...this.writtenIds],
       grown: this.grown,
       grownByDatabase: this.grownByDatabase,
     };
     this.current = new Map();
     this.hourRows = new Map();
-    this.touched = new Set();
+    this.opened = new Set();
+    this.writtenIds = new Set();
     this.grown = new Map();
     this.grownByDatabase = new Map();
     await this.apply(this.pending);
@@ -175,7 +209,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnAppli
   private async apply(batch: Batch): Promise<void> {
     try {
       const applied = await this.uow.run(() =>
-        this.repo.applyFlush(this.replica.id, batch.seq, batch.rows, batch.touched, [...batch.grown]),
+        this.repo.applyFlush(this.replica.id, batch.seq, batch.rows, batch.opened, [...batch.grown], batch.written),
       );
       this.metrics.usageFlushes.inc({ outcome: applied ? 'applied' : 'already_applied' });
     } catch (err) {

@@ -81,6 +81,33 @@ const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /**
+ * Rows per statement of a flush's multi-row writes (counter rows, table marks): a flush of 5,000 databases' counters
+ * is 5 statements, each a few hundred kilobytes of parameters.
+ */
+export const FLUSH_CHUNK = 1000;
+
+/** Why a table is due for a measurement (table_usage.marked): lower is more urgent. */
+export type MarkKind = 1 | 2;
+/** Written through the gateway (its commits, maintenance, an undrop): measured first. */
+export const MARK_WRITTEN: MarkKind = 1;
+/** Opened for writing (a describe with a write key: a namespace-mode writer may write it directly). */
+export const MARK_OPENED: MarkKind = 2;
+
+interface TableMark {
+  id: string;
+  kind: MarkKind;
+  /** Bytes gateway commits added (written_bytes). */
+  bytes: number;
+}
+
+/** `items` in slices of at most `size`, in order. */
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/**
  * The usage tables (migration 20261124020000_usage_quotas): hourly counters added to by flushes (idempotent through
  * usage_flushes), per-table sizes with the refresher's leases, and the daily storage snapshot.
  */
@@ -93,70 +120,126 @@ export class UsageRepository {
   }
 
   /**
-   * Adds one flush's counters and marks the tables it saw written, once: the (replica, seq) row is inserted first, in
-   * the caller's unit of work; if it exists already (a retry of a flush that committed) nothing is added. Returns
-   * whether the flush was applied now. `grown`: [table location, bytes] that gateway commits added, added to the
-   * tables' written_bytes (and marking them written).
+   * Adds one flush's counters and marks the tables it saw written or opened for writing, once: the (replica, seq) row
+   * is inserted first, in the caller's unit of work; if it exists already (a retry of a flush that committed) nothing
+   * is added. Returns whether the flush was applied now. `opened`: tables opened for writing (a describe with a write
+   * key); `grown`: [table location, bytes] that gateway commits added, added to the tables' written_bytes (marking them
+   * written); `written`: tables written through the gateway by id.
+   *
+   * Several replicas flush at once, into the same counter rows (a database's hour) and table rows: every multi-row
+   * write here takes its rows in key order, a few hundred at a time (FLUSH_CHUNK), so that two flushes lock the rows
+   * they share in the same order and never deadlock (unsorted, one flush of three replicas met `40P01`).
    */
   async applyFlush(
     replica: string,
     seq: number,
     rows: CounterRow[],
-    touched: string[],
+    opened: string[],
     grown: Array<[string, number]> = [],
+    written: string[] = [],
   ): Promise<boolean> {
     if (!this.uow.inProgress) throw new Error('applyFlush needs a unit of work');
     const fresh = await this.db.$queryRaw<{ seq: unknown }[]>`
       INSERT INTO usage_flushes (replica, seq) VALUES (${replica}, ${seq}::bigint) ON CONFLICT DO NOTHING RETURNING seq`;
     if (fresh.length === 0) return false;
-    if (rows.length > 0) {
-      const json = JSON.stringify(
-        rows.map((r) => ({
-          d: r.databaseId,
-          h: new Date(r.hour).toISOString(),
-          r: r.readRequests,
-          w: r.writeRequests,
-          rw: r.rowsWritten,
-          b: r.bytesIngested,
-          q: r.queries,
-          th: r.throttledRequests,
-          f: r.failedRequests,
-        })),
-      );
-      await this.db.$executeRaw`
-        INSERT INTO usage_counters AS c (database_id, hour, read_requests, write_requests, rows_written, bytes_ingested, queries,
-                                         throttled_requests, failed_requests)
-        SELECT x.d, x.h, x.r, x.w, x.rw, x.b, x.q, COALESCE(x.th, 0), COALESCE(x.f, 0)
-          FROM jsonb_to_recordset(${json}::jsonb)
-               AS x(d uuid, h timestamptz, r bigint, w bigint, rw bigint, b bigint, q bigint, th bigint, f bigint)
-        ON CONFLICT (database_id, hour) DO UPDATE SET
-          read_requests = c.read_requests + EXCLUDED.read_requests,
-          write_requests = c.write_requests + EXCLUDED.write_requests,
-          rows_written = c.rows_written + EXCLUDED.rows_written,
-          bytes_ingested = c.bytes_ingested + EXCLUDED.bytes_ingested,
-          queries = c.queries + EXCLUDED.queries,
-          throttled_requests = c.throttled_requests + EXCLUDED.throttled_requests,
-          failed_requests = c.failed_requests + EXCLUDED.failed_requests`;
-    }
-    if (touched.length > 0) {
-      await this.db.$executeRaw`
-        UPDATE table_usage SET touched_at = now()
-         WHERE table_id IN (SELECT (jsonb_array_elements_text(${JSON.stringify(touched)}::jsonb))::uuid)`;
-    }
-    if (grown.length > 0) {
-      const json = JSON.stringify(grown.map(([l, b]) => ({ l, b: Math.round(b) })));
-      // By location (tables_location_key is on md5(location)); a table dropped meanwhile matches nothing.
-      await this.db.$executeRaw`
-        UPDATE table_usage u SET written_bytes = u.written_bytes + x.b, touched_at = now()
-          FROM jsonb_to_recordset(${json}::jsonb) AS x(l text, b bigint), tables t
-         WHERE md5(t.location) = md5(x.l) AND t.location = x.l AND u.table_id = t.id`;
-    }
+    const counters = rows
+      .map((r) => ({ ...r, databaseId: r.databaseId.toLowerCase() }))
+      .sort((a, b) => (a.databaseId < b.databaseId ? -1 : a.databaseId > b.databaseId ? 1 : a.hour - b.hour));
+    for (const chunk of chunks(counters, FLUSH_CHUNK)) await this.addCounters(chunk);
+    const marks = await this.tableMarks(opened, grown, written);
+    for (const chunk of chunks(marks, FLUSH_CHUNK)) await this.markTables(chunk);
     return true;
+  }
+
+  /** Adds counter rows (sorted by database and hour) in one statement, in that order. */
+  private async addCounters(rows: CounterRow[]): Promise<void> {
+    const col = <K extends keyof CounterRow>(k: K) => rows.map((r) => r[k]);
+    await this.db.$executeRaw`
+      INSERT INTO usage_counters AS c (database_id, hour, read_requests, write_requests, rows_written, bytes_ingested, queries,
+                                       throttled_requests, failed_requests)
+      SELECT x.d, x.h, x.r, x.w, x.rw, x.b, x.q, x.th, x.f
+        FROM unnest(${col('databaseId')}::uuid[], ${rows.map((r) => new Date(r.hour).toISOString())}::timestamptz[],
+                    ${col('readRequests')}::bigint[], ${col('writeRequests')}::bigint[], ${col('rowsWritten')}::bigint[],
+                    ${col('bytesIngested')}::bigint[], ${col('queries')}::bigint[], ${col('throttledRequests')}::bigint[],
+                    ${col('failedRequests')}::bigint[])
+             AS x(d, h, r, w, rw, b, q, th, f)
+       ORDER BY x.d, x.h
+      ON CONFLICT (database_id, hour) DO UPDATE SET
+        read_requests = c.read_requests + EXCLUDED.read_requests,
+        write_requests = c.write_requests + EXCLUDED.write_requests,
+        rows_written = c.rows_written + EXCLUDED.rows_written,
+        bytes_ingested = c.bytes_ingested + EXCLUDED.bytes_ingested,
+        queries = c.queries + EXCLUDED.queries,
+        throttled_requests = c.throttled_requests + EXCLUDED.throttled_requests,
+        failed_requests = c.failed_requests + EXCLUDED.failed_requests`;
+  }
+
+  /**
+   * One mark per table, sorted by table id: the grown locations' tables (looked up by location, no lock taken; a
+   * table dropped meanwhile is not found) and the tables written, with what they grew, then the tables only opened.
+   */
+  private async tableMarks(opened: string[], grown: Array<[string, number]>, written: string[]): Promise<TableMark[]> {
+    const marks = new Map<string, TableMark>();
+    const mark = (id: string, kind: MarkKind, bytes: number) => {
+      const key = id.toLowerCase();
+      const m = marks.get(key);
+      if (!m) marks.set(key, { id: key, kind, bytes });
+      else {
+        m.kind = Math.min(m.kind, kind) as MarkKind;
+        m.bytes += bytes;
+      }
+    };
+    if (grown.length > 0) {
+      const bytes = new Map<string, number>();
+      for (const [l, b] of grown) bytes.set(l, (bytes.get(l) ?? 0) + Math.max(0, Math.round(b)));
+      for (const chunk of chunks([...bytes.keys()], FLUSH_CHUNK)) {
+        // By location (tables_location_key is on md5(location)).
+        const found = await this.db.$queryRaw<{ id: string; location: string }[]>`
+          SELECT t.id, t.location FROM unnest(${chunk}::text[]) AS x(l)
+            JOIN tables t ON md5(t.location) = md5(x.l) AND t.location = x.l`;
+        for (const f of found) mark(f.id, MARK_WRITTEN, bytes.get(f.location) ?? 0);
+      }
+    }
+    for (const id of written) mark(id, MARK_WRITTEN, 0);
+    for (const id of opened) mark(id, MARK_OPENED, 0);
+    return [...marks.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /**
+   * Marks tables (sorted by id) due for a measurement, locking their rows in that order first. A table already marked
+   * as urgently, with no bytes to add and no measurement under way, is left as it is: no row is written (describes
+   * with a write key repeat marks by the thousand). Under a measurement the mark's time moves on (clock time, after
+   * the claim), so that the measurement, which covers only what came before its claim, leaves the table marked.
+   * An open also moves `touched_at` (a writer that keeps its handle: re-measured every 5 min within the hour).
+   */
+  private async markTables(marks: TableMark[]): Promise<void> {
+    await this.db.$executeRaw`
+      WITH m AS (
+        SELECT * FROM unnest(${marks.map((m) => m.id)}::uuid[], ${marks.map((m) => m.kind)}::smallint[],
+                             ${marks.map((m) => m.bytes)}::bigint[]) AS x(id, kind, b)),
+      locked AS MATERIALIZED (
+        SELECT u.table_id, m.kind, m.b FROM table_usage u JOIN m ON m.id = u.table_id
+         WHERE m.b > 0 OR u.marked IS NULL OR u.marked > m.kind OR u.lease_until > now()
+         ORDER BY u.table_id
+         FOR UPDATE OF u)
+      UPDATE table_usage u SET
+             written_bytes = u.written_bytes + l.b,
+             marked_at = CASE WHEN u.marked IS NULL OR u.marked > l.kind OR u.lease_until > now()
+                              THEN clock_timestamp() ELSE u.marked_at END,
+             marked = LEAST(u.marked, l.kind),
+             touched_at = CASE WHEN l.kind = ${MARK_OPENED}::smallint THEN now() ELSE u.touched_at END
+        FROM locked l
+       WHERE u.table_id = l.table_id`;
   }
 
   /** Forgets flush records older than `ageMs` (a retry never comes that late: the replica's memory is long gone). */
   async pruneFlushes(ageMs: number): Promise<void> {
-    await this.db.$executeRaw`DELETE FROM usage_flushes WHERE flushed_at < now() - ${ageMs}::int * interval '1 millisecond'`;
+    // Every replica prunes: rows another one is deleting are skipped, never waited for (nor locked in another order).
+    await this.db.$executeRaw`
+      DELETE FROM usage_flushes f USING (
+        SELECT replica, seq FROM usage_flushes WHERE flushed_at < now() - ${ageMs}::int * interval '1 millisecond'
+         ORDER BY replica, seq LIMIT 10000 FOR UPDATE SKIP LOCKED) old
+       WHERE f.replica = old.replica AND f.seq = old.seq`;
   }
 
   /**
@@ -261,50 +344,87 @@ export class UsageRepository {
   }
 
   /**
-   * Leases up to `limit` tables due for a scan, none leased by another replica (live lease): never scanned; written
-   * through the gateway or handed out for writing since their last scan; handed out for writing within the last hour
-   * and not scanned for 5 minutes (a namespace-mode writer keeps writing with the handle it opened); or not scanned
-   * for `fullScanMs`. Never-scanned and longest-unscanned first. FOR UPDATE SKIP LOCKED: two replicas claiming at
-   * once take different tables. The lease lasts `leaseMs`.
+   * Leases up to `limit` tables due for a scan, none leased by another replica (live lease), most urgent first:
+   * marked tables (written through the gateway since their last scan, then opened for writing since; oldest mark
+   * first, from the partial index of marked tables); then never scanned; then handed out for writing within the last
+   * hour and not scanned for 5 minutes (a namespace-mode writer keeps writing with the handle it opened), or not
+   * scanned for `fullScanMs`, longest-unscanned first (from the scanned_at index, in its own order). FOR UPDATE SKIP
+   * LOCKED: two replicas claiming at once take different tables. The lease lasts `leaseMs`. Answered in claim order.
    */
   async claimDue(owner: string, limit: number, fullScanMs: number, leaseMs: number): Promise<ClaimedTable[]> {
     const rows = await this.db.$queryRaw<
       { tableId: string; databaseId: string; location: string; claimedAt: Date; writtenBytes: unknown }[]
     >`
-      WITH due AS (
-        SELECT u.table_id FROM table_usage u
-         WHERE (u.lease_until IS NULL OR u.lease_until < now())
-           AND (u.scanned_at IS NULL OR u.touched_at >= u.scanned_at
+      WITH marked AS (
+        SELECT u.table_id, u.marked, u.marked_at FROM table_usage u
+         WHERE u.marked IS NOT NULL AND (u.lease_until IS NULL OR u.lease_until < now())
+         ORDER BY u.marked, u.marked_at
+         LIMIT ${limit}::int
+         FOR UPDATE SKIP LOCKED),
+      rest AS (
+        SELECT u.table_id, u.scanned_at FROM table_usage u
+         WHERE u.marked IS NULL AND (u.lease_until IS NULL OR u.lease_until < now())
+           AND (u.scanned_at IS NULL
                 OR (u.touched_at > now() - interval '1 hour' AND u.scanned_at < now() - interval '5 minutes')
                 OR u.scanned_at < now() - ${fullScanMs}::bigint * interval '1 millisecond')
          ORDER BY u.scanned_at NULLS FIRST
-         LIMIT ${limit}::int
+         LIMIT (${limit}::int - (SELECT count(*) FROM marked))
          FOR UPDATE SKIP LOCKED),
+      due AS (
+        SELECT table_id, row_number() OVER (ORDER BY marked, marked_at) AS n FROM marked
+        UNION ALL
+        SELECT table_id, ${limit}::int + row_number() OVER (ORDER BY scanned_at NULLS FIRST) FROM rest),
       claimed AS (
         UPDATE table_usage u SET lease_owner = ${owner}, lease_until = now() + ${leaseMs}::int * interval '1 millisecond'
           FROM due WHERE u.table_id = due.table_id
-        RETURNING u.table_id, u.database_id, u.written_bytes)
+        RETURNING u.table_id, u.database_id, u.written_bytes, due.n)
       SELECT c.table_id AS "tableId", c.database_id AS "databaseId", t.location, now() AS "claimedAt",
              c.written_bytes AS "writtenBytes"
-        FROM claimed c JOIN tables t ON t.id = c.table_id`;
+        FROM claimed c JOIN tables t ON t.id = c.table_id
+       ORDER BY c.n`;
     return rows.map((r) => ({ ...r, writtenBytes: num(r.writtenBytes) }));
   }
 
   /**
    * Records a table's measured size and gives its lease back (only while the lease is still the caller's). The
    * measurement replaces the estimate it was claimed with: what gateway writes added after the claim stays (until
-   * the next measurement, which they made due), so a write the listing may have missed is never dropped.
+   * the next measurement, which they made due), so a write the listing may have missed is never dropped. A mark made
+   * before the claim is cleared; one made during the measurement stays (the table is due again).
    */
   async recordScan(
     c: Pick<ClaimedTable, 'tableId' | 'claimedAt' | 'writtenBytes'>,
     owner: string,
     m: { bytes: number; currentBytes: number; rows: number },
   ): Promise<void> {
+    await this.recordScans(owner, [{ ...c, ...m }]);
+  }
+
+  /** recordScan for many tables in one statement, their rows locked in table order (as a flush's marks are). */
+  async recordScans(
+    owner: string,
+    scans: Array<Pick<ClaimedTable, 'tableId' | 'claimedAt' | 'writtenBytes'> & { bytes: number; currentBytes: number; rows: number }>,
+  ): Promise<void> {
+    if (scans.length === 0) return;
+    const s = [...scans].sort((a, b) => (a.tableId < b.tableId ? -1 : a.tableId > b.tableId ? 1 : 0));
     await this.db.$executeRaw`
-      UPDATE table_usage SET total_bytes = ${m.bytes}::bigint, current_bytes = ${m.currentBytes}::bigint, num_rows = ${m.rows}::bigint,
-             written_bytes = GREATEST(written_bytes - ${c.writtenBytes}::bigint, 0), scanned_at = ${c.claimedAt},
+      WITH x AS (
+        SELECT * FROM unnest(${s.map((c) => c.tableId)}::uuid[], ${s.map((c) => c.claimedAt.toISOString())}::timestamptz[],
+                             ${s.map((c) => c.writtenBytes)}::bigint[], ${s.map((c) => c.bytes)}::bigint[],
+                             ${s.map((c) => c.currentBytes)}::bigint[], ${s.map((c) => c.rows)}::bigint[])
+               AS x(id, claimed_at, written, bytes, current_bytes, num_rows)),
+      locked AS MATERIALIZED (
+        SELECT u.table_id, x.claimed_at, x.written, x.bytes, x.current_bytes, x.num_rows
+          FROM table_usage u JOIN x ON x.id = u.table_id
+         WHERE u.lease_owner = ${owner}
+         ORDER BY u.table_id
+         FOR UPDATE OF u)
+      UPDATE table_usage u SET total_bytes = l.bytes, current_bytes = l.current_bytes, num_rows = l.num_rows,
+             written_bytes = GREATEST(u.written_bytes - l.written, 0), scanned_at = l.claimed_at,
+             marked = CASE WHEN u.marked_at >= l.claimed_at THEN u.marked END,
+             marked_at = CASE WHEN u.marked_at >= l.claimed_at THEN u.marked_at END,
              lease_owner = NULL, lease_until = NULL
-       WHERE table_id = ${c.tableId}::uuid AND lease_owner = ${owner}`;
+        FROM locked l
+       WHERE u.table_id = l.table_id AND u.lease_owner = ${owner}`;
   }
 
   /** Gives a lease back without a measurement (the table could not be read; tried again later). */
@@ -338,6 +458,7 @@ export class UsageRepository {
           FROM pick p
           LEFT JOIN LATERAL (SELECT sum(bytes) AS bytes, sum(current_bytes) AS current_bytes FROM ${STORED} st
                               WHERE st.database_id = p.id) s ON true
+         ORDER BY p.id -- replicas' rounds upserting the same databases lock them in one order
         ON CONFLICT (database_id, day) DO UPDATE SET storage_bytes = EXCLUDED.storage_bytes, current_bytes = EXCLUDED.current_bytes,
            tables = EXCLUDED.tables, namespaces = EXCLUDED.namespaces, measured_at = EXCLUDED.measured_at
         RETURNING 1)

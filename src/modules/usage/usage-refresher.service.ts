@@ -5,7 +5,14 @@ import { TableStorage } from '../../engine/storage/table-storage.service';
 import { MetricsService } from '../../platform/observability/metrics.service';
 import { ReplicaIdentity } from '../../platform/cluster/replica-identity';
 import { LeasedWorker } from '../../platform/cluster/leased-worker';
-import { UsageMeter, UsageRepository } from '../metering';
+import { ClaimedTable, UsageMeter, UsageRepository } from '../metering';
+
+/** A table's size as measured (table_usage.total_bytes, current_bytes, num_rows). */
+export interface Measured {
+  bytes: number;
+  currentBytes: number;
+  rows: number;
+}
 
 export interface RefreshRound {
   /** Tables whose statistics were re-read. */
@@ -16,6 +23,7 @@ export interface RefreshRound {
   databases: number;
 }
 
+/** Tables claimed at once (at least USAGE_REFRESH_CONCURRENCY), their measurements recorded in one statement. */
 const BATCH = 50;
 /** A claimed table not finished within this is free again for any replica (its refresher died or hung). */
 const LEASE_MS = 5 * 60_000;
@@ -80,7 +88,7 @@ export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShut
    * at once (thousands of tables measured in a round must not push the hot tables' kept read handles out of their
    * cache). A declared table without data yet has no current version (0).
    */
-  async measure(location: string): Promise<{ bytes: number; currentBytes: number; rows: number }> {
+  async measure(location: string): Promise<Measured> {
     const files = await this.storage.listFiles(location);
     const bytes = files.reduce((n, f) => n + f.size, 0);
     // A committed version is a manifest under `_versions` (what TableStorage.hasData looks for), found in the listing.
@@ -102,25 +110,36 @@ export class UsageRefresher implements OnApplicationBootstrap, OnApplicationShut
     // What this replica's writes added goes to the catalog first, so that the measurements below replace it (and
     // its quota checks stop counting it on top of them).
     await this.meter.flush().catch(() => undefined);
+    const concurrency = this.config.usage.refreshConcurrency;
+    const batch = Math.max(BATCH, concurrency);
     let budget = this.perRound;
     while (budget > 0 && !this.worker.stopped) {
-      const claimed = await this.repo.claimDue(this.replica.id, Math.min(BATCH, budget), this.config.usage.fullScanMs, LEASE_MS);
+      const asked = Math.min(batch, budget);
+      const claimed = await this.repo.claimDue(this.replica.id, asked, this.config.usage.fullScanMs, LEASE_MS);
       budget -= claimed.length;
-      for (const c of claimed) {
-        try {
-          const s = await this.measure(c.location);
-          await this.repo.recordScan(c, this.replica.id, s);
-          changed.add(c.databaseId);
-          out.scanned++;
-          this.metrics.usageTablesScanned.inc({ outcome: 'scanned' });
-        } catch (err) {
-          out.failed++;
-          this.metrics.usageTablesScanned.inc({ outcome: 'failed' });
-          this.log.warn(`could not read the statistics of ${c.location}: ${(err as Error).message}`);
-          await this.repo.releaseLease(c.tableId, this.replica.id).catch(() => undefined);
+      const scans: Array<ClaimedTable & Measured> = [];
+      // `concurrency` measurements at once (each mostly waits on the store: a listing, a manifest read), in claim order.
+      let next = 0;
+      const measureNext = async (): Promise<void> => {
+        while (next < claimed.length && !this.worker.stopped) {
+          const c = claimed[next++];
+          try {
+            scans.push({ ...c, ...(await this.measure(c.location)) });
+          } catch (err) {
+            out.failed++;
+            this.metrics.usageTablesScanned.inc({ outcome: 'failed' });
+            this.log.warn(`could not read the statistics of ${c.location}: ${(err as Error).message}`);
+            await this.repo.releaseLease(c.tableId, this.replica.id).catch(() => undefined);
+          }
         }
-      }
-      if (claimed.length < BATCH) break;
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, claimed.length) }, measureNext));
+      // A batch's measurements in one statement (leases of tables left unmeasured by a stop expire).
+      await this.repo.recordScans(this.replica.id, scans);
+      for (const c of scans) changed.add(c.databaseId);
+      out.scanned += scans.length;
+      this.metrics.usageTablesScanned.inc({ outcome: 'scanned' }, scans.length);
+      if (claimed.length < asked) break;
     }
     out.databases = await this.repo.snapshotDaily([...changed], DAILY_STALE_MS, DAILY_PER_ROUND);
     await this.repo.pruneFlushes(FLUSH_RECORD_AGE_MS);

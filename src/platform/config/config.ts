@@ -160,6 +160,7 @@ export const envSchema = z.object({
   USAGE_FLUSH_INTERVAL_SECONDS: intWithDefault(10, 1),
   USAGE_REFRESH_INTERVAL_SECONDS: intWithDefault(60, 0),
   USAGE_REFRESH_TABLES_PER_MINUTE: intWithDefault(600, 1),
+  USAGE_REFRESH_CONCURRENCY: intWithDefault(4, 1),
   USAGE_FULL_SCAN_HOURS: intWithDefault(24, 1),
   QUOTA_MAX_TABLES: optionalInt(0),
   QUOTA_MAX_NAMESPACES: optionalInt(0),
@@ -336,6 +337,8 @@ export interface AppConfig {
     refreshIntervalMs: number;
     /** Most tables whose statistics one replica re-reads per minute. */
     refreshTablesPerMinute: number;
+    /** Tables one replica measures at once (each measurement mostly waits on the store). */
+    refreshConcurrency: number;
     /** Every table is re-read at least this often (also when nothing says it changed). */
     fullScanMs: number;
   };
@@ -468,6 +471,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       flushIntervalMs: e.USAGE_FLUSH_INTERVAL_SECONDS * 1000,
       refreshIntervalMs: e.USAGE_REFRESH_INTERVAL_SECONDS * 1000,
       refreshTablesPerMinute: e.USAGE_REFRESH_TABLES_PER_MINUTE,
+      refreshConcurrency: e.USAGE_REFRESH_CONCURRENCY,
       fullScanMs: e.USAGE_FULL_SCAN_HOURS * 3600_000,
     },
     quotas: {

@@ -210,9 +210,9 @@ export class TablesService implements OnModuleInit {
     await this.quotas.assertTableRoom(t); // before the folder is made (checked again, exactly, when the row is inserted)
     await this.storage.prepare(location);
     try {
+      // The client writes its data itself from here; a new table is due for a measurement as never measured (and
+      // within the hour of its creation every 5 min), without a mark (docs/usage-and-quotas.md).
       const row = await this.insert(t, ns, name, location, body.properties ?? {}, false);
-      // The client writes its data itself from here: its size is due for a re-read (docs/usage-and-quotas.md).
-      this.meter.touch(row.id);
       const storageOptions = await this.storageOptions(t, id, row.location, body.vend_credentials, true);
       return {
         location: this.storage.uri(row.location),
@@ -283,7 +283,8 @@ export class TablesService implements OnModuleInit {
 
   async describe(t: TenantContext, id: string[], opts: DescribeOptions): Promise<DescribeTableResponse> {
     const row = await this.get(t, id);
-    // A writer that opens the table may write it directly (namespace mode): its size is due for a re-read.
+    // A writer that opens the table may write it directly (namespace mode): its size is due for a re-read. A Set add
+    // in memory (the meter's next flush marks it in the catalog once), no statement on the read path.
     if (t.access.writesTable(id)) {
       this.meter.touch(row.id);
       // A namespace-mode writer's table is due for maintenance after the writes it may make (docs/maintenance.md);

@@ -341,7 +341,7 @@ export class TableWritesService {
   /** A committed write: its rows and body bytes counted, its table due for a size re-read. */
   private meterWrite(t: TenantContext, tableId: string, data: Loaded): void {
     this.meter.ingested(t.database.id, data.rows, data.bodyBytes);
-    this.meter.touch(tableId);
+    this.meter.written(tableId);
   }
 
   // ---------------------------------------------------------------- mutations

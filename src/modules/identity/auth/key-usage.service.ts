@@ -2,11 +2,16 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } f
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { ApiKeysRepository } from './api-keys.repository';
 
+/** Keys per UPDATE of a flush (a replica of a large fleet may have used tens of thousands in a period). */
+const KEY_FLUSH_CHUNK = 1000;
+
 /**
  * When each API key was last used (`last_used_at`), at no catalog cost on the request path: a use is noted in
- * memory, and every KEY_USAGE_FLUSH_MS (and on shutdown) the replica writes what it noted in one batched UPDATE that
- * only moves last_used_at forward (`greatest`), so replicas flushing in any order agree. Coarse by design: a use
- * shows up to one flush period late, and the uses of the last period are lost should the process die abruptly.
+ * memory, and every KEY_USAGE_FLUSH_MS (and on shutdown) the replica writes what it noted in batched UPDATEs (up to
+ * KEY_FLUSH_CHUNK keys each, its own short transaction) that only move last_used_at forward (`greatest`), so
+ * replicas flushing in any order agree. The keys go sorted by id, each UPDATE a slice of that order, so that the
+ * rows two replicas' flushes share are taken in the same order. Coarse by design: a use shows up to one flush period
+ * late, and the uses of the last period are lost should the process die abruptly.
  */
 @Injectable()
 export class KeyUsage implements OnModuleInit, BeforeApplicationShutdown {
@@ -41,13 +46,19 @@ export class KeyUsage implements OnModuleInit, BeforeApplicationShutdown {
     if (this.pending.size === 0) return Promise.resolve();
     const batch = this.pending;
     this.pending = new Map();
-    this.flushing = this.keys
-      .touch([...batch].map(([id, t]) => ({ id, at: new Date(t) })))
+    this.flushing = this.write(batch)
       .catch((err: Error) => {
         for (const [id, t] of batch) if ((this.pending.get(id) ?? 0) < t) this.pending.set(id, t);
         this.log.warn(`could not record API key usage (${batch.size} keys; retried at the next flush): ${err.message}`);
       })
       .finally(() => (this.flushing = undefined));
     return this.flushing;
+  }
+
+  private async write(batch: Map<string, number>): Promise<void> {
+    const uses = [...batch]
+      .map(([id, t]) => ({ id: id.toLowerCase(), at: new Date(t) }))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    for (let i = 0; i < uses.length; i += KEY_FLUSH_CHUNK) await this.keys.touch(uses.slice(i, i + KEY_FLUSH_CHUNK));
   }
 }
