@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as arrow from 'apache-arrow';
 import { UsageMeter } from '../src/modules/metering/usage-meter.service';
-import { UsageRepository } from '../src/modules/metering/usage.repository';
+import { NO_COUNTS, UsageRepository } from '../src/modules/metering/usage.repository';
+import { PrismaClient } from '../src/generated/prisma/client';
 import { UnitOfWork } from '../src/platform/db/unit-of-work';
 import { expectProblem } from './helpers/assertions';
 import {
@@ -180,6 +182,87 @@ forEachCatalog('usage metering', (kind) => {
     assert.equal(await uow.run(() => repo.applyFlush('test-replica', 1, rows, [])), false);
     e.read += 5;
     assert.ok(e.matches(await todayOf(operator(gw), tenant.name)), `${e}`);
+  });
+
+  it("adds three replicas' concurrent flushes of the same rows in different orders exactly, without a deadlock", async () => {
+    // Three replicas flushing at once, as in a fleet: every flush holds the same 3,000 counter rows (databases × two
+    // hours) and marks the same 600 tables (written, opened, grown by location), each replica in an order of its own.
+    // Unsorted, two transactions lock a shared row each the other needs next (40P01); sorted by key, never.
+    const repo = gw.app.get(UsageRepository);
+    const uow = gw.app.get(UnitOfWork);
+    const prisma = gw.app.get(PrismaClient);
+    const db = (await operator(gw).get(`/admin/v1/databases/${tenant.name}`)).body;
+    const DATABASES = 1500;
+    const TABLES = 600;
+    const FLUSHES = 3;
+    const hours = [Date.UTC(2020, 0, 1, 0), Date.UTC(2020, 0, 1, 1)];
+    const databaseIds = Array.from({ length: DATABASES }, () => randomUUID());
+    const prefix = `flushrace/${kind}/${db.id}`;
+    const tables = await prisma.$queryRawUnsafe<{ id: string; location: string }[]>(
+      `INSERT INTO tables (id, database_id, namespace_path, name, location)
+       SELECT gen_random_uuid(), $1::uuid, '', 'flushrace_' || g, $2 || '/' || g FROM generate_series(1, ${TABLES}) g
+       RETURNING id, location`,
+      db.id,
+      prefix,
+    );
+    /** A different order per replica and flush (a seeded shuffle: failures repeat). */
+    const shuffled = <T>(items: T[], seed: number): T[] => {
+      const out = [...items];
+      let x = seed * 2654435761;
+      for (let i = out.length - 1; i > 0; i--) {
+        x = (x * 1103515245 + 12345) >>> 0;
+        const j = x % (i + 1);
+        [out[i], out[j]] = [out[j], out[i]];
+      }
+      return out;
+    };
+    try {
+      const flushes = await Promise.allSettled(
+        [0, 1, 2].map(async (replica) => {
+          for (let seq = 1; seq <= FLUSHES; seq++) {
+            const seed = replica * 10 + seq;
+            const rows = shuffled(
+              databaseIds.flatMap((databaseId) =>
+                hours.map((hour) => ({ databaseId, hour, ...NO_COUNTS, readRequests: 1, queries: replica + 1 })),
+              ),
+              seed,
+            );
+            const grown = shuffled(
+              tables.map((t): [string, number] => [t.location, 10]),
+              seed + 1,
+            );
+            const ids = tables.map((t) => t.id);
+            await uow.run(() =>
+              repo.applyFlush(`race-${kind}-${replica}`, seq, rows, shuffled(ids, seed + 2), grown, shuffled(ids.slice(0, 300), seed + 3)),
+            );
+          }
+        }),
+      );
+      const failed = flushes.filter((f): f is PromiseRejectedResult => f.status === 'rejected');
+      assert.deepEqual(
+        failed.map((f) => String(f.reason?.message ?? f.reason).slice(0, 300)),
+        [],
+        'no flush failed',
+      );
+      const [sums] = await prisma.$queryRawUnsafe<{ n: number; r: string; q: string }[]>(
+        `SELECT count(*)::int AS n, sum(read_requests)::text AS r, sum(queries)::text AS q FROM usage_counters
+          WHERE database_id = ANY($1::uuid[])`,
+        databaseIds,
+      );
+      assert.equal(sums.n, DATABASES * hours.length);
+      assert.equal(Number(sums.r), DATABASES * hours.length * 3 * FLUSHES);
+      assert.equal(Number(sums.q), DATABASES * hours.length * (1 + 2 + 3) * FLUSHES);
+      const marks = await prisma.$queryRawUnsafe<{ marked: number; written: string; n: number }[]>(
+        `SELECT u.marked, u.written_bytes::text AS written, count(*)::int AS n FROM table_usage u
+          WHERE u.table_id = ANY($1::uuid[]) GROUP BY 1, 2`,
+        tables.map((t) => t.id),
+      );
+      // Every table written (grown), each replica's every flush adding its 10 bytes.
+      assert.deepEqual(marks, [{ marked: 1, written: String(3 * FLUSHES * 10), n: TABLES }]);
+    } finally {
+      await prisma.$executeRawUnsafe(`DELETE FROM usage_counters WHERE database_id = ANY($1::uuid[])`, databaseIds);
+      await prisma.$executeRawUnsafe(`DELETE FROM tables WHERE database_id = $1::uuid AND location LIKE $2`, db.id, `${prefix}/%`);
+    }
   });
 
   it('flushes once per call while counting goes on (steady traffic does not keep a flush running)', async () => {
