@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import * as arrow from 'apache-arrow';
 import { UnitOfWork } from '../src/platform/db/unit-of-work';
+import { PrismaClient } from '../src/generated/prisma/client';
+import { UsageMeter } from '../src/modules/metering/usage-meter.service';
 import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
 import { expectProblem } from './helpers/assertions';
 import { Api, forEachCatalog, idPath, operator, startGateway, TestGateway } from './helpers/gateway';
@@ -24,6 +26,31 @@ function rowsOf(from: number, n: number): Buffer {
     ),
   });
   return Buffer.from(arrow.tableToIPC(table, 'stream'));
+}
+
+/**
+ * Counts the catalog statements of the gateway's process from now until restore() (every repository query goes
+ * through the unit of work's `db` or `read`).
+ */
+function countStatements(gw: TestGateway): { readonly statements: number; restore(): void } {
+  const uow = gw.app.get(UnitOfWork);
+  let statements = 0;
+  const dbGetter = Object.getOwnPropertyDescriptor(UnitOfWork.prototype, 'db')!.get!;
+  const read = uow.read.bind(uow);
+  Object.defineProperty(uow, 'db', { configurable: true, get: () => (statements++, dbGetter.call(uow)) });
+  Object.defineProperty(uow, 'read', {
+    configurable: true,
+    value: (sql: string, params: readonly unknown[]) => (statements++, read(sql, params)),
+  });
+  return {
+    get statements() {
+      return statements;
+    },
+    restore() {
+      delete (uow as any).db;
+      delete (uow as any).read;
+    },
+  };
 }
 
 forEachCatalog('quotas', (kind) => {
@@ -179,25 +206,16 @@ forEachCatalog('quotas', (kind) => {
     assert.equal(created.status, 201);
     const freeReader = new Api(gw.url, { 'x-api-key': fr.body.api_key, 'x-service-database': free });
 
-    // Catalog statements through the unit of work (every repository query goes through `db` or `read`).
-    const uow = gw.app.get(UnitOfWork);
-    let statements = 0;
-    const dbGetter = Object.getOwnPropertyDescriptor(UnitOfWork.prototype, 'db')!.get!;
-    const read = uow.read.bind(uow);
-    Object.defineProperty(uow, 'db', { configurable: true, get: () => (statements++, dbGetter.call(uow)) });
-    Object.defineProperty(uow, 'read', {
-      configurable: true,
-      value: (sql: string, params: readonly unknown[]) => (statements++, read(sql, params)),
-    });
+    const counter = countStatements(gw);
     const readsCost = async (r: Api) => {
       await r.post(`/v1/table/${idPath('t1')}/describe`, {}); // warm: data already seen on storage
-      const before = statements;
+      const before = counter.statements;
       for (let i = 0; i < 3; i++) {
         assert.equal((await r.post(`/v1/table/t1/count_rows`, {})).status, 200);
         assert.equal((await r.post(`/v1/table/${idPath('t1')}/query`, { k: 3, filter: 'id >= 0', columns: ['id'] })).status, 200);
         assert.equal((await r.post(`/v1/table/${idPath('t1')}/describe`, {})).status, 200);
       }
-      return statements - before;
+      return counter.statements - before;
     };
     try {
       // The counter sees the whole process: a background statement (a trim, a flush, a maintenance check) may land in
@@ -211,8 +229,68 @@ forEachCatalog('quotas', (kind) => {
       assert.ok(limited > 0, 'statements are counted');
       assert.equal(limited, unlimited, `catalog statements for 9 reads: ${limited} with quotas, ${unlimited} without`);
     } finally {
-      delete (uow as any).db;
-      delete (uow as any).read;
+      counter.restore();
     }
+  });
+
+  it('marks a table described with a write key for re-measurement with no catalog statement on the read path, and once', async () => {
+    const op = operator(gw);
+    const db = `marks_${kind}`;
+    assert.equal((await op.post('/admin/v1/databases', { name: db, quotas: { max_rows_per_write: null } })).status, 201);
+    const keys = await Promise.all(['read', 'write'].map((role) => op.post(`/admin/v1/databases/${db}/api-keys`, { role })));
+    const [asReader, asWriter] = keys.map((k) => new Api(gw.url, { 'x-api-key': k.body.api_key, 'x-service-database': db }));
+    const created = await fetch(`${gw.url}/v1/tables/t1`, {
+      method: 'POST',
+      headers: { ...asWriter.headers, 'content-type': ARROW },
+      body: rowsOf(0, 10),
+    });
+    assert.equal(created.status, 201);
+    // Measured: no mark left (the create's is cleared by the measurement).
+    await gw.app.get(UsageMeter).flush();
+    await gw.app.get(UsageRefresher).runOnce();
+    const prisma = gw.app.get(PrismaClient);
+    const usageRow = async () =>
+      (
+        await prisma.$queryRawUnsafe<{ marked: number | null; version: string }[]>(
+          `SELECT u.marked, u.xmin::text AS version FROM table_usage u JOIN tables t ON t.id = u.table_id
+            JOIN databases d ON d.id = t.database_id WHERE d.name = $1 AND t.name = 't1'`,
+          db,
+        )
+      )[0];
+    assert.equal((await usageRow()).marked, null);
+
+    const counter = countStatements(gw);
+    const describesCost = async (a: Api) => {
+      const before = counter.statements;
+      for (let i = 0; i < 5; i++) assert.equal((await a.post(`/v1/table/${idPath('t1')}/describe`, {})).status, 200);
+      return counter.statements - before;
+    };
+    let withWriteKey = Infinity;
+    let withReadKey = Infinity;
+    try {
+      // The least of three rounds (a background statement may land in one, as above).
+      for (let round = 0; round < 3; round++) {
+        withWriteKey = Math.min(withWriteKey, await describesCost(asWriter));
+        withReadKey = Math.min(withReadKey, await describesCost(asReader));
+      }
+    } finally {
+      counter.restore();
+    }
+    assert.ok(withReadKey > 0, 'statements are counted');
+    assert.equal(
+      withWriteKey,
+      withReadKey,
+      `catalog statements for 5 describes: ${withWriteKey} with a write key, ${withReadKey} with a read key`,
+    );
+
+    // The next flush marks the table (opened for writing), once: more describes and flushes write its row no more.
+    await gw.app.get(UsageMeter).flush();
+    const marked = await usageRow();
+    assert.equal(marked.marked, 2);
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await asWriter.post(`/v1/table/${idPath('t1')}/describe`, {})).status, 200);
+      await gw.app.get(UsageMeter).flush();
+    }
+    assert.deepEqual(await usageRow(), marked, 'the marked row is not written again');
   });
 });
