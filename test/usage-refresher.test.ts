@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as lancedb from '@lancedb/lancedb';
+import * as arrow from 'apache-arrow';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { UsageMeter } from '../src/modules/metering/usage-meter.service';
 import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
@@ -26,6 +27,7 @@ async function storageToday(
 
 const rows = (from: number, n: number) =>
   Array.from({ length: n }, (_, i) => ({ id: from + i, label: `row-${from + i}`, vector: [from + i, 1, 2, 3] }));
+const ipcOf = (data: ReturnType<typeof rows>): Buffer => Buffer.from(arrow.tableToIPC(lancedb.makeArrowTable(data), 'stream'));
 
 forEachCatalog('storage refresher', (kind) => {
   let gw: TestGateway;
@@ -173,5 +175,71 @@ describe('storage refresher: two replicas and a bounded round [postgres]', { ski
     const day = await operator(a).get(`/admin/v1/databases/${t.name}/usage?from=${today()}`);
     assert.equal(day.body.periods[0].tables, 5);
     assert.ok(day.body.periods[0].storage_bytes > 0);
+  });
+});
+
+forEachCatalog('storage refresher: what is measured first', (kind) => {
+  let gw: TestGateway;
+  let tenant: Tenant;
+
+  before(async () => {
+    // 5 tables per round: the order of the claim decides which.
+    gw = await startGateway(kind, {
+      USAGE_FLUSH_INTERVAL_SECONDS: '3600',
+      USAGE_REFRESH_INTERVAL_SECONDS: '0',
+      USAGE_REFRESH_TABLES_PER_MINUTE: '5',
+    });
+    tenant = await newTenant(gw);
+  });
+  after(() => gw?.close());
+
+  it('measures tables written through the gateway first, then tables opened for writing, then never-measured ones', async () => {
+    const names = Array.from({ length: 200 }, (_, i) => `d${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < names.length; i += 20) {
+      await Promise.all(
+        names.slice(i, i + 20).map(async (n) => {
+          const r = await tenant.api.post(`/v1/table/${n}/declare`, {});
+          assert.equal(r.status, 200, r.text);
+        }),
+      );
+    }
+    // Three of them written through the gateway (their first data), late in the declaration order; two others opened
+    // for writing (a namespace-mode writer's describe); every other declared table is due too (never measured).
+    const written = ['d150', 'd170', 'd190'];
+    for (const n of written) {
+      const r = await fetch(`${gw.url}/v1/table/${n}/create`, {
+        method: 'POST',
+        headers: { 'x-api-key': tenant.writeKey, 'x-service-database': tenant.name, 'content-type': 'application/vnd.apache.arrow.stream' },
+        body: ipcOf(rows(0, 20)),
+      });
+      assert.equal(r.status, 200, await r.text());
+    }
+    const opened = ['d160', 'd180'];
+    for (const n of opened) assert.equal((await tenant.api.post(`/v1/table/${n}/describe`, {})).status, 200);
+    // A read key's describe marks nothing.
+    assert.equal((await tenant.reader.post(`/v1/table/d140/describe`, {})).status, 200);
+
+    await gw.app.get(UsageMeter).flush();
+    const prisma = gw.app.get(PrismaClient);
+    const measured = async () =>
+      (
+        await prisma.$queryRawUnsafe<{ name: string; bytes: string }[]>(
+          `SELECT t.name, u.total_bytes::text AS bytes FROM table_usage u JOIN tables t ON t.id = u.table_id
+            WHERE t.database_id = (SELECT id FROM databases WHERE name = $1) AND u.scanned_at IS NOT NULL ORDER BY t.name`,
+          tenant.name,
+        )
+      ).map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
+
+    const round = await gw.app.get(UsageRefresher).runOnce();
+    assert.deepEqual([round.scanned, round.failed], [5, 0]);
+    const first = await measured();
+    assert.deepEqual(
+      first.map((m) => m.name),
+      [...written, ...opened].sort(),
+    );
+    for (const m of first) assert.ok(written.includes(m.name) ? m.bytes > 0 : m.bytes === 0, JSON.stringify(m));
+    // Then never-measured ones.
+    assert.equal((await gw.app.get(UsageRefresher).runOnce()).scanned, 5);
+    assert.equal((await measured()).length, 10);
   });
 });
