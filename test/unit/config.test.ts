@@ -23,6 +23,7 @@ describe('configuration', () => {
       flushIntervalMs: 10_000,
       refreshIntervalMs: 60_000,
       refreshTablesPerMinute: 600,
+      refreshConcurrency: 4,
       fullScanMs: 24 * 3600_000,
     });
     assert.deepEqual(c.quotas, { maxTables: undefined, maxNamespaces: undefined, maxStorageBytes: undefined, maxRowsPerWrite: undefined });
@@ -39,6 +40,7 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ USAGE_FLUSH_INTERVAL_SECONDS: '0' }), /USAGE_FLUSH_INTERVAL_SECONDS: must be an integer >= 1/);
     assert.throws(() => loadConfig({ QUOTA_MAX_TABLES: 'many' }), /QUOTA_MAX_TABLES: must be an integer >= 0/);
     assert.throws(() => loadConfig({ USAGE_REFRESH_TABLES_PER_MINUTE: '0' }), /USAGE_REFRESH_TABLES_PER_MINUTE/);
+    assert.throws(() => loadConfig({ USAGE_REFRESH_CONCURRENCY: '0' }), /USAGE_REFRESH_CONCURRENCY: must be an integer >= 1/);
   });
 
   test('a Postgres catalog does not bootstrap a database unless asked', () => {
