@@ -251,8 +251,9 @@ forEachCatalog('quotas', (kind) => {
     const prisma = gw.app.get(PrismaClient);
     const usageRow = async () =>
       (
-        await prisma.$queryRawUnsafe<{ marked: number | null; version: string }[]>(
-          `SELECT u.marked, u.xmin::text AS version FROM table_usage u JOIN tables t ON t.id = u.table_id
+        await prisma.$queryRawUnsafe<{ id: string; marked: number | null; markedAt: string | null; version: string }[]>(
+          `SELECT u.table_id AS id, u.marked, u.marked_at::text AS "markedAt", u.xmin::text AS version
+             FROM table_usage u JOIN tables t ON t.id = u.table_id
             JOIN databases d ON d.id = t.database_id WHERE d.name = $1 AND t.name = 't1'`,
           db,
         )
@@ -292,5 +293,17 @@ forEachCatalog('quotas', (kind) => {
       await gw.app.get(UsageMeter).flush();
     }
     assert.deepEqual(await usageRow(), marked, 'the marked row is not written again');
+    // Only to keep the time of its last open once that is 5 minutes old (a writer keeping its handle is re-measured
+    // every 5 minutes within the hour after it): the mark itself stays as it was.
+    await prisma.$executeRawUnsafe(`UPDATE table_usage SET touched_at = now() - interval '6 minutes' WHERE table_id = $1::uuid`, marked.id);
+    assert.equal((await asWriter.post(`/v1/table/${idPath('t1')}/describe`, {})).status, 200);
+    await gw.app.get(UsageMeter).flush();
+    const [opened] = await prisma.$queryRawUnsafe<{ fresh: boolean }[]>(
+      `SELECT touched_at > now() - interval '1 minute' AS fresh FROM table_usage WHERE table_id = $1::uuid`,
+      marked.id,
+    );
+    assert.equal(opened.fresh, true);
+    const after = await usageRow();
+    assert.deepEqual([after.marked, after.markedAt], [marked.marked, marked.markedAt]);
   });
 });

@@ -208,9 +208,10 @@ export class UsageRepository {
   /**
    * Marks tables (sorted by id) due for a measurement, locking their rows in that order first. A table already marked
    * as urgently, with no bytes to add and no measurement under way, is left as it is: no row is written (describes
-   * with a write key repeat marks by the thousand). Under a measurement the mark's time moves on (clock time, after
-   * the claim), so that the measurement, which covers only what came before its claim, leaves the table marked.
-   * An open also moves `touched_at` (a writer that keeps its handle: re-measured every 5 min within the hour).
+   * with a write key repeat marks by the thousand), except that an open moves `touched_at` on when it is 5 minutes
+   * old (a writer that keeps its handle is re-measured every 5 min within the hour after its last open). Under a
+   * measurement the mark's time moves on (clock time, after the claim), so that the measurement, which covers only
+   * what came before its claim, leaves the table marked.
    */
   private async markTables(marks: TableMark[]): Promise<void> {
     await this.db.$executeRaw`
@@ -220,6 +221,7 @@ export class UsageRepository {
       locked AS MATERIALIZED (
         SELECT u.table_id, m.kind, m.b FROM table_usage u JOIN m ON m.id = u.table_id
          WHERE m.b > 0 OR u.marked IS NULL OR u.marked > m.kind OR u.lease_until > now()
+            OR (m.kind = ${MARK_OPENED}::smallint AND u.touched_at < now() - interval '5 minutes')
          ORDER BY u.table_id
          FOR UPDATE OF u)
       UPDATE table_usage u SET
