@@ -3,8 +3,8 @@
 -- (cleared by the measurement that covers it): 1, written through the gateway (its commits, maintenance, an undrop);
 -- 2, opened for writing (a describe with a write key: how a namespace-mode writer starts). The claim takes marked
 -- tables first (written, then opened, oldest mark first), then never-measured ones, then the longest unmeasured.
--- A flush marks a table only when it is not marked yet (or under a measurement): a table described a thousand times
--- between two measurements is written once.
+-- A flush writes a table's row only when it is not marked yet, is under a measurement, or (an open) its touched_at is
+-- 5 min old: a table described a thousand times between two measurements is written once, or once every 5 min.
 ALTER TABLE "table_usage" ADD COLUMN "marked" SMALLINT;
 ALTER TABLE "table_usage" ADD COLUMN "marked_at" TIMESTAMPTZ(3);
 

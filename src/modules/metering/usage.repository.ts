@@ -82,7 +82,7 @@ const numOrNull = (v: unknown): number | null => (v === null || v === undefined 
 
 /**
  * Rows per statement of a flush's multi-row writes (counter rows, table marks): a flush of 5,000 databases' counters
- * is 5 statements, each a few hundred kilobytes of parameters.
+ * is 5 statements of a few tens of kilobytes of parameters each.
  */
 export const FLUSH_CHUNK = 1000;
 
@@ -127,7 +127,7 @@ export class UsageRepository {
    * written); `written`: tables written through the gateway by id.
    *
    * Several replicas flush at once, into the same counter rows (a database's hour) and table rows: every multi-row
-   * write here takes its rows in key order, a few hundred at a time (FLUSH_CHUNK), so that two flushes lock the rows
+   * write here takes its rows in key order, up to FLUSH_CHUNK at a time, so that two flushes lock the rows
    * they share in the same order and never deadlock (unsorted, one flush of three replicas met `40P01`).
    */
   async applyFlush(
