@@ -18,7 +18,11 @@ async function main(): Promise<void> {
   }
   const app = await createGateway(config);
   await app.listen({ port: config.port, host: config.host });
-  const catalog = config.databaseUrl ? 'postgres (DATABASE_URL)' : `embedded postgres in ${config.dataDir}/catalog`;
+  const catalog = !config.databaseUrl
+    ? `embedded postgres in ${config.dataDir}/catalog`
+    : config.dbPooler === 'transaction'
+      ? 'postgres through a transaction pooler (DATABASE_URL; migrations on DATABASE_DIRECT_URL)'
+      : 'postgres (DATABASE_URL)';
   const log = new Logger('Gateway');
   // Graceful shutdown: stop accepting, let in-flight requests finish, close pools; bounded so a stuck request
   // cannot keep a replica from stopping.

@@ -15,8 +15,8 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
-/** 'true' or 'false'; unset or empty: `def`. */
-const flag = (def: boolean) =>
+/** 'true' or 'false'; unset or empty: `def` (undefined: decided from other settings). */
+const flag = <D extends boolean | undefined>(def: D) =>
   z
     .enum(['true', 'false', ''], { error: "must be 'true' or 'false'" })
     .optional()
@@ -63,10 +63,17 @@ export const envSchema = z.object({
   DATABASE_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\/[^\s]+$/.test(v), {
     message: 'must be a postgresql:// URL (leave unset for the embedded database)',
   }),
+  DATABASE_DIRECT_URL: optionalString.refine((v) => v === undefined || /^postgres(ql)?:\/\/[^\s]+$/.test(v), {
+    message: 'must be a postgresql:// URL (Postgres itself, not a pooler in transaction mode)',
+  }),
+  DB_POOLER: z
+    .enum(['none', 'transaction', ''], { error: "must be 'none' or 'transaction'" })
+    .optional()
+    .transform((v) => (v === '' ? undefined : v)),
   DB_POOL_MAX: intWithDefault(10, 1),
   DB_CONNECT_TIMEOUT_MS: intWithDefault(5000, 1),
   DB_QUERY_TIMEOUT_MS: intWithDefault(30_000, 1),
-  DB_PREPARED_STATEMENTS: flag(true),
+  DB_PREPARED_STATEMENTS: flag(undefined),
   BASE_PATH: z
     .string()
     .default('')
@@ -190,15 +197,26 @@ export interface AppConfig {
   storage: StorageConfig;
   /** undefined → embedded PGlite under DATA_DIR/catalog */
   databaseUrl?: string;
+  /**
+   * Where migrations run, under their session-level advisory lock: DATABASE_DIRECT_URL (Postgres itself, around a
+   * pooler), else DATABASE_URL. undefined with the embedded catalog.
+   */
+  databaseDirectUrl?: string;
+  /**
+   * `transaction`: DATABASE_URL is a pooler in transaction mode (PgBouncer), which gives each transaction whichever
+   * server connection is free, so nothing may rely on a session: no session SET on a new pool connection, and no
+   * prepared statements unless DB_PREPARED_STATEMENTS=true says the pooler carries them (docs/pooler.md).
+   */
+  dbPooler: 'none' | 'transaction';
   dbPoolMax: number;
   dbConnectTimeoutMs: number;
   /** Client-side bound on one catalog query: a request never waits longer on Postgres. */
   dbQueryTimeoutMs: number;
   /**
    * The hot catalog reads (a table's lookup, pages of tables, version lookups) are prepared once per pooled
-   * connection instead of parsed and planned on every call. Off for a pooler that cannot carry prepared statements
-   * (PgBouncer in transaction mode before 1.21, or without max_prepared_statements); CatalogDb.read also stops
-   * preparing by itself at the first error that says so.
+   * connection instead of parsed and planned on every call. Off by default behind a transaction pooler (DB_POOLER),
+   * which may not carry prepared statements (PgBouncer before 1.21, or without max_prepared_statements); CatalogDb.read
+   * also stops preparing by itself at the first error that says so.
    */
   dbPreparedStatements: boolean;
   basePath: string;
@@ -377,6 +395,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (e.LIST_DEFAULT_LIMIT > e.LIST_MAX_LIMIT) problems.push('LIST_DEFAULT_LIMIT: must not exceed LIST_MAX_LIMIT');
   if (e.OAUTH_JWKS_URI && !e.OAUTH_ISSUER) problems.push('OAUTH_ISSUER: required when OAUTH_JWKS_URI is set');
   if (e.OAUTH_JWKS_URI && !e.OAUTH_AUDIENCE) problems.push('OAUTH_AUDIENCE: required when OAUTH_JWKS_URI is set');
+  // Behind a pooler: DATABASE_DIRECT_URL set apart from DATABASE_URL says a transaction pooler unless DB_POOLER says
+  // otherwise; migrations need Postgres itself (a session-level advisory lock, which a transaction pooler does not pin).
+  const pooledByDefault = e.DATABASE_DIRECT_URL !== undefined && e.DATABASE_DIRECT_URL !== e.DATABASE_URL;
+  const dbPooler = e.DB_POOLER ?? (pooledByDefault ? 'transaction' : 'none');
+  if (e.DATABASE_DIRECT_URL && !e.DATABASE_URL)
+    problems.push('DATABASE_DIRECT_URL: needs DATABASE_URL (the embedded catalog has no pooler)');
+  if (dbPooler === 'transaction' && !pooledByDefault) {
+    problems.push(
+      'DB_POOLER: transaction needs DATABASE_DIRECT_URL set to Postgres itself (apart from DATABASE_URL): migrations take a ' +
+        'session-level advisory lock, which a pooler in transaction mode does not keep',
+    );
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   const storage = loadStorageConfig(e, dataDir, problems);
   const eventSinks = parseEventSinks(e.EVENT_SINKS, problems);
@@ -388,10 +418,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     storageRoot: storage.profiles.get(storage.defaultProfile)!.root,
     storage,
     databaseUrl: e.DATABASE_URL,
+    databaseDirectUrl: e.DATABASE_URL ? (e.DATABASE_DIRECT_URL ?? e.DATABASE_URL) : undefined,
+    dbPooler,
     dbPoolMax: e.DB_POOL_MAX,
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
     dbQueryTimeoutMs: e.DB_QUERY_TIMEOUT_MS,
-    dbPreparedStatements: e.DB_PREPARED_STATEMENTS,
+    dbPreparedStatements: e.DB_PREPARED_STATEMENTS ?? dbPooler === 'none',
     basePath: e.BASE_PATH,
     adminApiKey: e.ADMIN_API_KEY,
     // The embedded default bootstraps a first database so a newcomer can connect at once.

@@ -18,6 +18,13 @@ export const MIGRATIONS_DIR = [
 /**
  * The catalog's connection: Prisma on a bounded `pg` pool for a real Postgres (DATABASE_URL), or on PGlite, the
  * embedded Postgres, under DATA_DIR/catalog for the zero-configuration default.
+ *
+ * DATABASE_URL may be a pooler in transaction mode (DB_POOLER=transaction, docs/pooler.md). Then nothing here relies
+ * on a session: every statement of the pool is one transaction or inside a unit of work's, locks are row locks and
+ * transaction-scoped advisory locks, the identity caches poll instead of LISTEN, and the query watchdog destroys its
+ * own socket (PgBouncer then closes the server connection that was running the query; none is handed on busy). Only
+ * migrations need a session (a session-level advisory lock and multi-statement scripts): they run on their own
+ * connection to DATABASE_DIRECT_URL, Postgres itself.
  */
 export interface CatalogDb {
   readonly kind: 'postgres' | 'embedded';
@@ -64,7 +71,11 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
   // The prepared reads are keyset queries, whose generic plan is always the right one (an index range scan). Left to
   // choose, Postgres keeps planning a scoped listing's ranges afresh on every call (about 2 ms each: 0.3 ms with the
   // generic plan; docs/performance.md, "Grants"). Only named statements have a plan cache: Prisma's are not affected.
-  if (prepared) pool.on('connect', (client) => void client.query('SET plan_cache_mode = force_generic_plan').catch(() => undefined));
+  // Not behind a transaction pooler: a session SET would land on whichever server connection ran it, and stay there for
+  // other clients (set it on the role instead: docs/pooler.md).
+  if (prepared && config.dbPooler === 'none') {
+    pool.on('connect', (client) => void client.query('SET plan_cache_mode = force_generic_plan').catch(() => undefined));
+  }
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     kind: 'postgres',
@@ -86,7 +97,8 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async migrate() {
-      const client = new Client({ connectionString: url, connectionTimeoutMillis: config.dbConnectTimeoutMs });
+      // Postgres itself (DATABASE_DIRECT_URL, else DATABASE_URL): the migration lock is session-level.
+      const client = new Client({ connectionString: config.databaseDirectUrl ?? url, connectionTimeoutMillis: config.dbConnectTimeoutMs });
       client.on('error', () => undefined);
       await client.connect();
       const session: SqlSession = {

@@ -66,9 +66,32 @@ async function acquireLock(session: SqlSession): Promise<void> {
   for (;;) {
     const [row] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [PRISMA_MIGRATE_LOCK_KEY]);
     if (row.locked) return;
-    if (Date.now() > deadline) throw new MigrationError('timed out waiting for the migration lock');
+    if (Date.now() > deadline) throw new MigrationError(`timed out waiting for the migration lock${await lockHolder(session)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * Who holds the migration lock, for the timeout's message. A holder that sits idle for minutes is usually not a
+ * migration: a pooler in transaction mode (PgBouncer) between a migrator and Postgres leaves the session-level lock
+ * on whichever server connection took it, where it stays until that connection closes.
+ */
+async function lockHolder(session: SqlSession): Promise<string> {
+  const rows = await session
+    .query<{ pid: number; state: string | null; since: string | null; client: string | null; app: string | null }>(
+      `SELECT l.pid, a.state, a.state_change::text AS since, a.client_addr::text AS client, a.application_name AS app
+         FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 0 AND l.objid::bigint = $1 AND l.objsubid = 1`,
+      [PRISMA_MIGRATE_LOCK_KEY],
+    )
+    .catch(() => []);
+  if (rows.length === 0) return '';
+  const [h] = rows;
+  return (
+    ` (advisory lock ${PRISMA_MIGRATE_LOCK_KEY}, held by backend ${h.pid}: ${h.state ?? 'unknown state'} since ${h.since ?? '?'}` +
+    `, from ${h.client ?? 'a local socket'}${h.app ? `, application '${h.app}'` : ''}). Another migrator may still be running; ` +
+    'if DATABASE_URL is a pooler in transaction mode, migrations must reach Postgres itself: set DATABASE_DIRECT_URL (docs/pooler.md)'
+  );
 }
 
 /** Applies pending migrations; returns the names applied by this call. */
