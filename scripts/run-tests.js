@@ -9,10 +9,15 @@
 //                                               npm run test:integration).
 //   node scripts/run-tests.js FILE...          the given files (dist/test/x.test.js, or test/x.test.ts with --source).
 // Postgres is TEST_PG_URL (default postgresql://postgres@127.0.0.1:5432/postgres); TEST_CATALOGS=postgres or
-// =embedded runs each suite against one catalog only. TEST_STORAGE=local skips the object-store pass, =s3 runs only it.
-// The object-store pass runs beside the local one: every suite makes its own catalog database (lgw_*), data folder
-// and object-store prefix, so the two passes share no state. TEST_CONCURRENCY (default 3) is the number of test
-// files each pass runs at once: most of a file's time is spent waiting on Postgres, the engine and timers.
+// =embedded runs each suite against one catalog only. The full tier has three passes, run side by side: local (every
+// file), object-store (OBJECT_STORE_SUITES with their tables on s3rver) and pooler (POOLER_SUITES with their Postgres
+// catalogs reached through PgBouncer in transaction mode, TEST_POOLER=pgbouncer: see test/helpers/pgbouncer.ts).
+// TEST_PASSES=local,s3,pooler (the default) picks passes; TEST_STORAGE=local or =s3 runs that pass only. Every suite
+// makes its own catalog database (lgw_*), data folder and object-store prefix, so the passes share no state.
+// TEST_POOLER=pgbouncer works for given files too. The pooler pass needs Debian's pgbouncer (.ci/run installs it):
+// without it, it is skipped, saying so, except under CI, where its suites fail. TEST_CONCURRENCY (default 3) is the
+// number of test files each pass runs at once: most of a file's time is spent waiting on Postgres, the engine and
+// timers.
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -33,6 +38,23 @@ const OBJECT_STORE_SUITES = [
   'storage-bytes',
   'maintenance',
 ];
+// The catalog suites run again through PgBouncer in transaction mode: catalog reads and writes, units of work, keys and
+// their caches, leases and queues (FOR UPDATE SKIP LOCKED), transaction-scoped advisory locks, the outbox, and the CLI.
+const POOLER_SUITES = [
+  'namespaces',
+  'tables',
+  'identity',
+  'key-lifecycle',
+  'grants',
+  'quotas',
+  'soft-delete',
+  'usage',
+  'jobs',
+  'unit-of-work',
+  'audit-atomic',
+  'events',
+];
+const PGBOUNCER = [process.env.PGBOUNCER_BIN, '/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => p && fs.existsSync(p));
 // The longest files first (measured), so that no long file starts last; the rest keep their alphabetical order.
 const SLOW_FIRST = ['jobs', 'maintenance', 'cli', 'managed-versions', 'multipart', 'crash-safety', 'migrator', 'fuzz'];
 
@@ -52,7 +74,7 @@ function testFiles(dir, ext) {
 }
 
 /** Runs `files` in one test runner; resolves with its exit status. `capture`: keep the output and return it instead. */
-function run(files, env, { capture = false, source = false } = {}) {
+function run(files, env, { capture = false, source = false, concurrency: filesAtOnce = concurrency } = {}) {
   const loader = source
     ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${path.join(__dirname, 'ts-register.js')}`.trim() }
     : {};
@@ -60,7 +82,7 @@ function run(files, env, { capture = false, source = false } = {}) {
   const args = [
     '--test',
     '--test-reporter=spec',
-    `--test-concurrency=${concurrency}`,
+    `--test-concurrency=${filesAtOnce}`,
     `--test-timeout=${process.env.TEST_FILE_TIMEOUT_MS ?? 900000}`,
     ...files,
   ];
@@ -85,25 +107,47 @@ async function main() {
     const files = given.flatMap((p) => (fs.statSync(p).isDirectory() ? testFiles(path.resolve(p), source ? '.ts' : '.js') : [p]));
     return (await run(files, {}, { source })).status;
   }
-  const which = process.env.TEST_STORAGE ?? 'local,s3';
+  const which = (process.env.TEST_PASSES ?? process.env.TEST_STORAGE ?? 'local,s3,pooler').split(',').map((w) => w.trim());
   const dist = path.join(root, 'dist', 'test');
+  const suitesOf = (names) => testFiles(dist, '.js').filter((f) => names.includes(path.basename(f, '.test.js')));
+  // Each pass after the first keeps its output, printed when the passes before it are done, so each reads in one piece.
   const passes = [];
+  const add = (title, files, env, opts = {}) => passes.push({ title, result: run(files, env, { capture: passes.length > 0, ...opts }) });
   if (which.includes('local'))
-    passes.push(run([...testFiles(dist, '.js'), ...testFiles(path.join(dist, 'unit'), '.js')], { TEST_STORAGE: 'local' }));
+    add('', [...testFiles(dist, '.js'), ...testFiles(path.join(dist, 'unit'), '.js')], { TEST_STORAGE: 'local' });
   if (which.includes('s3')) {
-    const suites = testFiles(dist, '.js').filter((f) => OBJECT_STORE_SUITES.includes(path.basename(f, '.test.js')));
-    passes.push(run(suites, { TEST_STORAGE: 's3' }, { capture: passes.length > 0 }));
+    add('object-store pass: the same suites with STORAGE_ROOT=s3://… on a local S3-compatible server', suitesOf(OBJECT_STORE_SUITES), {
+      TEST_STORAGE: 's3',
+    });
   }
-  // The object-store pass's output is printed when the local pass is done, so each pass reads in one piece.
+  const skipped = [];
+  if (which.includes('pooler')) {
+    if (PGBOUNCER || process.env.CI) {
+      add(
+        'pooler pass: the catalog suites through PgBouncer in transaction mode (DATABASE_DIRECT_URL for migrations)',
+        suitesOf(POOLER_SUITES),
+        {
+          TEST_STORAGE: 'local',
+          TEST_CATALOGS: 'postgres',
+          TEST_POOLER: 'pgbouncer',
+        },
+        // Beside the two longer passes, two files at a time: the pooler pass still ends first.
+        { concurrency: Math.min(2, Number(concurrency)) },
+      );
+    } else {
+      skipped.push('pooler pass skipped: no pgbouncer binary found (apt-get install pgbouncer, or set PGBOUNCER_BIN)');
+    }
+  }
   const statuses = [];
-  for (const p of passes) {
-    const r = await p;
-    if (p !== passes[0] || !which.includes('local')) {
-      console.log('\n== object-store pass: the same suites with STORAGE_ROOT=s3://… on a local S3-compatible server\n');
+  for (const [i, p] of passes.entries()) {
+    const r = await p.result;
+    if (i > 0) {
+      console.log(`\n== ${p.title}\n`);
       process.stdout.write(r.output);
     }
     statuses.push(r.status);
   }
+  for (const line of skipped) console.log(`\n== ${line}`);
   return statuses.find((s) => s !== 0) ?? 0;
 }
 

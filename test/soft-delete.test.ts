@@ -460,6 +460,8 @@ forEachCatalog('soft-delete, undrop and protection', (kind) => {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATABASE_URL: gw.config.databaseUrl,
+      // Migrations on Postgres itself when DATABASE_URL is a pooler (the pooler pass).
+      DATABASE_DIRECT_URL: gw.config.databaseDirectUrl,
       DATA_DIR: gw.dataDir,
       STORAGE_ROOT: gw.config.storageRoot,
       NODE_NO_WARNINGS: '1',

@@ -8,6 +8,7 @@ import { Client } from 'pg';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createGateway } from '../../src/app';
 import { AppConfig, loadConfig } from '../../src/platform/config/config';
+import { TEST_POOLER, usePgBouncer } from './pgbouncer';
 import { freshPrefix, TEST_BUCKET, useLocalS3 } from './s3';
 
 /**
@@ -32,9 +33,15 @@ export const CATALOG_KINDS: CatalogKind[] = (process.env.TEST_CATALOGS ?? 'postg
  */
 export const TEST_STORAGE: 'local' | 's3' = process.env.TEST_STORAGE === 's3' ? 's3' : 'local';
 
-/** Runs `suite` once per catalog kind, as `describe('<name> [<kind>]')` (`[<kind>, s3]` on the object-store pass). */
+/**
+ * Runs `suite` once per catalog kind, as `describe('<name> [<kind>]')` (`[<kind>, s3]` on the object-store pass,
+ * `[postgres, pgbouncer]` on the pooler pass).
+ */
 export function forEachCatalog(name: string, suite: (kind: CatalogKind) => void): void {
-  for (const kind of CATALOG_KINDS) describe(`${name} [${kind}${TEST_STORAGE === 's3' ? ', s3' : ''}]`, () => suite(kind));
+  for (const kind of CATALOG_KINDS) {
+    const pass = [kind, ...(TEST_STORAGE === 's3' ? ['s3'] : []), ...(TEST_POOLER && kind === 'postgres' ? [TEST_POOLER] : [])];
+    describe(`${name} [${pass.join(', ')}]`, () => suite(kind));
+  }
 }
 
 export function pgUrlFor(database: string): string {
@@ -122,18 +129,39 @@ export async function startGateway(
         STORAGE_CLIENT_OPTIONS: JSON.stringify(s3.options),
       }
     : {};
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    ADMIN_API_KEY: ADMIN_KEY,
-    BOOTSTRAP_DATABASE: '',
-    ...(pg ? { DATABASE_URL: pg.url } : {}),
-    ...storageEnv,
-    ...env,
-  });
-  const app = await createGateway(config, {
-    logger: process.env.TEST_LOGS || opts.logStream ? undefined : false,
-    logStream: opts.logStream as never,
-  });
+  // The pooler pass (TEST_POOLER=pgbouncer): a catalog on the tests' Postgres is reached through PgBouncer in
+  // transaction mode, its migrations on Postgres itself, unless the test chose its own DATABASE_DIRECT_URL.
+  const directUrl = pg?.url ?? env.DATABASE_URL;
+  const bouncer =
+    kind === 'postgres' && TEST_POOLER && directUrl && env.DATABASE_DIRECT_URL === undefined ? await usePgBouncer() : undefined;
+  const poolerEnv: Record<string, string> =
+    bouncer && directUrl && bouncer.isUpstream(directUrl)
+      ? { DATABASE_URL: bouncer.pooled(directUrl), DATABASE_DIRECT_URL: directUrl }
+      : {};
+  const release = async () => {
+    await s3?.release();
+    await bouncer?.release();
+  };
+  let config: AppConfig;
+  let app: NestFastifyApplication;
+  try {
+    config = loadConfig({
+      DATA_DIR: dataDir,
+      ADMIN_API_KEY: ADMIN_KEY,
+      BOOTSTRAP_DATABASE: '',
+      ...(pg ? { DATABASE_URL: pg.url } : {}),
+      ...storageEnv,
+      ...env,
+      ...poolerEnv,
+    });
+    app = await createGateway(config, {
+      logger: process.env.TEST_LOGS || opts.logStream ? undefined : false,
+      logStream: opts.logStream as never,
+    });
+  } catch (err) {
+    await release();
+    throw err;
+  }
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address() as { port: number };
   return {
@@ -145,7 +173,7 @@ export async function startGateway(
     async close() {
       await app.close();
       if (pg) await pg.drop();
-      await s3?.release();
+      await release();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -48,6 +48,42 @@ describe('configuration', () => {
     assert.equal(loadConfig({ DATABASE_URL: 'postgresql://u@h/db', BOOTSTRAP_DATABASE: 'acme' }).bootstrapDatabase, 'acme');
   });
 
+  test('behind a pooler: migrations on DATABASE_DIRECT_URL, no session state, prepared statements off unless asked', () => {
+    const direct = 'postgresql://u@pg:5432/db';
+    const pooled = 'postgresql://u@pgbouncer:6432/db';
+    // Straight to Postgres: migrations on the same URL, prepared statements on.
+    const plain = loadConfig({ DATABASE_URL: direct });
+    assert.deepEqual([plain.databaseDirectUrl, plain.dbPooler, plain.dbPreparedStatements], [direct, 'none', true]);
+    assert.equal(loadConfig({}).databaseDirectUrl, undefined, 'the embedded catalog has no URL');
+    // A direct URL apart from DATABASE_URL says a transaction pooler.
+    const behind = loadConfig({ DATABASE_URL: pooled, DATABASE_DIRECT_URL: direct });
+    assert.deepEqual(
+      [behind.databaseUrl, behind.databaseDirectUrl, behind.dbPooler, behind.dbPreparedStatements],
+      [pooled, direct, 'transaction', false],
+    );
+    // A pooler that carries prepared statements (PgBouncer >= 1.21, max_prepared_statements): asked for explicitly.
+    assert.equal(
+      loadConfig({ DATABASE_URL: pooled, DATABASE_DIRECT_URL: direct, DB_PREPARED_STATEMENTS: 'true' }).dbPreparedStatements,
+      true,
+    );
+    // DB_POOLER=none: a direct URL for another reason (a migration role), no pooler.
+    const role = loadConfig({ DATABASE_URL: pooled, DATABASE_DIRECT_URL: direct, DB_POOLER: 'none' });
+    assert.deepEqual([role.dbPooler, role.dbPreparedStatements], ['none', true]);
+    assert.equal(loadConfig({ DATABASE_URL: direct, DATABASE_DIRECT_URL: direct }).dbPooler, 'none');
+    // Refused: a transaction pooler without Postgres itself for migrations, a direct URL without a catalog URL, bad values.
+    assert.throws(() => loadConfig({ DATABASE_URL: pooled, DB_POOLER: 'transaction' }), /DB_POOLER: transaction needs DATABASE_DIRECT_URL/);
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: direct, DATABASE_DIRECT_URL: direct, DB_POOLER: 'transaction' }),
+      /DB_POOLER: transaction needs DATABASE_DIRECT_URL/,
+    );
+    assert.throws(() => loadConfig({ DATABASE_DIRECT_URL: direct }), /DATABASE_DIRECT_URL: needs DATABASE_URL/);
+    assert.throws(() => loadConfig({ DATABASE_URL: direct, DB_POOLER: 'statement' }), /DB_POOLER: must be 'none' or 'transaction'/);
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: direct, DATABASE_DIRECT_URL: 'mysql://h/db' }),
+      /DATABASE_DIRECT_URL: must be a postgresql/,
+    );
+  });
+
   test('blank values read as unset; numbers and flags are coerced', () => {
     const c = loadConfig({ PORT: ' 8080 ', REDIS_URL: '  ', RATE_LIMIT_FAIL_CLOSED: 'true', BASE_PATH: 'lance' });
     assert.equal(c.port, 8080);
