@@ -18,7 +18,8 @@ describe('deployment files', () => {
   const compose = parse(read('docker-compose.yml'), { merge: true }) as {
     services: Record<string, { build?: unknown; image?: string; environment?: Record<string, string>; ports?: string[] }>;
   };
-  const gateways = Object.entries(compose.services).filter(([, s]) => s.build !== undefined);
+  // The gateway replicas are built from this repository's Dockerfile (PgBouncer from deploy/pgbouncer).
+  const gateways = Object.entries(compose.services).filter(([, s]) => s.build === '.');
 
   it('docker-compose.yml runs Postgres, Redis, MinIO and two gateway replicas on one bucket behind one port', () => {
     assert.match(compose.services.postgres.image ?? '', /^postgres:/);
@@ -47,9 +48,35 @@ describe('deployment files', () => {
       const env = g.environment ?? {};
       assert.ok(Object.keys(env).length > 0, `${name} has an environment`);
       for (const key of Object.keys(env)) assert.ok(KNOWN.has(key), `${name}: ${key} is not a gateway setting`);
-      assert.match(env.DATABASE_URL, /^postgresql:\/\/.+@postgres:5432\//);
+      // The catalog through PgBouncer, migrations on Postgres itself: the same user and database.
+      assert.match(env.DATABASE_URL, /^postgresql:\/\/.+@pgbouncer:6432\//);
+      assert.match(env.DATABASE_DIRECT_URL, /^postgresql:\/\/.+@postgres:5432\//);
+      assert.equal(env.DATABASE_URL.replace('@pgbouncer:6432/', '@postgres:5432/'), env.DATABASE_DIRECT_URL);
+      assert.equal(env.DB_POOLER, 'transaction');
       assert.match(env.REDIS_URL, /^redis:\/\/redis:6379/);
     }
+  });
+
+  it("PgBouncer: Debian's package, in transaction mode, forwarding the replicas' catalog database to Postgres", () => {
+    const service = compose.services.pgbouncer as { build?: unknown; volumes?: string[] };
+    assert.equal(service.build, 'deploy/pgbouncer');
+    assert.match(read('deploy/pgbouncer/Dockerfile'), /apt-get install[^\n]*pgbouncer/);
+    assert.match(read('deploy/pgbouncer/Dockerfile'), /^USER postgres$/m, 'not as root');
+    assert.deepEqual(service.volumes, [
+      './deploy/pgbouncer/pgbouncer.ini:/etc/pgbouncer/pgbouncer.ini:ro',
+      './deploy/pgbouncer/userlist.txt:/etc/pgbouncer/userlist.txt:ro',
+    ]);
+    const ini = read('deploy/pgbouncer/pgbouncer.ini');
+    const setting = (name: string) => new RegExp(`^${name}\\s*=\\s*(.*)$`, 'm').exec(ini)?.[1].trim();
+    assert.equal(setting('pool_mode'), 'transaction');
+    assert.equal(setting('listen_port'), '6432');
+    const url = new URL(gateways[0][1].environment!.DATABASE_URL);
+    const db = url.pathname.slice(1);
+    assert.match(setting(db) ?? '', /host=postgres port=5432/, `[databases] forwards ${db} to Postgres`);
+    assert.ok(read('deploy/pgbouncer/userlist.txt').includes(`"${url.username}" "${url.password}"`), 'the replicas can sign in');
+    // Enough client connections for every replica's pool, and a server pool no larger than Postgres allows.
+    assert.ok(Number(setting('max_client_conn')) >= gateways.length * 10 * 2);
+    assert.ok(Number(setting('default_pool_size')) <= 90);
   });
 
   it('the Dockerfile is multi-stage, non-root, health-checked on /readyz, and starts the way the README says', () => {
