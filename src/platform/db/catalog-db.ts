@@ -55,8 +55,17 @@ export async function openCatalogDb(config: AppConfig): Promise<CatalogDb> {
 const PREPARED_STATEMENT_FAILURES = new Set(['0A000', '26000', '42P05']);
 
 function openPostgres(config: AppConfig, url: string): CatalogDb {
+  let prepared = config.dbPreparedStatements;
+  // The prepared reads are keyset queries, whose generic plan is always the right one (an index range scan). Left to
+  // choose, Postgres keeps planning a scoped listing's ranges afresh on every call (about 2 ms each: 0.3 ms with the
+  // generic plan; docs/performance.md, "Grants"). Only named statements have a plan cache: Prisma's are not affected.
+  // Set as a start-up parameter of each connection (no statement of its own, nothing racing the first query), unless
+  // the URL brings its own `options`. Not behind a transaction pooler: a session setting would land on whichever
+  // server connection it reached, and stay there for other clients (set it on the role instead: docs/pooler.md).
+  const generic = prepared && config.dbPooler === 'none' && !/[?&]options=/.test(url);
   const pool = new Pool({
     connectionString: url,
+    ...(generic ? { options: '-c plan_cache_mode=force_generic_plan' } : {}),
     max: config.dbPoolMax,
     connectionTimeoutMillis: config.dbConnectTimeoutMs,
     idleTimeoutMillis: 30_000,
@@ -67,15 +76,6 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
   // A query on a connection whose server vanished (no RST) must not hang a request until TCP gives up
   // (DB_QUERY_TIMEOUT_MS; not pg's query_timeout, see query-watchdog.ts).
   const stopWatching = watchQueries(pool, config.dbQueryTimeoutMs);
-  let prepared = config.dbPreparedStatements;
-  // The prepared reads are keyset queries, whose generic plan is always the right one (an index range scan). Left to
-  // choose, Postgres keeps planning a scoped listing's ranges afresh on every call (about 2 ms each: 0.3 ms with the
-  // generic plan; docs/performance.md, "Grants"). Only named statements have a plan cache: Prisma's are not affected.
-  // Not behind a transaction pooler: a session SET would land on whichever server connection ran it, and stay there for
-  // other clients (set it on the role instead: docs/pooler.md).
-  if (prepared && config.dbPooler === 'none') {
-    pool.on('connect', (client) => void client.query('SET plan_cache_mode = force_generic_plan').catch(() => undefined));
-  }
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     kind: 'postgres',
