@@ -1,15 +1,18 @@
 // Over 400 lines on purpose: one class because the handle cache, the write and storage listeners and the footprint
 // cache are state every entry point shares; its pure parts live beside it (lance-native.ts, store-footprint.ts,
 // table-manifests.ts, engine-errors.ts).
-import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import { LRUCache } from 'lru-cache';
+import { Counter, Gauge } from 'prom-client';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { MetricsService } from '../../platform/observability/metrics.service';
 import { ApiError, Errors } from '../../platform/http/errors';
 import { EngineErrorContext, translateEngineError } from './engine-errors';
 import { JsonSchema, jsonSchema, SchemaDialect } from '../arrow/arrow-json-schema';
 import { TableStorage } from '../storage/table-storage.service';
 import { NativeTable, nativeOf } from './lance-native';
+import { handleBytes, SessionStats, SharedSession } from './lance-session';
 import { commitOverhead, dataBytes, Footprint, footprintWithIndices, growth, written0 } from './store-footprint';
 import { manifestsOf, U64_MAX, versionsDir } from './table-manifests';
 
@@ -104,16 +107,28 @@ interface CachedHandle {
   conn: lancedb.Connection;
   leases: number;
   evicted: boolean;
+  /** Its estimated memory (lance-session.ts handleBytes), what the cache's byte bound counts. */
+  bytes: number;
 }
+
+/** How often expired handles are closed (and an idle session let go): a quarter of the idle time, 250 ms to 30 s. */
+const sweepEvery = (idleMs: number) => Math.min(Math.max(Math.floor(idleMs / 4), 250), 30_000);
 
 @Injectable()
 export class LanceEngine implements OnModuleDestroy {
   /**
-   * Open tables for reads, by location, branch and pinned version (LRU, idle ones expire). A handle of the latest
-   * version is opened with `readConsistencyInterval: 0`, so every read sees the latest committed version (also one
-   * another replica or a namespace-mode client committed) without reopening; a pinned version stays pinned.
+   * Open tables for reads, by location, branch and pinned version (LRU within TABLE_HANDLE_CACHE_BYTES of estimated
+   * memory; idle ones are closed by a sweep). A handle of the latest version is opened with
+   * `readConsistencyInterval: 0`, so every read sees the latest committed version (also one another replica or a
+   * namespace-mode client committed) without reopening; a pinned version stays pinned.
    */
   private readonly handles?: LRUCache<string, CachedHandle>;
+  /** The one Lance session (bounded index and metadata caches) every connection opens with, reads and writes. */
+  private readonly session: SharedSession;
+  private readonly idleMs: number;
+  private readonly sweeper: NodeJS.Timeout;
+  /** Handles opened for the cache (its misses), for the metrics. */
+  private handleOpens = 0;
   private readonly opening = new Map<string, Promise<CachedHandle>>();
   private readonly writeListeners: Array<(location: string, branch?: string) => Promise<unknown>> = [];
   private readonly storedListeners: Array<(location: string, bytes: number) => void> = [];
@@ -128,11 +143,18 @@ export class LanceEngine implements OnModuleDestroy {
   constructor(
     private readonly storage: TableStorage,
     @Inject(APP_CONFIG) config: AppConfig,
+    @Optional() metrics?: MetricsService,
   ) {
-    if (config.tableHandles.max > 0) {
+    const { maxBytes, max, idleMs } = config.tableHandles;
+    this.idleMs = idleMs;
+    this.session = new SharedSession(config.lanceSession.indexCacheBytes, config.lanceSession.metadataCacheBytes);
+    if (max !== undefined) this.log.warn('TABLE_HANDLE_CACHE_SIZE is deprecated: the kept handles are bounded by TABLE_HANDLE_CACHE_BYTES');
+    if (maxBytes > 0 && max !== 0) {
       this.handles = new LRUCache<string, CachedHandle>({
-        max: config.tableHandles.max,
-        ttl: config.tableHandles.idleMs,
+        ...(max !== undefined ? { max } : {}),
+        maxSize: maxBytes,
+        sizeCalculation: (h) => h.bytes,
+        ttl: idleMs,
         updateAgeOnGet: true,
         dispose: (h) => {
           h.evicted = true;
@@ -142,10 +164,68 @@ export class LanceEngine implements OnModuleDestroy {
       // Whatever removes a table's or a database's storage closes the handles under it.
       storage.onRemove((prefix) => this.forget(prefix));
     }
+    this.sweeper = setInterval(() => this.sweep(), sweepEvery(idleMs)).unref();
+    if (metrics) this.registerMetrics(metrics);
   }
 
   onModuleDestroy(): void {
+    clearInterval(this.sweeper);
     this.handles?.clear();
+  }
+
+  /**
+   * Closes the handles unused for TABLE_HANDLE_IDLE_SECONDS (the cache only notices expiry when asked for a key), and
+   * once none is kept and nothing used the session for as long, lets the session and its caches go.
+   */
+  sweep(now = Date.now()): void {
+    this.handles?.purgeStale();
+    if ((this.handles?.size ?? 0) === 0 && this.opening.size === 0) this.session.renewIfIdle(this.idleMs, now);
+  }
+
+  private registerMetrics(metrics: MetricsService): void {
+    const registers = [metrics.registry];
+    const self = () => this;
+    new Gauge({
+      name: 'lgw_table_handles',
+      help: 'Open table handles kept for reads (TABLE_HANDLE_CACHE_BYTES)',
+      registers,
+      collect() {
+        this.set(self().keptHandles());
+      },
+    });
+    new Gauge({
+      name: 'lgw_table_handle_bytes',
+      help: 'Estimated memory of the kept table handles (what TABLE_HANDLE_CACHE_BYTES bounds)',
+      registers,
+      collect() {
+        this.set(self().keptHandleBytes());
+      },
+    });
+    new Counter({
+      name: 'lgw_table_handle_opens_total',
+      help: 'Table handles opened for reads because none was kept (cache misses)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(self().handleOpens);
+      },
+    });
+    new Gauge({
+      name: 'lgw_lance_session_cache_bytes',
+      help: "Bytes in the shared Lance session's index and metadata caches (LANCE_INDEX_CACHE_BYTES + LANCE_METADATA_CACHE_BYTES bound them)",
+      registers,
+      collect() {
+        this.set(self().sessionStats().bytes);
+      },
+    });
+    new Gauge({
+      name: 'lgw_lance_session_cache_items',
+      help: "Entries in the shared Lance session's caches (approximate)",
+      registers,
+      collect() {
+        this.set(self().sessionStats().items);
+      },
+    });
   }
 
   /** Closes (once no request uses them) the kept handles of every table under a location prefix. */
@@ -160,6 +240,16 @@ export class LanceEngine implements OnModuleDestroy {
   /** How many handles are kept open (for tests and metrics). */
   keptHandles(): number {
     return this.handles?.size ?? 0;
+  }
+
+  /** The estimated memory of the kept handles, what TABLE_HANDLE_CACHE_BYTES bounds (for tests and metrics). */
+  keptHandleBytes(): number {
+    return this.handles?.calculatedSize ?? 0;
+  }
+
+  /** The shared Lance session's caches (for tests and metrics). */
+  sessionStats(): SessionStats {
+    return this.session.stats();
   }
 
   /**
@@ -190,13 +280,15 @@ export class LanceEngine implements OnModuleDestroy {
     const ref: TableRef = typeof at === 'number' ? { version: at } : (at ?? {});
     const key = this.keyOf(location, ref);
     let h = this.handles.get(key);
-    if (!h) {
+    if (h) {
+      this.session.touch();
+    } else {
       let pending = this.opening.get(key);
       if (!pending) {
         pending = this.openKept(location, ref).finally(() => this.opening.delete(key));
         this.opening.set(key, pending);
         pending.then(
-          (opened) => this.handles?.set(key, opened),
+          (opened) => this.keep(key, opened),
           () => undefined,
         );
       }
@@ -216,6 +308,19 @@ export class LanceEngine implements OnModuleDestroy {
     };
   }
 
+  /**
+   * Puts a handle in the cache (again, after its size changed). One the cache does not take (larger than its whole
+   * bound) is closed once its leases end, like an evicted one.
+   */
+  private keep(key: string, h: CachedHandle): void {
+    if (h.evicted || !this.handles) return;
+    this.handles.set(key, h);
+    if (this.handles.peek(key) !== h && !h.evicted) {
+      h.evicted = true;
+      if (h.leases === 0) closeHandle(h);
+    }
+  }
+
   private drop(location: string, at: number | TableRef | undefined, h: { table: lancedb.Table }): void {
     if (!this.handles) return;
     const key = this.keyOf(location, typeof at === 'number' ? { version: at } : (at ?? {}));
@@ -229,7 +334,21 @@ export class LanceEngine implements OnModuleDestroy {
   private async openKept(location: string, ref: TableRef): Promise<CachedHandle> {
     // A handle of the latest version checks for newer commits at every read; a pinned one never moves.
     const { conn, table } = await this.openAt(location, ref, ref.version === undefined);
-    return { table, conn, leases: 0, evicted: false };
+    this.handleOpens++;
+    const h: CachedHandle = { table, conn, leases: 0, evicted: false, bytes: handleBytes(1) };
+    // Sized as a table of one fragment until its statistics (read from the manifest in memory, off the request's
+    // path) tell how many it has.
+    table.stats().then(
+      (s) => {
+        const bytes = handleBytes(s.fragmentStats.numFragments);
+        if (bytes === h.bytes || h.evicted) return;
+        h.bytes = bytes;
+        const key = this.keyOf(location, ref);
+        if (this.handles?.peek(key) === h) this.keep(key, h);
+      },
+      () => undefined,
+    );
+    return h;
   }
 
   /** Opens the table at `ref` (branch and/or version) on a new connection; both are the caller's to close. */
@@ -240,7 +359,11 @@ export class LanceEngine implements OnModuleDestroy {
   ): Promise<{ conn: lancedb.Connection; table: lancedb.Table }> {
     const { dir, name, options } = this.storage.engineTarget(location);
     const conn = await lancedb
-      .connect(dir, { ...(options ? { storageOptions: options } : {}), ...(latestOnEveryRead ? { readConsistencyInterval: 0 } : {}) })
+      .connect(dir, {
+        ...(options ? { storageOptions: options } : {}),
+        ...(latestOnEveryRead ? { readConsistencyInterval: 0 } : {}),
+        session: this.session.get(),
+      })
       .catch((err) => {
         throw this.translate(err);
       });
@@ -265,7 +388,7 @@ export class LanceEngine implements OnModuleDestroy {
   /** A connection to the folder holding a table (with the server's storage options on object stores), and its name. */
   private async connect(location: string): Promise<{ conn: lancedb.Connection; name: string }> {
     const { dir, name, options } = this.storage.engineTarget(location);
-    return { conn: await lancedb.connect(dir, options ? { storageOptions: options } : {}), name };
+    return { conn: await lancedb.connect(dir, { ...(options ? { storageOptions: options } : {}), session: this.session.get() }), name };
   }
 
   /**
