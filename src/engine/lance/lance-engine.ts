@@ -107,7 +107,17 @@ interface CachedHandle {
   conn: lancedb.Connection;
   leases: number;
   evicted: boolean;
-  /** Its estimated memory (lance-session.ts handleBytes), what the cache's byte bound counts. */
+  /** Its estimated memory (lance-session.ts handleBytes), as last known. */
+  bytes: number;
+}
+
+/**
+ * A kept handle as the cache holds it, with the estimated memory the cache's byte bound counts for it. A handle is
+ * sized again by putting a new entry of it in its place (the cache re-counts a value only when it is replaced),
+ * which does not close it.
+ */
+interface Kept {
+  h: CachedHandle;
   bytes: number;
 }
 
@@ -122,7 +132,7 @@ export class LanceEngine implements OnModuleDestroy {
    * `readConsistencyInterval: 0`, so every read sees the latest committed version (also one another replica or a
    * namespace-mode client committed) without reopening; a pinned version stays pinned.
    */
-  private readonly handles?: LRUCache<string, CachedHandle>;
+  private readonly handles?: LRUCache<string, Kept>;
   /** The one Lance session (bounded index and metadata caches) every connection opens with, reads and writes. */
   private readonly session: SharedSession;
   private readonly idleMs: number;
@@ -150,13 +160,15 @@ export class LanceEngine implements OnModuleDestroy {
     this.session = new SharedSession(config.lanceSession.indexCacheBytes, config.lanceSession.metadataCacheBytes);
     if (max !== undefined) this.log.warn('TABLE_HANDLE_CACHE_SIZE is deprecated: the kept handles are bounded by TABLE_HANDLE_CACHE_BYTES');
     if (maxBytes > 0 && max !== 0) {
-      this.handles = new LRUCache<string, CachedHandle>({
+      this.handles = new LRUCache<string, Kept>({
         ...(max !== undefined ? { max } : {}),
         maxSize: maxBytes,
-        sizeCalculation: (h) => h.bytes,
+        sizeCalculation: (k) => k.bytes,
         ttl: idleMs,
         updateAgeOnGet: true,
-        dispose: (h) => {
+        // Replacing an entry only re-sizes its handle; evicted, expired or deleted, it is closed once no read uses it.
+        noDisposeOnSet: true,
+        dispose: ({ h }) => {
           h.evicted = true;
           if (h.leases === 0) closeHandle(h);
         },
@@ -207,7 +219,7 @@ export class LanceEngine implements OnModuleDestroy {
       registers,
       collect() {
         this.reset();
-        this.inc(self().handleOpens);
+        this.inc(self().openedHandles());
       },
     });
     new Gauge({
@@ -247,6 +259,11 @@ export class LanceEngine implements OnModuleDestroy {
     return this.handles?.calculatedSize ?? 0;
   }
 
+  /** How many handles were opened to be kept, since the start (the cache's misses; for tests and metrics). */
+  openedHandles(): number {
+    return this.handleOpens;
+  }
+
   /** The shared Lance session's caches (for tests and metrics). */
   sessionStats(): SessionStats {
     return this.session.stats();
@@ -279,7 +296,7 @@ export class LanceEngine implements OnModuleDestroy {
     }
     const ref: TableRef = typeof at === 'number' ? { version: at } : (at ?? {});
     const key = this.keyOf(location, ref);
-    let h = this.handles.get(key);
+    let h = this.handles.get(key)?.h;
     if (h) {
       this.session.touch();
     } else {
@@ -309,13 +326,13 @@ export class LanceEngine implements OnModuleDestroy {
   }
 
   /**
-   * Puts a handle in the cache (again, after its size changed). One the cache does not take (larger than its whole
-   * bound) is closed once its leases end, like an evicted one.
+   * Puts a handle in the cache with its estimated memory (again, when that changed). One the cache does not take
+   * (larger than its whole bound) is closed once its leases end, like an evicted one.
    */
   private keep(key: string, h: CachedHandle): void {
     if (h.evicted || !this.handles) return;
-    this.handles.set(key, h);
-    if (this.handles.peek(key) !== h && !h.evicted) {
+    this.handles.set(key, { h, bytes: h.bytes });
+    if (this.handles.peek(key)?.h !== h && !h.evicted) {
       h.evicted = true;
       if (h.leases === 0) closeHandle(h);
     }
@@ -324,7 +341,7 @@ export class LanceEngine implements OnModuleDestroy {
   private drop(location: string, at: number | TableRef | undefined, h: { table: lancedb.Table }): void {
     if (!this.handles) return;
     const key = this.keyOf(location, typeof at === 'number' ? { version: at } : (at ?? {}));
-    if (this.handles.get(key)?.table === h.table) this.handles.delete(key);
+    if (this.handles.get(key)?.h.table === h.table) this.handles.delete(key);
   }
 
   private keyOf(location: string, ref: TableRef): string {
@@ -337,14 +354,13 @@ export class LanceEngine implements OnModuleDestroy {
     this.handleOpens++;
     const h: CachedHandle = { table, conn, leases: 0, evicted: false, bytes: handleBytes(1) };
     // Sized as a table of one fragment until its statistics (read from the manifest in memory, off the request's
-    // path) tell how many it has.
+    // path) tell how many it has: then sized again if it is kept by then, and kept at that size if not yet.
     table.stats().then(
       (s) => {
-        const bytes = handleBytes(s.fragmentStats.numFragments);
-        if (bytes === h.bytes || h.evicted) return;
-        h.bytes = bytes;
+        h.bytes = handleBytes(s.fragmentStats.numFragments);
         const key = this.keyOf(location, ref);
-        if (this.handles?.peek(key) === h) this.keep(key, h);
+        const kept = this.handles?.peek(key);
+        if (kept?.h === h && kept.bytes !== h.bytes) this.keep(key, h);
       },
       () => undefined,
     );
