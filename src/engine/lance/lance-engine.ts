@@ -296,10 +296,10 @@ export class LanceEngine implements OnModuleDestroy {
     }
     const ref: TableRef = typeof at === 'number' ? { version: at } : (at ?? {});
     const key = this.keyOf(location, ref);
+    // A read on a kept handle uses the session's caches (so does a write): the session is in use.
+    this.session.touch();
     let h = this.handles.get(key)?.h;
-    if (h) {
-      this.session.touch();
-    } else {
+    if (!h) {
       let pending = this.opening.get(key);
       if (!pending) {
         pending = this.openKept(location, ref).finally(() => this.opening.delete(key));
@@ -401,8 +401,12 @@ export class LanceEngine implements OnModuleDestroy {
     }
   }
 
-  /** A connection to the folder holding a table (with the server's storage options on object stores), and its name. */
+  /**
+   * A connection to the folder holding a table (with the server's storage options on object stores), and its name:
+   * for writes, which count as use of the session.
+   */
   private async connect(location: string): Promise<{ conn: lancedb.Connection; name: string }> {
+    this.session.touch();
     const { dir, name, options } = this.storage.engineTarget(location);
     return { conn: await lancedb.connect(dir, { ...(options ? { storageOptions: options } : {}), session: this.session.get() }), name };
   }
@@ -450,6 +454,7 @@ export class LanceEngine implements OnModuleDestroy {
 
   /** Runs `fn` with a table handle (the wrapper API) that may commit, closing it afterwards; listeners are told. */
   async withTable<T>(location: string, fn: (t: lancedb.Table) => Promise<T>, at?: number | TableRef): Promise<T> {
+    this.session.touch();
     const counted = this.storedListeners.length > 0;
     // Its footprints count indices too: the next native write reads its own.
     this.footprints.delete(this.keyOf(location, { branch: typeof at === 'object' ? at?.branch : undefined }));
@@ -597,6 +602,7 @@ export class LanceEngine implements OnModuleDestroy {
    * the table does not have is a 404 (code 22), never main's data. `write` says how its bytes are counted.
    */
   async withNative<T>(location: string, fn: (t: NativeTable) => Promise<T>, branch?: string, write: NativeWrite = {}): Promise<T> {
+    this.session.touch();
     const counted = this.storedListeners.length > 0;
     const key = this.keyOf(location, { branch });
     let grown = 0;

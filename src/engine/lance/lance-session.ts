@@ -34,7 +34,9 @@ export interface SessionStats {
  *
  * The engine's caches have no expiry and no way to be emptied, so a session left unused for the idle time is let go
  * (`renewIfIdle`): later connections get a fresh one, and the old one's memory is freed once the last handle using it
- * closes and V8 collects its wrapper (the heap release's full collection when the process goes quiet).
+ * closes and V8 collects its wrapper (the heap release's full collection when the process goes quiet). Reads through
+ * kept handles and writes count as use (`touch`); one-off reads in the background (the storage refresher's,
+ * maintenance's) do not, or a refresher working through a fleet's tables would keep the caches full for good.
  */
 export class SharedSession {
   private session: lancedb.Session;
@@ -52,13 +54,12 @@ export class SharedSession {
     return new lancedb.Session(BigInt(this.indexCacheBytes), BigInt(this.metadataCacheBytes));
   }
 
-  /** The session to open a connection with (marks it used). */
+  /** The session to open a connection with. */
   get(): lancedb.Session {
-    this.lastUse = Date.now();
     return this.session;
   }
 
-  /** Marks the session used (a read on a kept handle uses its caches without a new connection). */
+  /** Marks the session used: a read on a kept handle, a write. */
   touch(now = Date.now()): void {
     this.lastUse = now;
   }
