@@ -20,6 +20,7 @@ const RUNS: Array<{ script: string; env?: Record<string, string> }> = [
   { script: 'maintenance.js' },
   { script: 'events.js' },
   { script: 'fleet.js' },
+  { script: 'tables.js' },
 ];
 
 void (async () => {

@@ -43,6 +43,17 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ USAGE_REFRESH_CONCURRENCY: '0' }), /USAGE_REFRESH_CONCURRENCY: must be an integer >= 1/);
   });
 
+  test('kept table handles are bounded by memory (a count only when the deprecated setting is given); the Lance session by bytes', () => {
+    const c = loadConfig({});
+    assert.deepEqual(c.tableHandles, { maxBytes: 32 * 1024 ** 2, idleMs: 300_000 });
+    assert.deepEqual(c.lanceSession, { indexCacheBytes: 256 * 1024 ** 2, metadataCacheBytes: 64 * 1024 ** 2 });
+    const old = loadConfig({ TABLE_HANDLE_CACHE_SIZE: '128', TABLE_HANDLE_CACHE_BYTES: '0', LANCE_METADATA_CACHE_BYTES: '1048576' });
+    assert.deepEqual(old.tableHandles, { maxBytes: 0, max: 128, idleMs: 300_000 });
+    assert.equal(old.lanceSession.metadataCacheBytes, 1024 ** 2);
+    assert.throws(() => loadConfig({ TABLE_HANDLE_CACHE_BYTES: '-1' }), /TABLE_HANDLE_CACHE_BYTES: must be an integer >= 0/);
+    assert.throws(() => loadConfig({ LANCE_INDEX_CACHE_BYTES: '1 GiB' }), /LANCE_INDEX_CACHE_BYTES/);
+  });
+
   test('a Postgres catalog does not bootstrap a database unless asked', () => {
     assert.equal(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).bootstrapDatabase, undefined);
     assert.equal(loadConfig({ DATABASE_URL: 'postgresql://u@h/db', BOOTSTRAP_DATABASE: 'acme' }).bootstrapDatabase, 'acme');

@@ -1,15 +1,18 @@
 // Over 400 lines on purpose: one class because the handle cache, the write and storage listeners and the footprint
 // cache are state every entry point shares; its pure parts live beside it (lance-native.ts, store-footprint.ts,
 // table-manifests.ts, engine-errors.ts).
-import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
 import * as lancedb from '@lancedb/lancedb';
 import { LRUCache } from 'lru-cache';
+import { Counter, Gauge } from 'prom-client';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { MetricsService } from '../../platform/observability/metrics.service';
 import { ApiError, Errors } from '../../platform/http/errors';
 import { EngineErrorContext, translateEngineError } from './engine-errors';
 import { JsonSchema, jsonSchema, SchemaDialect } from '../arrow/arrow-json-schema';
 import { TableStorage } from '../storage/table-storage.service';
 import { NativeTable, nativeOf } from './lance-native';
+import { handleBytes, SessionStats, SharedSession } from './lance-session';
 import { commitOverhead, dataBytes, Footprint, footprintWithIndices, growth, written0 } from './store-footprint';
 import { manifestsOf, U64_MAX, versionsDir } from './table-manifests';
 
@@ -104,16 +107,38 @@ interface CachedHandle {
   conn: lancedb.Connection;
   leases: number;
   evicted: boolean;
+  /** Its estimated memory (lance-session.ts handleBytes), as last known. */
+  bytes: number;
 }
+
+/**
+ * A kept handle as the cache holds it, with the estimated memory the cache's byte bound counts for it. A handle is
+ * sized again by putting a new entry of it in its place (the cache re-counts a value only when it is replaced),
+ * which does not close it.
+ */
+interface Kept {
+  h: CachedHandle;
+  bytes: number;
+}
+
+/** How often expired handles are closed (and an idle session let go): a quarter of the idle time, 250 ms to 30 s. */
+const sweepEvery = (idleMs: number) => Math.min(Math.max(Math.floor(idleMs / 4), 250), 30_000);
 
 @Injectable()
 export class LanceEngine implements OnModuleDestroy {
   /**
-   * Open tables for reads, by location, branch and pinned version (LRU, idle ones expire). A handle of the latest
-   * version is opened with `readConsistencyInterval: 0`, so every read sees the latest committed version (also one
-   * another replica or a namespace-mode client committed) without reopening; a pinned version stays pinned.
+   * Open tables for reads, by location, branch and pinned version (LRU within TABLE_HANDLE_CACHE_BYTES of estimated
+   * memory; idle ones are closed by a sweep). A handle of the latest version is opened with
+   * `readConsistencyInterval: 0`, so every read sees the latest committed version (also one another replica or a
+   * namespace-mode client committed) without reopening; a pinned version stays pinned.
    */
-  private readonly handles?: LRUCache<string, CachedHandle>;
+  private readonly handles?: LRUCache<string, Kept>;
+  /** The one Lance session (bounded index and metadata caches) every connection opens with, reads and writes. */
+  private readonly session: SharedSession;
+  private readonly idleMs: number;
+  private readonly sweeper: NodeJS.Timeout;
+  /** Handles opened for the cache (its misses), for the metrics. */
+  private handleOpens = 0;
   private readonly opening = new Map<string, Promise<CachedHandle>>();
   private readonly writeListeners: Array<(location: string, branch?: string) => Promise<unknown>> = [];
   private readonly storedListeners: Array<(location: string, bytes: number) => void> = [];
@@ -128,13 +153,22 @@ export class LanceEngine implements OnModuleDestroy {
   constructor(
     private readonly storage: TableStorage,
     @Inject(APP_CONFIG) config: AppConfig,
+    @Optional() metrics?: MetricsService,
   ) {
-    if (config.tableHandles.max > 0) {
-      this.handles = new LRUCache<string, CachedHandle>({
-        max: config.tableHandles.max,
-        ttl: config.tableHandles.idleMs,
+    const { maxBytes, max, idleMs } = config.tableHandles;
+    this.idleMs = idleMs;
+    this.session = new SharedSession(config.lanceSession.indexCacheBytes, config.lanceSession.metadataCacheBytes);
+    if (max !== undefined) this.log.warn('TABLE_HANDLE_CACHE_SIZE is deprecated: the kept handles are bounded by TABLE_HANDLE_CACHE_BYTES');
+    if (maxBytes > 0 && max !== 0) {
+      this.handles = new LRUCache<string, Kept>({
+        ...(max !== undefined ? { max } : {}),
+        maxSize: maxBytes,
+        sizeCalculation: (k) => k.bytes,
+        ttl: idleMs,
         updateAgeOnGet: true,
-        dispose: (h) => {
+        // Replacing an entry only re-sizes its handle; evicted, expired or deleted, it is closed once no read uses it.
+        noDisposeOnSet: true,
+        dispose: ({ h }) => {
           h.evicted = true;
           if (h.leases === 0) closeHandle(h);
         },
@@ -142,10 +176,68 @@ export class LanceEngine implements OnModuleDestroy {
       // Whatever removes a table's or a database's storage closes the handles under it.
       storage.onRemove((prefix) => this.forget(prefix));
     }
+    this.sweeper = setInterval(() => this.sweep(), sweepEvery(idleMs)).unref();
+    if (metrics) this.registerMetrics(metrics);
   }
 
   onModuleDestroy(): void {
+    clearInterval(this.sweeper);
     this.handles?.clear();
+  }
+
+  /**
+   * Closes the handles unused for TABLE_HANDLE_IDLE_SECONDS (the cache only notices expiry when asked for a key), and
+   * once none is kept and nothing used the session for as long, lets the session and its caches go.
+   */
+  sweep(now = Date.now()): void {
+    this.handles?.purgeStale();
+    if ((this.handles?.size ?? 0) === 0 && this.opening.size === 0) this.session.renewIfIdle(this.idleMs, now);
+  }
+
+  private registerMetrics(metrics: MetricsService): void {
+    const registers = [metrics.registry];
+    const self = () => this;
+    new Gauge({
+      name: 'lgw_table_handles',
+      help: 'Open table handles kept for reads (TABLE_HANDLE_CACHE_BYTES)',
+      registers,
+      collect() {
+        this.set(self().keptHandles());
+      },
+    });
+    new Gauge({
+      name: 'lgw_table_handle_bytes',
+      help: 'Estimated memory of the kept table handles (what TABLE_HANDLE_CACHE_BYTES bounds)',
+      registers,
+      collect() {
+        this.set(self().keptHandleBytes());
+      },
+    });
+    new Counter({
+      name: 'lgw_table_handle_opens_total',
+      help: 'Table handles opened for reads because none was kept (cache misses)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(self().openedHandles());
+      },
+    });
+    new Gauge({
+      name: 'lgw_lance_session_cache_bytes',
+      help: "Bytes in the shared Lance session's index and metadata caches (LANCE_INDEX_CACHE_BYTES + LANCE_METADATA_CACHE_BYTES bound them)",
+      registers,
+      collect() {
+        this.set(self().sessionStats().bytes);
+      },
+    });
+    new Gauge({
+      name: 'lgw_lance_session_cache_items',
+      help: "Entries in the shared Lance session's caches (approximate)",
+      registers,
+      collect() {
+        this.set(self().sessionStats().items);
+      },
+    });
   }
 
   /** Closes (once no request uses them) the kept handles of every table under a location prefix. */
@@ -160,6 +252,21 @@ export class LanceEngine implements OnModuleDestroy {
   /** How many handles are kept open (for tests and metrics). */
   keptHandles(): number {
     return this.handles?.size ?? 0;
+  }
+
+  /** The estimated memory of the kept handles, what TABLE_HANDLE_CACHE_BYTES bounds (for tests and metrics). */
+  keptHandleBytes(): number {
+    return this.handles?.calculatedSize ?? 0;
+  }
+
+  /** How many handles were opened to be kept, since the start (the cache's misses; for tests and metrics). */
+  openedHandles(): number {
+    return this.handleOpens;
+  }
+
+  /** The shared Lance session's caches (for tests and metrics). */
+  sessionStats(): SessionStats {
+    return this.session.stats();
   }
 
   /**
@@ -189,14 +296,16 @@ export class LanceEngine implements OnModuleDestroy {
     }
     const ref: TableRef = typeof at === 'number' ? { version: at } : (at ?? {});
     const key = this.keyOf(location, ref);
-    let h = this.handles.get(key);
+    // A read on a kept handle uses the session's caches (so does a write): the session is in use.
+    this.session.touch();
+    let h = this.handles.get(key)?.h;
     if (!h) {
       let pending = this.opening.get(key);
       if (!pending) {
         pending = this.openKept(location, ref).finally(() => this.opening.delete(key));
         this.opening.set(key, pending);
         pending.then(
-          (opened) => this.handles?.set(key, opened),
+          (opened) => this.keep(key, opened),
           () => undefined,
         );
       }
@@ -216,10 +325,23 @@ export class LanceEngine implements OnModuleDestroy {
     };
   }
 
+  /**
+   * Puts a handle in the cache with its estimated memory (again, when that changed). One the cache does not take
+   * (larger than its whole bound) is closed once its leases end, like an evicted one.
+   */
+  private keep(key: string, h: CachedHandle): void {
+    if (h.evicted || !this.handles) return;
+    this.handles.set(key, { h, bytes: h.bytes });
+    if (this.handles.peek(key)?.h !== h && !h.evicted) {
+      h.evicted = true;
+      if (h.leases === 0) closeHandle(h);
+    }
+  }
+
   private drop(location: string, at: number | TableRef | undefined, h: { table: lancedb.Table }): void {
     if (!this.handles) return;
     const key = this.keyOf(location, typeof at === 'number' ? { version: at } : (at ?? {}));
-    if (this.handles.get(key)?.table === h.table) this.handles.delete(key);
+    if (this.handles.get(key)?.h.table === h.table) this.handles.delete(key);
   }
 
   private keyOf(location: string, ref: TableRef): string {
@@ -229,7 +351,20 @@ export class LanceEngine implements OnModuleDestroy {
   private async openKept(location: string, ref: TableRef): Promise<CachedHandle> {
     // A handle of the latest version checks for newer commits at every read; a pinned one never moves.
     const { conn, table } = await this.openAt(location, ref, ref.version === undefined);
-    return { table, conn, leases: 0, evicted: false };
+    this.handleOpens++;
+    const h: CachedHandle = { table, conn, leases: 0, evicted: false, bytes: handleBytes(1) };
+    // Sized as a table of one fragment until its statistics (read from the manifest in memory, off the request's
+    // path) tell how many it has: then sized again if it is kept by then, and kept at that size if not yet.
+    table.stats().then(
+      (s) => {
+        h.bytes = handleBytes(s.fragmentStats.numFragments);
+        const key = this.keyOf(location, ref);
+        const kept = this.handles?.peek(key);
+        if (kept?.h === h && kept.bytes !== h.bytes) this.keep(key, h);
+      },
+      () => undefined,
+    );
+    return h;
   }
 
   /** Opens the table at `ref` (branch and/or version) on a new connection; both are the caller's to close. */
@@ -240,7 +375,11 @@ export class LanceEngine implements OnModuleDestroy {
   ): Promise<{ conn: lancedb.Connection; table: lancedb.Table }> {
     const { dir, name, options } = this.storage.engineTarget(location);
     const conn = await lancedb
-      .connect(dir, { ...(options ? { storageOptions: options } : {}), ...(latestOnEveryRead ? { readConsistencyInterval: 0 } : {}) })
+      .connect(dir, {
+        ...(options ? { storageOptions: options } : {}),
+        ...(latestOnEveryRead ? { readConsistencyInterval: 0 } : {}),
+        session: this.session.get(),
+      })
       .catch((err) => {
         throw this.translate(err);
       });
@@ -262,10 +401,14 @@ export class LanceEngine implements OnModuleDestroy {
     }
   }
 
-  /** A connection to the folder holding a table (with the server's storage options on object stores), and its name. */
+  /**
+   * A connection to the folder holding a table (with the server's storage options on object stores), and its name:
+   * for writes, which count as use of the session.
+   */
   private async connect(location: string): Promise<{ conn: lancedb.Connection; name: string }> {
+    this.session.touch();
     const { dir, name, options } = this.storage.engineTarget(location);
-    return { conn: await lancedb.connect(dir, options ? { storageOptions: options } : {}), name };
+    return { conn: await lancedb.connect(dir, { ...(options ? { storageOptions: options } : {}), session: this.session.get() }), name };
   }
 
   /**
@@ -311,6 +454,7 @@ export class LanceEngine implements OnModuleDestroy {
 
   /** Runs `fn` with a table handle (the wrapper API) that may commit, closing it afterwards; listeners are told. */
   async withTable<T>(location: string, fn: (t: lancedb.Table) => Promise<T>, at?: number | TableRef): Promise<T> {
+    this.session.touch();
     const counted = this.storedListeners.length > 0;
     // Its footprints count indices too: the next native write reads its own.
     this.footprints.delete(this.keyOf(location, { branch: typeof at === 'object' ? at?.branch : undefined }));
@@ -458,6 +602,7 @@ export class LanceEngine implements OnModuleDestroy {
    * the table does not have is a 404 (code 22), never main's data. `write` says how its bytes are counted.
    */
   async withNative<T>(location: string, fn: (t: NativeTable) => Promise<T>, branch?: string, write: NativeWrite = {}): Promise<T> {
+    this.session.touch();
     const counted = this.storedListeners.length > 0;
     const key = this.keyOf(location, { branch });
     let grown = 0;

@@ -140,8 +140,12 @@ export const envSchema = z.object({
   FORWARDED_HEADER: z
     .enum(['x-forwarded-for', 'forwarded'], { error: "must be 'x-forwarded-for' or 'forwarded'" })
     .default('x-forwarded-for'),
-  TABLE_HANDLE_CACHE_SIZE: intWithDefault(128, 0),
+  TABLE_HANDLE_CACHE_BYTES: intWithDefault(32 * 1024 ** 2, 0),
+  /** Deprecated: a count bound on top of TABLE_HANDLE_CACHE_BYTES (unset: none). */
+  TABLE_HANDLE_CACHE_SIZE: optionalInt(0),
   TABLE_HANDLE_IDLE_SECONDS: intWithDefault(300, 1),
+  LANCE_INDEX_CACHE_BYTES: intWithDefault(256 * 1024 ** 2, 0),
+  LANCE_METADATA_CACHE_BYTES: intWithDefault(64 * 1024 ** 2, 0),
   RECLAIM_AFTER_SECONDS: intWithDefault(300, 1),
   RECLAIM_INTERVAL_SECONDS: intWithDefault(60, 0),
   DROP_SYNC_BUDGET_MS: intWithDefault(10_000, 0),
@@ -299,8 +303,14 @@ export interface AppConfig {
    * past it, or after a second without engine activity, it is handed back. 0: jemalloc's own decay only.
    */
   allocatorRetainBytes: number;
-  /** Open table handles kept for reads (per location, branch and pinned version; LRU); size 0: none kept. */
-  tableHandles: { max: number; idleMs: number };
+  /**
+   * Open table handles kept for reads (per location, branch and pinned version; LRU), bounded by their estimated
+   * memory (`maxBytes`) and, when TABLE_HANDLE_CACHE_SIZE is set, by their number (`max`); either 0: none kept.
+   * Unused for `idleMs`: closed.
+   */
+  tableHandles: { maxBytes: number; max?: number; idleMs: number };
+  /** The one Lance session every table is opened with: its index and metadata caches, in bytes (docs/data-plane.md). */
+  lanceSession: { indexCacheBytes: number; metadataCacheBytes: number };
   /** Crash safety: pending storage locations and the reclaimer (docs/resilience.md). */
   reclaim: {
     /** A pending location whose writer has not renewed its heartbeat for this long is taken over. */
@@ -470,7 +480,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       spillDir: path.join(dataDir, 'tmp'),
     },
     allocatorRetainBytes: e.ALLOCATOR_RETAIN_BYTES,
-    tableHandles: { max: e.TABLE_HANDLE_CACHE_SIZE, idleMs: e.TABLE_HANDLE_IDLE_SECONDS * 1000 },
+    tableHandles: {
+      maxBytes: e.TABLE_HANDLE_CACHE_BYTES,
+      ...(e.TABLE_HANDLE_CACHE_SIZE !== undefined ? { max: e.TABLE_HANDLE_CACHE_SIZE } : {}),
+      idleMs: e.TABLE_HANDLE_IDLE_SECONDS * 1000,
+    },
+    lanceSession: { indexCacheBytes: e.LANCE_INDEX_CACHE_BYTES, metadataCacheBytes: e.LANCE_METADATA_CACHE_BYTES },
     reclaim: {
       afterMs: e.RECLAIM_AFTER_SECONDS * 1000,
       intervalMs: e.RECLAIM_INTERVAL_SECONDS * 1000,
