@@ -76,17 +76,23 @@ const rssMiB = (pid: number | undefined): number => {
 };
 
 /**
- * Idle RSS once the process has settled: the least of three samples 5 s apart after 15 s without requests (the heap
- * release and the allocator's purge run on quiet seconds; background work such as the usage refresher may delay them).
+ * Idle RSS once the process has settled: after at least 15 s without requests, sampled every 5 s until the V8 heap in
+ * use moved by less than 1 MiB between two samples (background work after a pass, such as the event dispatcher
+ * numbering the provisioning's events, delays the heap release and the allocator's purge), 120 s at most; the least
+ * RSS of the last three samples.
  */
-async function settledRss(pid: number | undefined): Promise<number> {
+async function settledRss(pid: number | undefined, base: string): Promise<number> {
   await sleep(15_000);
-  let least = Infinity;
-  for (let i = 0; i < 3; i++) {
-    if (i > 0) await sleep(5_000);
-    least = Math.min(least, rssMiB(pid));
+  const rss: number[] = [];
+  let heap = await heapMiB(base);
+  for (let waited = 15_000; waited < 120_000; waited += 5_000) {
+    rss.push(rssMiB(pid));
+    await sleep(5_000);
+    const now = await heapMiB(base);
+    if (rss.length >= 3 && Math.abs(now - heap) < 1) break;
+    heap = now;
   }
-  return least;
+  return Math.min(...rss.slice(-3));
 }
 
 /** The V8 heap in use (MiB), from the gateway's /metrics. */
@@ -265,15 +271,15 @@ async function main(): Promise<void> {
       return Date.now() - t0;
     };
     await pass(() => one);
-    const fresh = await settledRss(mem.pid);
+    const fresh = await settledRss(mem.pid, mg);
     const freshHeap = await heapMiB(mg);
     if (process.env.BENCH_FLEET_SNAPSHOT) mem.kill('SIGUSR2'); // with BENCH_GW_EXEC_ARGV=--heapsnapshot-signal=SIGUSR2
     const passMs = await pass((i) => tenants[i]);
-    const touched = await settledRss(mem.pid);
+    const touched = await settledRss(mem.pid, mg);
     const touchedHeap = await heapMiB(mg);
     if (process.env.BENCH_FLEET_SNAPSHOT) mem.kill('SIGUSR2');
     await sleep(Math.max(0, TTL_SECONDS * 1000 - 25_000) + 10_000); // every entry expired, and swept
-    const expired = await settledRss(mem.pid);
+    const expired = await settledRss(mem.pid, mg);
     const expiredHeap = await heapMiB(mg);
     if (passMs + 25_000 > TTL_SECONDS * 1000)
       process.stderr.write(`the pass took ${passMs} ms: some entries expired before the measurement\n`);
