@@ -10,13 +10,14 @@
  *  - every query to one table, against
  *  - each query to a random one of the N.
  * Prints q/s, p50 and p99 of each, the ratio random / one (the target is ≥ 0.8), the handles opened during each run
- * (lgw_table_handle_opens_total: a hot table is not reopened), the shared session's caches and the gateway's RSS: fresh
- * (one table queried), with every table hot, and after the handles expired (TABLE_HANDLE_IDLE_SECONDS shortened to
- * BENCH_IDLE_SECONDS so that the run need not wait five minutes) and the process went quiet.
+ * (lgw_table_handle_opens_total: a hot table is not reopened) and the shared session's caches. Then, on a second gateway
+ * on the same catalog and tables with TABLE_HANDLE_IDLE_SECONDS shortened to BENCH_IDLE_SECONDS (so that the run need
+ * not wait five minutes), its idle RSS: fresh (one table queried), with every table hot, and after the handles
+ * expired, each once the process went quiet.
  *
- *   npm run bench:tables   (BENCH_TABLES, default 1000; BENCH_ROUNDS, default 3; BENCH_SECONDS per run, default 6;
- *                           BENCH_CONNECTIONS, default 8; BENCH_IDLE_SECONDS, default 40: longer than the gap between two
- *                           random runs, so hot tables stay open (0: skip the expiry);
+ *   npm run bench:tables   (BENCH_TABLES, default 1000; BENCH_ROUNDS, default 5; BENCH_SECONDS per run, default 3;
+ *                           BENCH_CONNECTIONS, default 8; BENCH_IDLE_SECONDS, default 20: the second gateway's idle time
+ *                           (0: no second gateway);
  *                           BENCH_PG_URL as bench:list; BENCH_GATEWAY_CHILD: another build's gateway-child.js;
  *                           BENCH_GW_ENV, e.g. "TABLE_HANDLE_CACHE_SIZE=128", as every benchmark)
  */
@@ -35,10 +36,10 @@ import { waitForQuiet } from './quiet';
 import { record } from './summary';
 
 const TABLES = Number(process.env.BENCH_TABLES ?? 1000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
-const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 40);
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 20);
 const ROWS = 200;
 const DIM = 16;
 const DATABASE = 'many';
@@ -105,13 +106,13 @@ async function main(): Promise<void> {
   const storageRoot = path.join(dataDir, 'tables');
   const adminKey = randomBytes(24).toString('hex');
   const port = 28000 + Math.floor(Math.random() * 1000);
-  const base = `http://127.0.0.1:${port}`;
+  let base = `http://127.0.0.1:${port}`;
   let gateway: ChildProcess | undefined;
-  try {
-    gateway = await startChild(
+  const start = (at: number, env: Record<string, string> = {}) =>
+    startChild(
       process.env.BENCH_GATEWAY_CHILD ?? path.join(__dirname, 'gateway-child.js'),
       {
-        PORT: String(port),
+        PORT: String(at),
         DATABASE_URL: urlFor(dbName),
         DATA_DIR: dataDir,
         STORAGE_ROOT: storageRoot,
@@ -119,11 +120,13 @@ async function main(): Promise<void> {
         LOG_LEVEL: 'error',
         // One database takes every query: its default rate limit (1,000 a second) would throttle the one-table runs.
         RATE_LIMIT_LIMIT: '1000000000',
-        ...(IDLE_SECONDS > 0 ? { TABLE_HANDLE_IDLE_SECONDS: String(IDLE_SECONDS) } : {}),
+        ...env,
       },
       { gateway: true },
     );
-    const pid = gateway.pid;
+  try {
+    gateway = await start(port);
+    let pid = gateway.pid;
     const op = { 'x-api-key': adminKey, 'content-type': 'application/json' };
     await must(fetch(`${base}/admin/v1/databases`, { method: 'POST', headers: op, body: JSON.stringify({ name: DATABASE }) }));
     const key = (
@@ -183,48 +186,64 @@ async function main(): Promise<void> {
     const one = () => 't0';
     const random = () => names[Math.floor(Math.random() * names.length)];
 
-    // ---- memory fresh (one table queried), then every table hot
-    await load(one, 3);
-    await sleep(11_000); // the heap release after a busy spell (about ten quiet seconds)
-    const rssFresh = rssMiB(pid);
-    await pool(names, CONNECTIONS, async (name) => {
-      const q = query(name);
-      const r = await fetch(`${base}${q.path}`, { method: 'POST', headers: q.headers, body: q.body });
-      await r.arrayBuffer();
-      if (r.status !== 200) throw new Error(`query of ${name}: ${r.status}`);
-    });
+    /** One query of every table. */
+    const touchAll = () =>
+      pool(names, CONNECTIONS, async (name) => {
+        const q = query(name);
+        const r = await fetch(`${base}${q.path}`, { method: 'POST', headers: q.headers, body: q.body });
+        await r.arrayBuffer();
+        if (r.status !== 200) throw new Error(`query of ${name}: ${r.status}`);
+      });
+
+    // ---- every table hot, and the JIT warm
+    await touchAll();
     await load(random, 3);
+    await load(one, 3);
 
     // ---- one table against a random one of the N, alternating
     const runs = { one: [] as Result[], random: [] as Result[] };
     for (let round = 0; round < ROUNDS; round++) {
       const order: Array<'one' | 'random'> = round % 2 ? ['random', 'one'] : ['one', 'random'];
       for (const which of order) {
-        await waitForQuiet({ maxSeconds: 5 });
+        // Short runs taking turns (rather than long ones) so that other load on the machine falls on both alike.
+        await waitForQuiet({ seconds: 1, maxSeconds: 3 });
         runs[which].push(await load(which === 'one' ? one : random, SECONDS));
       }
     }
-    await sleep(11_000);
-    const rssHot = rssMiB(pid);
     const kept = await metric(base, 'lgw_table_handles');
     const keptBytes = await metric(base, 'lgw_table_handle_bytes');
     const sessionBytes = await metric(base, 'lgw_lance_session_cache_bytes');
     const sessionItems = await metric(base, 'lgw_lance_session_cache_items');
+    gateway.kill('SIGTERM');
+    await new Promise((r) => gateway?.once('exit', r));
 
-    // ---- the handles expire; the session is let go
+    // ---- memory, on a gateway of its own whose handles expire after IDLE_SECONDS: fresh, every table hot, expired
+    let rssFresh = NaN;
+    let rssHot = NaN;
     let rssExpired = NaN;
+    let keptHot = NaN;
     let keptAfter = NaN;
     let sessionAfter = NaN;
     if (IDLE_SECONDS > 0) {
+      gateway = await start(port + 1, { TABLE_HANDLE_IDLE_SECONDS: String(IDLE_SECONDS) });
+      pid = gateway.pid;
+      base = `http://127.0.0.1:${port + 1}`;
+      const quiet = () => sleep(11_000); // the heap release after a busy spell: about ten quiet seconds
+      await load(one, 2);
+      await quiet();
+      rssFresh = rssMiB(pid);
+      await touchAll();
+      keptHot = await metric(base, 'lgw_table_handles');
+      await quiet();
+      rssHot = rssMiB(pid);
       // Expired handles are closed by a sweep (every quarter of the idle time), and the session let go with the last.
-      const until = Date.now() + IDLE_SECONDS * 1000 + 30_000;
-      await sleep(IDLE_SECONDS * 1000);
+      const until = Date.now() + IDLE_SECONDS * 2000 + 10_000;
       do {
         await sleep(2000);
         keptAfter = await metric(base, 'lgw_table_handles');
         sessionAfter = await metric(base, 'lgw_lance_session_cache_bytes');
       } while (!(keptAfter === 0 && sessionAfter === 0) && Date.now() < until);
-      await sleep(11_000); // the heap release: about ten quiet seconds
+      await quiet();
       rssExpired = rssMiB(pid);
     }
 
@@ -245,14 +264,16 @@ async function main(): Promise<void> {
       `  ratio random / one: ${ratio.toFixed(2)} (runs ${runs.random.map((x, i) => (x.qps / runs.one[i].qps).toFixed(2)).join(' / ')}), ` +
         `p99 ×${(r.p99 / Math.max(1, o.p99)).toFixed(2)}`,
     );
-    console.log(`  kept handles ${kept} (${mib(keptBytes)} estimated); session caches ${mib(sessionBytes)}, ${sessionItems} entries`);
     console.log(
-      `  RSS: fresh ${rssFresh.toFixed(0)} MiB; every table hot ${rssHot.toFixed(0)} MiB (+${(rssHot - rssFresh).toFixed(0)})` +
-        (IDLE_SECONDS > 0
-          ? `; after the handles expired (TABLE_HANDLE_IDLE_SECONDS=${IDLE_SECONDS}) ${rssExpired.toFixed(0)} MiB (+${(rssExpired - rssFresh).toFixed(0)}), ` +
-            `${keptAfter} handles kept, session caches ${mib(sessionAfter)}`
-          : ''),
+      `  after the runs: kept handles ${kept} (${mib(keptBytes)} estimated); session caches ${mib(sessionBytes)}, ${sessionItems} entries`,
     );
+    if (IDLE_SECONDS > 0) {
+      console.log(
+        `  idle RSS (a second gateway, TABLE_HANDLE_IDLE_SECONDS=${IDLE_SECONDS}): fresh ${rssFresh.toFixed(0)} MiB; every table hot ` +
+          `(${keptHot} handles) ${rssHot.toFixed(0)} MiB (+${(rssHot - rssFresh).toFixed(0)}); after the handles expired ` +
+          `${rssExpired.toFixed(0)} MiB (+${(rssExpired - rssFresh).toFixed(0)}), ${keptAfter} handles kept, session caches ${mib(sessionAfter)}`,
+      );
+    }
     record({
       what: `many tables: k=10 query, a random one of ${TABLES} hot small tables`,
       gateway: fmt(r),
@@ -263,7 +284,7 @@ async function main(): Promise<void> {
     });
     if (IDLE_SECONDS > 0) {
       record({
-        what: `many tables: RSS with ${TABLES} tables hot / after the handles expired`,
+        what: `many tables: idle RSS with ${TABLES} tables hot / after the handles expired`,
         gateway: `${rssHot.toFixed(0)} / ${rssExpired.toFixed(0)} MiB`,
         floor: `fresh: ${rssFresh.toFixed(0)} MiB`,
         ratio: `+${(rssHot - rssFresh).toFixed(0)} / +${(rssExpired - rssFresh).toFixed(0)} MiB`,
