@@ -53,3 +53,16 @@ export function cpuSeconds(pid: number | undefined): number {
     return NaN;
   }
 }
+
+/** Waits until `url` answers 2xx (a child's /readyz), for up to a minute. */
+export async function waitReady(url: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} never became ready`);
+}

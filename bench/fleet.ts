@@ -22,7 +22,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
-import { allocatorName, cpuSeconds, startChild } from './child';
+import { allocatorName, cpuSeconds, startChild, waitReady } from './child';
 import { ADMIN_URL, sql, urlFor } from './pg';
 import { record } from './summary';
 
@@ -56,18 +56,6 @@ interface Result {
   p99: number;
   errors: number;
   cpuUs: number;
-}
-
-async function waitReady(url: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      /* not yet */
-    }
-    await sleep(100);
-  }
-  throw new Error(`${url} never became ready`);
 }
 
 const rssMiB = (pid: number | undefined): number => {

@@ -21,7 +21,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
 import { ADMIN_URL, sql, urlFor } from './pg';
-import { allocatorName, cpuSeconds, startChild } from './child';
+import { allocatorName, cpuSeconds, startChild, waitReady } from './child';
 import { record } from './summary';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -59,18 +59,6 @@ const CONNECTIONS = 10;
 /** Runs per target and case, the median kept (see measureRounds). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const COMPARE_METERING = process.env.BENCH_METERING_COMPARE !== '0';
-
-async function waitReady(url: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} never became ready`);
-}
 
 interface Result {
   rps: number;
