@@ -66,3 +66,34 @@ export async function waitReady(url: string): Promise<void> {
   }
   throw new Error(`${url} never became ready`);
 }
+
+/** A process's resident memory now (VmRSS, MiB); NaN without /proc. */
+export function rssMiB(pid: number | undefined): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The JSON answer of a request that must succeed (throws with its status and body otherwise). */
+export async function must(r: Promise<Response>): Promise<any> {
+  const res = await r;
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${res.url}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Runs `fn` over `items`, `n` at a time. */
+export async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i], i);
+      }
+    }),
+  );
+}

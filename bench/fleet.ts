@@ -22,7 +22,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
-import { allocatorName, cpuSeconds, startChild, waitReady } from './child';
+import { allocatorName, cpuSeconds, must, pool, rssMiB, startChild, waitReady } from './child';
 import { ADMIN_URL, sql, urlFor } from './pg';
 import { record } from './summary';
 
@@ -58,11 +58,6 @@ interface Result {
   cpuUs: number;
 }
 
-const rssMiB = (pid: number | undefined): number => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-};
-
 /**
  * Idle RSS once the process has settled: after at least 15 s without requests, sampled every 5 s until the V8 heap in
  * use moved by less than 1 MiB between two samples (background work after a pass, such as the event dispatcher
@@ -88,26 +83,6 @@ async function heapMiB(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
   const m = /^lgw_nodejs_heap_size_used_bytes (\S+)/m.exec(text);
   return m ? Number(m[1]) / 2 ** 20 : NaN;
-}
-
-/** Runs `fn` over `items`, `n` at a time. */
-async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i], i);
-      }
-    }),
-  );
-}
-
-async function must(r: Promise<Response>): Promise<any> {
-  const res = await r;
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${res.url}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
 }
 
 /** The databases, their write keys and their tables; returns the tenants. */

@@ -30,7 +30,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import autocannon from 'autocannon';
-import { allocatorName, cpuSeconds, startChild } from './child';
+import { allocatorName, cpuSeconds, must, pool, rssMiB, startChild } from './child';
 import { ADMIN_URL, sql, urlFor } from './pg';
 import { waitForQuiet } from './quiet';
 import { record } from './summary';
@@ -51,28 +51,6 @@ interface Result {
   errors: number;
   cpuUs: number;
   opens: number;
-}
-
-const rssMiB = (pid: number | undefined): number => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-};
-
-async function must(r: Promise<Response>): Promise<any> {
-  const res = await r;
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${res.url}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
-
-/** Runs `fn` over `items`, `n` at a time. */
-async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (next < items.length) await fn(items[next++]);
-    }),
-  );
 }
 
 /** One table's rows: ids and random 16-d float vectors. */
