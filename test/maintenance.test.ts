@@ -386,6 +386,19 @@ forEachCatalog('table maintenance', (kind) => {
     ns.close();
   });
 
+  it('a namespace-mode describe of a table without data queues no job (a fleet of declared tables costs no claims)', async () => {
+    const own = await newTenant(gw);
+    assert.equal((await own.api.post(`/v1/table/${idPath('empty')}/declare`, {})).status, 200);
+    const ns = await namespaceMode(gw, own);
+    await ns.createTable('full', rows(0, 10));
+    ns.close();
+    // Both described as a namespace-mode writer does (the spec dialect, the write key), a few times.
+    for (let i = 0; i < 3; i++)
+      for (const name of ['empty', 'full']) assert.equal((await own.api.post(`/v1/table/${idPath(name)}/describe`, {})).status, 200);
+    await eventually(async () => (await jobsOf(own, 'full')).some((j) => j.job_type === 'maintenance'), 100, 100);
+    assert.deepEqual(await jobsOf(own, 'empty'), []);
+  });
+
   it("managed_versioning: a cleanup removes the catalog's version rows with their manifests; every version listed can be read", async () => {
     const made = await operator(gw).post('/admin/v1/databases', { name: `mvm_${Date.now().toString(36)}`, managed_versioning: true });
     assert.equal(made.status, 201, made.text);

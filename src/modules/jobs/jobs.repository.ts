@@ -131,29 +131,38 @@ export class JobsRepository {
   }
 
   /**
-   * Claims up to `limit` jobs for `owner`: queued ones, and running ones whose lease expired (their runner is gone),
-   * oldest first (a lost one only while it has attempts left: timeOutExhausted ends the others). FOR UPDATE SKIP LOCKED: replicas claiming at once never take the same job, and a claim never waits
-   * on another's. Each claim counts an attempt and leases the job for `leaseMs`.
+   * Claims up to `limit` jobs for `owner`: running ones whose lease expired (their runner is gone; a lost one only
+   * while it has attempts left: timeOutExhausted ends the others) and queued ones that are due, the earliest due
+   * first. FOR UPDATE SKIP LOCKED: replicas claiming at once never take the same job, and a claim never waits on
+   * another's. Each claim counts an attempt and leases the job for `leaseMs`.
+   *
+   * Two ordered index scans that stop at `limit` rows (jobs_queued_due_idx, jobs_claimable_idx), not one scan of every
+   * queued job: a fleet's delayed maintenance jobs (one per table) made the single OR'ed query sort and filter all of
+   * them, about 650 ms per claim at 10,000 queued (issue 37).
    */
   async claim(owner: string, leaseMs: number, limit: number, maxAttempts: number, maintenanceBudget = 1): Promise<ClaimedJob[]> {
     // A queued job waits for its not_before; a maintenance job (spec.maintenance) waits while its database already
     // runs as many as its budget (databases.maintenance.max_concurrent, else the server's).
     const ids = await this.db.$queryRaw<{ id: string }[]>`
+      WITH lost AS (
+        SELECT id, COALESCE(not_before, created_at) AS due FROM jobs
+         WHERE state = 'RUNNING' AND lease_expires_at < now() AND attempts < ${maxAttempts}
+         ORDER BY lease_expires_at LIMIT ${limit}
+         FOR UPDATE SKIP LOCKED),
+      queued AS (
+        SELECT q.id, COALESCE(q.not_before, q.created_at) AS due FROM jobs q
+         WHERE q.state = 'QUEUED' AND COALESCE(q.not_before, q.created_at) <= now()
+           AND (q.spec ->> 'maintenance' IS NULL OR (
+             SELECT count(*) FROM jobs r
+              WHERE r.database_id = q.database_id AND r.state = 'RUNNING' AND r.spec ->> 'maintenance' IS NOT NULL
+                AND r.lease_expires_at >= now()) < COALESCE(
+             (SELECT (d.maintenance ->> 'max_concurrent')::int FROM databases d WHERE d.id = q.database_id), ${maintenanceBudget}::int))
+         ORDER BY COALESCE(q.not_before, q.created_at) LIMIT ${limit}
+         FOR UPDATE SKIP LOCKED)
       UPDATE jobs j SET state = 'RUNNING', owner = ${owner}, attempts = j.attempts + 1,
                         lease_expires_at = now() + ${leaseMs}::int * interval '1 millisecond',
                         started_at = COALESCE(j.started_at, now())
-       WHERE j.id IN (
-         SELECT q.id FROM jobs q
-          WHERE (q.state = 'QUEUED' AND (q.not_before IS NULL OR q.not_before <= now())
-                 AND (q.spec ->> 'maintenance' IS NULL OR (
-                   SELECT count(*) FROM jobs r
-                    WHERE r.database_id = q.database_id AND r.state = 'RUNNING' AND r.spec ->> 'maintenance' IS NOT NULL
-                      AND r.lease_expires_at >= now()) < COALESCE(
-                   (SELECT (d.maintenance ->> 'max_concurrent')::int FROM databases d WHERE d.id = q.database_id), ${maintenanceBudget}::int)))
-             OR (q.state = 'RUNNING' AND q.lease_expires_at < now() AND q.attempts < ${maxAttempts})
-          ORDER BY q.created_at
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED)
+       WHERE j.id IN (SELECT id FROM (SELECT * FROM lost UNION ALL SELECT * FROM queued) c ORDER BY due LIMIT ${limit})
       RETURNING j.id`;
     if (ids.length === 0) return [];
     return this.db.$queryRawUnsafe<ClaimedJob[]>(

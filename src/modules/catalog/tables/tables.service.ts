@@ -285,12 +285,8 @@ export class TablesService implements OnModuleInit {
     const row = await this.get(t, id);
     // A writer that opens the table may write it directly (namespace mode): its size is due for a re-read. A Set add
     // in memory (the meter's next flush marks it in the catalog once), no statement on the read path.
-    if (t.access.writesTable(id)) {
-      this.meter.touch(row.id);
-      // A namespace-mode writer's table is due for maintenance after the writes it may make (docs/maintenance.md);
-      // a remote-mode client writes through the gateway, whose commits queue it themselves.
-      if (opts.schemaDialect === 'namespace') this.writeSignals.touched(row.id);
-    }
+    const writer = t.access.writesTable(id);
+    if (writer) this.meter.touch(row.id);
     const { ns, name } = splitTableId(id);
     const abs = this.storage.uri(row.location);
     const out: DescribeTableResponse = {
@@ -307,6 +303,10 @@ export class TablesService implements OnModuleInit {
     // One look at storage at most while the catalog does not know of data (a namespace-mode client may have written
     // some directly since); once seen it is remembered, and a table known to have data needs no look here.
     const hasData = await this.materialized(row);
+    // A namespace-mode writer's table with data is due for maintenance after the writes it may make
+    // (docs/maintenance.md); a remote-mode client writes through the gateway, whose commits queue it themselves. A
+    // table without data has nothing to maintain yet: a fleet of declared tables queues no job per describe.
+    if (writer && hasData && opts.schemaDialect === 'namespace') this.writeSignals.touched(row.id);
     if (opts.checkDeclared || opts.loadDetailedMetadata) out.is_only_declared = !hasData;
     // Version and schema of written tables: the official remote client opens tables with describe and reads both.
     if (out.is_only_declared !== true) {
