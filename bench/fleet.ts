@@ -12,7 +12,7 @@
  * and after the caches expired (its usage refresher off, see there).
  *
  *   npm run bench:fleet [-- --databases=2000]   (BENCH_FLEET_DATABASES, default 10000; BENCH_SECONDS per run, default 5;
- *                                               BENCH_ROUNDS, default 3; BENCH_FLEET_TTL_SECONDS, default 90;
+ *                                               BENCH_ROUNDS, default 3; BENCH_FLEET_TTL_SECONDS, default 180;
  *                                               BENCH_PG_URL, BENCH_REDIS_URL as bench:list)
  */
 import { ChildProcess } from 'node:child_process';
@@ -31,7 +31,7 @@ const DATABASES = Number(flag?.split('=')[1] ?? process.env.BENCH_FLEET_DATABASE
 const TABLES = 10;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const TTL_SECONDS = Number(process.env.BENCH_FLEET_TTL_SECONDS ?? 90);
+const TTL_SECONDS = Number(process.env.BENCH_FLEET_TTL_SECONDS ?? 180);
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const CONNECTIONS = 10;
 /** BENCH_FLEET_CASES=memory: only the memory phase. */
@@ -59,21 +59,20 @@ interface Result {
 }
 
 /**
- * Idle RSS once the process has settled: after at least 15 s without requests, sampled every 5 s until the V8 heap in
- * use moved by less than 1 MiB between two samples (background work after a pass, such as the event dispatcher
- * numbering the provisioning's events, delays the heap release and the allocator's purge), 120 s at most; the least
- * RSS of the last three samples.
+ * Idle RSS once the process has settled: sampled every 5 s from 15 s without requests until three samples in a row lie
+ * within 2 MiB of each other, 150 s at most; the least of the last three. Settled means RSS, not the V8 heap in use:
+ * V8 gives back its grown young generation and old-space pages only when its memory reducer runs, some 20-40 s after
+ * the allocation rate drops (background work after a pass, such as the event dispatcher numbering the provisioning's
+ * events, delays it further), and until then RSS is tens of MiB above where it settles whatever the heap holds.
  */
-async function settledRss(pid: number | undefined, base: string): Promise<number> {
+async function settledRss(pid: number | undefined): Promise<number> {
   await sleep(15_000);
-  const rss: number[] = [];
-  let heap = await heapMiB(base);
-  for (let waited = 15_000; waited < 120_000; waited += 5_000) {
-    rss.push(rssMiB(pid));
+  const rss: number[] = [rssMiB(pid)];
+  for (let waited = 15_000; waited < 150_000; waited += 5_000) {
     await sleep(5_000);
-    const now = await heapMiB(base);
-    if (rss.length >= 3 && Math.abs(now - heap) < 1) break;
-    heap = now;
+    rss.push(rssMiB(pid));
+    const last = rss.slice(-3);
+    if (last.length === 3 && Math.max(...last) - Math.min(...last) < 2) break;
   }
   return Math.min(...rss.slice(-3));
 }
@@ -224,28 +223,27 @@ async function main(): Promise<void> {
     // The same requests as the pass over the fleet below, all for one tenant: the baseline has been through the same
     // load (JIT, pools, the allocator's and V8's retained memory), so the difference is what the tenants leave behind.
     const pass = async (who: (i: number) => Tenant) => {
-      const t0 = Date.now();
       await pool(
         tenants,
         20,
         async (_, i) => void (await must(fetch(`${mg}/v1/table/t3/describe`, { method: 'POST', headers: headersOf(who(i)), body: '{}' }))),
       );
       await pool(tenants, 20, async (_, i) => void (await must(fetch(`${mg}/v1/table?limit=100`, { headers: headersOf(who(i)) }))));
-      return Date.now() - t0;
     };
     await pass(() => one);
-    const fresh = await settledRss(mem.pid, mg);
+    const fresh = await settledRss(mem.pid);
     const freshHeap = await heapMiB(mg);
     if (process.env.BENCH_FLEET_SNAPSHOT) mem.kill('SIGUSR2'); // with BENCH_GW_EXEC_ARGV=--heapsnapshot-signal=SIGUSR2
-    const passMs = await pass((i) => tenants[i]);
-    const touched = await settledRss(mem.pid, mg);
+    const passStarted = Date.now();
+    await pass((i) => tenants[i]);
+    const touched = await settledRss(mem.pid);
     const touchedHeap = await heapMiB(mg);
     if (process.env.BENCH_FLEET_SNAPSHOT) mem.kill('SIGUSR2');
-    await sleep(Math.max(0, TTL_SECONDS * 1000 - 25_000) + 10_000); // every entry expired, and swept
-    const expired = await settledRss(mem.pid, mg);
+    if (Date.now() - passStarted > TTL_SECONDS * 1000)
+      process.stderr.write(`the pass and the settling took ${Date.now() - passStarted} ms: some entries expired before the measurement\n`);
+    await sleep(Math.max(0, passStarted + TTL_SECONDS * 1000 + 15_000 - Date.now())); // every entry expired, and swept
+    const expired = await settledRss(mem.pid);
     const expiredHeap = await heapMiB(mg);
-    if (passMs + 25_000 > TTL_SECONDS * 1000)
-      process.stderr.write(`the pass took ${passMs} ms: some entries expired before the measurement\n`);
     const memLine =
       `idle RSS: fresh ${fresh.toFixed(0)} MiB; after touching ${DATABASES.toLocaleString('en-US')} tenants ${touched.toFixed(0)} MiB ` +
       `(+${(touched - fresh).toFixed(0)}); after the caches expired (AUTH_CACHE_TTL_MS=${TTL_SECONDS * 1000}) ${expired.toFixed(0)} MiB (+${(expired - fresh).toFixed(0)}); ` +
