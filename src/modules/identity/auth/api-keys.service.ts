@@ -133,9 +133,8 @@ export class ApiKeysService {
     return after ? { before, after } : null;
   }
 
-  /** The active key for this secret, or null (unknown, revoked or expired). */
-  async authenticate(secret: string): Promise<{ row: Omit<KeyWithDatabase, 'hash'>; access: Access } | null> {
-    const digest = sha256(secret);
+  /** The active key for this secret (`digest`: its SHA-256, when the caller has it already), or null (unknown, revoked or expired). */
+  async authenticate(secret: string, digest = sha256(secret)): Promise<{ row: Omit<KeyWithDatabase, 'hash'>; access: Access } | null> {
     const hex = digest.toString('hex');
     const hit = this.cache ? (this.cache.get(hex) ?? (await this.lookup(hex))) : looked(await this.keys.findByHash(hex));
     const { row, access } = hit;

@@ -47,7 +47,11 @@ export class CredentialsService {
 
   /** Whether `secret` is the operator key (ADMIN_API_KEY), in constant time; false when no operator key is set. */
   isOperatorKey(secret: string | undefined): boolean {
-    return !!this.operatorDigest && !!secret && timingSafeEqual(sha256(secret), this.operatorDigest);
+    return !!secret && this.isOperatorDigest(sha256(secret));
+  }
+
+  private isOperatorDigest(digest: Buffer): boolean {
+    return !!this.operatorDigest && timingSafeEqual(digest, this.operatorDigest);
   }
 
   async authenticate(ctx: ExecutionContext): Promise<Principal> {
@@ -74,8 +78,10 @@ export class CredentialsService {
   }
 
   private async apiKey(secret: string): Promise<Principal> {
-    if (this.isOperatorKey(secret)) return OPERATOR;
-    const found = await this.keys.authenticate(secret);
+    // One digest per request: compared with the operator key's, then the key lookup's.
+    const digest = sha256(secret);
+    if (this.isOperatorDigest(digest)) return OPERATOR;
+    const found = await this.keys.authenticate(secret, digest);
     if (!found) throw Errors.unauthenticated('invalid, expired or revoked API key');
     const { row: key, access } = found;
     this.usage.record(key.id);
