@@ -74,6 +74,7 @@ async function settledRss(pid: number | undefined): Promise<number> {
     const last = rss.slice(-3);
     if (last.length === 3 && Math.max(...last) - Math.min(...last) < 2) break;
   }
+  process.stderr.write(`idle RSS samples every 5 s from 15 s: ${rss.map((r) => r.toFixed(0)).join(' ')} MiB\n`);
   return Math.min(...rss.slice(-3));
 }
 
