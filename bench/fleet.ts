@@ -63,7 +63,7 @@ interface Result {
  * within 2 MiB of each other, 180 s at most; the least of the last three. Settled means RSS, not the V8 heap in use:
  * V8 gives back its grown young generation and old-space pages only when its memory reducer runs, some 30-60 s after
  * the allocation rate drops, and until then RSS sits on a plateau tens of MiB above where it settles (a plateau the
- * sampling must not take for the end: measured from 15 s it read +68 MiB where 45 s reads +16).
+ * sampling must not take for the end: from 15 s a full run read +68 MiB; from 45 s a memory-phase run read +12).
  */
 async function settledRss(pid: number | undefined): Promise<number> {
   await sleep(45_000);
