@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Client, Pool } from 'pg';
+import { Client, Pool, Query, QueryResult } from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { AppConfig } from '../config/config';
 import { PrismaClient } from '../../generated/prisma/client';
@@ -82,9 +82,9 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
     prisma,
     read: async <T>(sql: string, params: readonly unknown[], statement?: string) => {
       const values = params as unknown[];
-      if (!statement || !prepared) return (await pool.query({ text: sql, values })).rows as T[];
+      if (!statement || !prepared) return (await pool.query(sql, values)).rows as T[];
       try {
-        return (await pool.query({ name: statement, text: sql, values })).rows as T[];
+        return (await namedQuery(pool, statement, sql, values)).rows as T[];
       } catch (err) {
         // 0A000 "cached plan must not change result type": a migration of another replica changed a table under a
         // prepared statement. 26000 "prepared statement does not exist" / 42P05 "already exists": a pooler between
@@ -92,7 +92,7 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
         // way this process stops preparing and asks again unprepared (the pool has dropped the failed connection).
         if (!PREPARED_STATEMENT_FAILURES.has((err as { code?: string }).code ?? '')) throw err;
         prepared = false;
-        return (await pool.query({ text: sql, values })).rows as T[];
+        return (await pool.query(sql, values)).rows as T[];
       }
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
@@ -117,6 +117,18 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
       await pool.end().catch(() => undefined);
     },
   };
+}
+
+/**
+ * A named (prepared) query through the pool. Given a config object (`{ name, text, values }`), pg copies it on every
+ * call through its property descriptors, about 5 µs of CPU per catalog read (3% of a describe's profile); a query
+ * made from its text and then named is not copied. The pool answers a query object with a promise of its result, as
+ * it does a config object (pg's typings say otherwise, and do not declare the name the query carries).
+ */
+function namedQuery(pool: Pool, name: string, text: string, values: unknown[]): Promise<QueryResult> {
+  const query = new Query(text, values);
+  (query as unknown as { name: string }).name = name;
+  return pool.query(query) as unknown as Promise<QueryResult>;
 }
 
 async function openEmbedded(config: AppConfig): Promise<CatalogDb> {
