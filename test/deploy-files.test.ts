@@ -115,7 +115,7 @@ describe('deployment files', () => {
     const glibc = run({ LGW_ALLOCATOR: 'glibc' });
     assert.deepEqual(
       { ...glibc, pid: 0 },
-      { jemalloc: false, conf: null, arenas: '2', mmap: '1048576', v8: ['--max-semi-space-size=16', '--no-concurrent-sweeping'], pid: 0 },
+      { jemalloc: false, conf: null, arenas: '2', mmap: '1048576', v8: ['--max-semi-space-size=32', '--no-concurrent-sweeping'], pid: 0 },
     );
     assert.deepEqual(run({ LGW_NODE_FLAGS: '' }).v8, [], 'LGW_NODE_FLAGS replaces the node flags');
     assert.equal(run({ LGW_ALLOCATOR: 'glibc', MALLOC_ARENA_MAX: '4' }).arenas, '4', 'a setting made by the caller wins');

@@ -93,7 +93,7 @@ describe('heap release when the process goes quiet', () => {
       r.start(probes);
       const fallback = setTimeout(report, 30000); // no release: what there is then (also keeps the child alive)
     `;
-    const out = spawnSync(process.execPath, ['--max-semi-space-size=16', '--expose-gc', '-e', child], {
+    const out = spawnSync(process.execPath, ['--max-semi-space-size=32', '--expose-gc', '-e', child], {
       encoding: 'utf8',
       timeout: 60_000,
     });

@@ -32,12 +32,12 @@ export interface YoungGenerationProbes {
 /**
  * Gives the memory of a burst of work back when the process goes quiet (docs/production.md#memory).
  *
- * scripts/start.sh lets V8's young generation grow to 16 MiB semi-spaces: a catalog request allocates tens of KB (a
- * page of 100 tables about 80 KB, most of it the driver's parsed rows), and with 4 MiB semi-spaces ten requests in
- * flight filled the young generation every few milliseconds and pushed their objects into the old generation, so a
- * page of tables cost about 30% more CPU (measured: docs/adr/0002-v8-gc-flags.md). Two things then stay resident
- * after a burst:
- *  - the new space, grown to 32 MiB for the two semi-spaces, which V8 gives back only at a collection that sees a
+ * scripts/start.sh lets V8's young generation grow to 32 MiB semi-spaces: a catalog request allocates tens of KB (a
+ * page of 100 tables about 100 KB, most of it the driver's parsed rows), and every scavenge copies the objects of the
+ * ten requests in flight and promotes them into the old generation, so the fewer scavenges the less CPU: a page of
+ * tables cost about 30% more with 4 MiB semi-spaces than with 16, and again with 16 than with 32 (measured:
+ * docs/adr/0002-v8-gc-flags.md). Two things then stay resident after a burst:
+ *  - the new space, grown to 64 MiB for the two semi-spaces, which V8 gives back only at a collection that sees a
  *    low allocation rate over the last 5 s, and an idle process makes no collections;
  *  - the buffers of finished requests (an upload's chunks) that died in the old generation, which only a full
  *    collection frees, and with fewer objects promoted those come seldom: 40-50 MiB were still held 13 s after an
