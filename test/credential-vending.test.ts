@@ -5,6 +5,8 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { ApiError, ErrorCode } from '../src/platform/http/errors';
 import { CredentialVendor, VendTable } from '../src/modules/vending/credential-vendor.service';
 import { VendingModule } from '../src/modules/vending/vending.module';
+import { ConfigModule } from '../src/platform/config/config.module';
+import { loadConfig } from '../src/platform/config/config';
 import type { StorageProfile } from '../src/platform/config/storage-profile';
 import { StsStub } from './helpers/sts-stub';
 
@@ -66,7 +68,7 @@ describe('credential vending', () => {
 
   before(async () => {
     sts = await StsStub.start();
-    moduleRef = await Test.createTestingModule({ imports: [VendingModule] })
+    moduleRef = await Test.createTestingModule({ imports: [ConfigModule.register(loadConfig({})), VendingModule] })
       .setLogger(logs)
       .compile();
     vendor = moduleRef.get(CredentialVendor);

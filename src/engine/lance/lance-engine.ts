@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { Counter, Gauge } from 'prom-client';
 import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { MetricsService } from '../../platform/observability/metrics.service';
+import { hintCache } from '../../platform/runtime/hint-cache';
 import { ApiError, Errors } from '../../platform/http/errors';
 import { EngineErrorContext, translateEngineError } from './engine-errors';
 import { JsonSchema, jsonSchema, SchemaDialect } from '../arrow/arrow-json-schema';
@@ -147,7 +148,7 @@ export class LanceEngine implements OnModuleDestroy {
    * at that version needs no statistics read before its commit (one read costs about 0.5 ms at 300 fragments, 1 ms
    * at 600), and an append or a merge_insert none after it either.
    */
-  private readonly footprints = new LRUCache<string, Footprint>({ max: 10_000 });
+  private readonly footprints: LRUCache<string, Footprint>;
   private readonly log = new Logger('LanceEngine');
 
   constructor(
@@ -155,6 +156,7 @@ export class LanceEngine implements OnModuleDestroy {
     @Inject(APP_CONFIG) config: AppConfig,
     @Optional() metrics?: MetricsService,
   ) {
+    this.footprints = hintCache<Footprint>(config.tableHintCacheBytes, () => 64);
     const { maxBytes, max, idleMs } = config.tableHandles;
     this.idleMs = idleMs;
     this.session = new SharedSession(config.lanceSession.indexCacheBytes, config.lanceSession.metadataCacheBytes);

@@ -7,9 +7,8 @@ import { TableWriteSignals } from '../catalog';
 import { MaintainedTable, MaintenanceRepository } from './maintenance.repository';
 import { resolvePolicy } from './maintenance.policy';
 import { ScopedStorage } from '../../platform/context/scoped-storage';
+import { hintCache } from '../../platform/runtime/hint-cache';
 
-/** Tables whose last trigger is remembered (a burst of commits to one table costs one catalog round trip). */
-const RECENT_TABLES = 10_000;
 const SWEEP_PAGE = 500;
 
 /**
@@ -20,8 +19,11 @@ const SWEEP_PAGE = 500;
 @Injectable()
 export class MaintenanceTriggers implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('Maintenance');
-  /** When this replica last queued (or found queued) the job of a location (gateway commits) or table id (signals). */
-  private readonly recent = new LRUCache<string, number>({ max: RECENT_TABLES });
+  /**
+   * When this replica last queued (or found queued) the job of a location (gateway commits) or table id (signals):
+   * a burst of commits to one table costs one catalog round trip.
+   */
+  private readonly recent: LRUCache<string, number>;
   /** Set while a maintenance job commits: its own commits trigger nothing. */
   private readonly maintaining = new ScopedStorage<boolean>();
   /** Triggers owed at the end of a delay window (the trailing edge of a burst). */
@@ -38,7 +40,9 @@ export class MaintenanceTriggers implements OnModuleInit, OnApplicationBootstrap
     private readonly repo: MaintenanceRepository,
     private readonly engine: LanceEngine,
     private readonly signals: TableWriteSignals,
-  ) {}
+  ) {
+    this.recent = hintCache<number>(config.tableHintCacheBytes, () => 8);
+  }
 
   onModuleInit(): void {
     this.engine.onWritten((location) => this.committed(location));

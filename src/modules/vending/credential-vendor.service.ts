@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { STSClient, STSClientConfig } from '@aws-sdk/client-sts';
 // Loaded on the first temporary vending only (most deployments never assume a role).
 const stsSdk = (): typeof import('@aws-sdk/client-sts') => require('@aws-sdk/client-sts');
 import { LRUCache } from 'lru-cache';
 import { Errors } from '../../platform/http/errors';
+import { APP_CONFIG, AppConfig } from '../../platform/config/config';
+import { hintCache } from '../../platform/runtime/hint-cache';
 import type { StorageProfile, VendAccess } from '../../platform/config/storage-profile';
 
 /** The table a credential is vended for: its URI (`s3://bucket/prefix/db/uuid.lance`) and object key prefix. */
@@ -37,8 +39,6 @@ const CREDENTIAL_ALIASES = new Set([
 /** A cached credential is handed out only while more than max(5 min, 10 % of its lifetime) remains. */
 const REFRESH_MARGIN_MS = 5 * 60_000;
 const REFRESH_FRACTION = 0.1;
-/** Bound of the per-(profile, table, access) cache. */
-const CACHE_MAX = 10_000;
 /** STS must answer within this; a hanging STS must not hang describe/declare. */
 const STS_REQUEST_TIMEOUT_MS = 10_000;
 const STS_CONNECT_TIMEOUT_MS = 5_000;
@@ -48,6 +48,13 @@ interface Vended {
   expiresAtMs: number;
   /** When the cached entry stops being handed out (a fresh one is fetched instead). */
   refreshAtMs: number;
+}
+
+/** A vended entry's estimated size: its options' keys and values, and the two times. */
+function vendedBytes(v: Vended): number {
+  let bytes = 16;
+  for (const [k, val] of Object.entries(v.options)) bytes += 32 + k.length + val.length;
+  return bytes;
 }
 
 /** The session policy for one table: objects under `key/` only, read-only unless `access` is write. */
@@ -100,10 +107,15 @@ export function roleSessionName(profile: StorageProfile, key: string, access: Ve
 @Injectable()
 export class CredentialVendor implements OnApplicationShutdown {
   private readonly log = new Logger('CredentialVendor');
-  private readonly cache = new LRUCache<string, Vended>({ max: CACHE_MAX });
+  /** Per (profile, table, access), bounded by memory (TABLE_HINT_CACHE_BYTES). */
+  private readonly cache: LRUCache<string, Vended>;
   private readonly inFlight = new Map<string, Promise<Vended>>();
   /** One STS client per profile object (profiles are parsed once at start-up and never change). */
   private readonly clients = new Map<StorageProfile, STSClient>();
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.cache = hintCache<Vended>(config.tableHintCacheBytes, vendedBytes);
+  }
 
   /**
    * `tableOnly`: only credentials confined to the table (STS); a profile's static client options, which reach every

@@ -144,6 +144,7 @@ export const envSchema = z.object({
   /** Deprecated: a count bound on top of TABLE_HANDLE_CACHE_BYTES (unset: none). */
   TABLE_HANDLE_CACHE_SIZE: optionalInt(0),
   TABLE_HANDLE_IDLE_SECONDS: intWithDefault(300, 1),
+  TABLE_HINT_CACHE_BYTES: intWithDefault(8 * 1024 ** 2, 0),
   LANCE_INDEX_CACHE_BYTES: intWithDefault(256 * 1024 ** 2, 0),
   LANCE_METADATA_CACHE_BYTES: intWithDefault(64 * 1024 ** 2, 0),
   RECLAIM_AFTER_SECONDS: intWithDefault(300, 1),
@@ -309,6 +310,11 @@ export interface AppConfig {
    * Unused for `idleMs`: closed.
    */
   tableHandles: { maxBytes: number; max?: number; idleMs: number };
+  /**
+   * The bound of each per-table hint cache (src/platform/runtime/hint-cache.ts): where a table was last found, whether
+   * its versions are managed, its footprint, its last maintenance trigger, credentials vended for it. 0: none kept.
+   */
+  tableHintCacheBytes: number;
   /** The one Lance session every table is opened with: its index and metadata caches, in bytes (docs/data-plane.md). */
   lanceSession: { indexCacheBytes: number; metadataCacheBytes: number };
   /** Crash safety: pending storage locations and the reclaimer (docs/resilience.md). */
@@ -485,6 +491,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       ...(e.TABLE_HANDLE_CACHE_SIZE !== undefined ? { max: e.TABLE_HANDLE_CACHE_SIZE } : {}),
       idleMs: e.TABLE_HANDLE_IDLE_SECONDS * 1000,
     },
+    tableHintCacheBytes: e.TABLE_HINT_CACHE_BYTES,
     lanceSession: { indexCacheBytes: e.LANCE_INDEX_CACHE_BYTES, metadataCacheBytes: e.LANCE_METADATA_CACHE_BYTES },
     reclaim: {
       afterMs: e.RECLAIM_AFTER_SECONDS * 1000,

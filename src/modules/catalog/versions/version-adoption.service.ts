@@ -1,15 +1,15 @@
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { branchOf, LanceEngine } from '../../../engine/lance/lance-engine';
 import { TableStorage } from '../../../engine/storage/table-storage.service';
+import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
+import { hintCache } from '../../../platform/runtime/hint-cache';
 import { TableVersionsRepository } from './table-versions.repository';
 
 const U64_MAX = (1n << 64n) - 1n;
 
 /** How often adoptions that failed after a commit are tried again. */
 const RETRY_MS = 5_000;
-/** Tables remembered as managed or not (a table's database keeps its setting while it holds tables). */
-const KNOWN_TABLES = 10_000;
 
 /**
  * Records in the catalog the versions the gateway's own engine committed to a managed table (remote-dialect writes,
@@ -21,8 +21,11 @@ const KNOWN_TABLES = 10_000;
 @Injectable()
 export class VersionAdoption implements OnModuleInit, OnApplicationShutdown {
   private readonly log = new Logger('VersionAdoption');
-  /** Whether the table at a location has catalog-managed versions: writes to the others cost no query. */
-  private readonly managed = new LRUCache<string, boolean>({ max: KNOWN_TABLES });
+  /**
+   * Whether the table at a location has catalog-managed versions (a table's database keeps its setting while it holds
+   * tables): writes to the others cost no query.
+   */
+  private readonly managed: LRUCache<string, boolean>;
   /** Adoptions owed after a commit whose bookkeeping could not reach the catalog: location → branches. */
   private readonly owed = new Map<string, Set<string>>();
   private timer?: NodeJS.Timeout;
@@ -31,7 +34,10 @@ export class VersionAdoption implements OnModuleInit, OnApplicationShutdown {
     private readonly repo: TableVersionsRepository,
     private readonly storage: TableStorage,
     private readonly engine: LanceEngine,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.managed = hintCache<boolean>(config.tableHintCacheBytes, () => 0);
+  }
 
   onModuleInit(): void {
     this.engine.onWritten((location, branch) => this.afterCommit(location, branch));

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import * as arrow from 'apache-arrow';
 import { LRUCache } from 'lru-cache';
 import { TablesService } from '../../catalog';
@@ -13,6 +13,8 @@ import { toEngineQuery } from '../../../engine/lance/query-executor';
 import { columnsOf, planQuery } from './query-plan';
 import { DataTables } from '../data-tables.service';
 import { UsageMeter } from '../../metering';
+import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
+import { hintCache } from '../../../platform/runtime/hint-cache';
 
 /** A query answer that ends within this many bytes is sent as one buffer; a longer one is streamed. */
 const SMALL_ANSWER_BYTES = 1 << 20;
@@ -51,10 +53,13 @@ export class TableReadsService {
     private readonly engine: LanceEngine,
     private readonly data: DataTables,
     private readonly meter: UsageMeter,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.lastSeen = hintCache<string>(config.tableHintCacheBytes, (location) => location.length);
+  }
 
   /** Where each recently queried table was found, by database, catalog and name (a hint: see `query`). */
-  private readonly lastSeen = new LRUCache<string, string>({ max: 10_000 });
+  private readonly lastSeen: LRUCache<string, string>;
 
   // ---------------------------------------------------------------- reads
 
