@@ -4,6 +4,7 @@ import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { UsageMeter } from '../src/modules/metering/usage-meter.service';
+import { MARK_WRITTEN, UsageRepository } from '../src/modules/metering/usage.repository';
 import { UsageRefresher } from '../src/modules/usage/usage-refresher.service';
 import { Api, CATALOG_KINDS, forEachCatalog, newTenant, operator, startGateway, Tenant, TestGateway, twoReplicas } from './helpers/gateway';
 import * as stored from './helpers/stored';
@@ -241,5 +242,40 @@ forEachCatalog('storage refresher: what is measured first', (kind) => {
     // Then never-measured ones.
     assert.equal((await gw.app.get(UsageRefresher).runOnce()).scanned, 5);
     assert.equal((await measured()).length, 10);
+  });
+
+  it('a mark made before the claim within the same millisecond is cleared by the measurement (microsecond claim times)', async () => {
+    assert.equal((await tenant.api.post(`/v1/table/same-ms/declare`, {})).status, 200);
+    const prisma = gw.app.get(PrismaClient);
+    const [{ id }] = await prisma.$queryRawUnsafe<{ id: string }[]>(
+      `SELECT t.id FROM tables t JOIN databases d ON d.id = t.database_id WHERE d.name = $1 AND t.name = 'same-ms'`,
+      tenant.name,
+    );
+    const repo = gw.app.get(UsageRepository);
+    // Nothing else due: every other table of the catalog measured now.
+    await prisma.$executeRawUnsafe(
+      `UPDATE table_usage SET marked = NULL, marked_at = NULL, scanned_at = now() WHERE table_id <> $1::uuid`,
+      id,
+    );
+    await prisma.$executeRawUnsafe(
+      `INSERT INTO table_usage (table_id, database_id) SELECT id, database_id FROM tables WHERE id = $1::uuid ON CONFLICT DO NOTHING`,
+      id,
+    );
+    const [claimed] = await repo.claimDue('replica-x', 1, 86_400_000, 60_000);
+    assert.equal(claimed?.tableId, id);
+    // Marked 1 µs before the claim: a millisecond-truncated claim time would read it as made during the measurement.
+    await prisma.$executeRawUnsafe(
+      `UPDATE table_usage SET marked = ${MARK_WRITTEN}, marked_at = $2::timestamptz - interval '1 microsecond' WHERE table_id = $1::uuid`,
+      id,
+      claimed.claimedAt,
+    );
+    await repo.recordScans('replica-x', [{ ...claimed, bytes: 1, currentBytes: 0, rows: 0 }]);
+    const [row] = await prisma.$queryRawUnsafe<{ marked: number | null; scanned: boolean }[]>(
+      `SELECT marked, scanned_at = $2::timestamptz AS scanned FROM table_usage WHERE table_id = $1::uuid`,
+      id,
+      claimed.claimedAt,
+    );
+    assert.deepEqual(row, { marked: null, scanned: true });
+    assert.deepEqual(await repo.claimDue('replica-x', 1, 86_400_000, 60_000), [], 'not due again');
   });
 });

@@ -87,7 +87,7 @@ describe('the storage refresher: a round', () => {
       tableId: `t${i}`,
       databaseId: `db${i % 3}`,
       location: `db${i % 3}/t${i}`,
-      claimedAt: new Date(),
+      claimedAt: new Date().toISOString(),
       writtenBytes: 0,
     }));
     const log = {

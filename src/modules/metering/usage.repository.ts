@@ -63,8 +63,12 @@ export interface ClaimedTable {
   tableId: string;
   databaseId: string;
   location: string;
-  /** The catalog's time of the claim: what scanned_at becomes (writes after it leave the table due again). */
-  claimedAt: Date;
+  /**
+   * The catalog's time of the claim, at the catalog's own precision (milliseconds, rounded as marked_at is; kept as
+   * its text, since a JavaScript Date truncates instead): what scanned_at becomes (writes after it leave the table due
+   * again).
+   */
+  claimedAt: string;
   /** The table's written_bytes at the claim: the estimate the measurement replaces. */
   writtenBytes: number;
 }
@@ -355,7 +359,7 @@ export class UsageRepository {
    */
   async claimDue(owner: string, limit: number, fullScanMs: number, leaseMs: number): Promise<ClaimedTable[]> {
     const rows = await this.db.$queryRaw<
-      { tableId: string; databaseId: string; location: string; claimedAt: Date; writtenBytes: unknown }[]
+      { tableId: string; databaseId: string; location: string; claimedAt: string; writtenBytes: unknown }[]
     >`
       WITH marked AS (
         SELECT u.table_id, u.marked, u.marked_at FROM table_usage u
@@ -380,7 +384,7 @@ export class UsageRepository {
         UPDATE table_usage u SET lease_owner = ${owner}, lease_until = now() + ${leaseMs}::int * interval '1 millisecond'
           FROM due WHERE u.table_id = due.table_id
         RETURNING u.table_id, u.database_id, u.written_bytes, due.n)
-      SELECT c.table_id AS "tableId", c.database_id AS "databaseId", t.location, now() AS "claimedAt",
+      SELECT c.table_id AS "tableId", c.database_id AS "databaseId", t.location, now()::timestamptz(3)::text AS "claimedAt",
              c.written_bytes AS "writtenBytes"
         FROM claimed c JOIN tables t ON t.id = c.table_id
        ORDER BY c.n`;
@@ -391,7 +395,10 @@ export class UsageRepository {
    * Records a table's measured size and gives its lease back (only while the lease is still the caller's). The
    * measurement replaces the estimate it was claimed with: what gateway writes added after the claim stays (until
    * the next measurement, which they made due), so a write the listing may have missed is never dropped. A mark made
-   * before the claim is cleared; one made during the measurement stays (the table is due again).
+   * before the claim is cleared; one made during the measurement stays (the table is due again). Both times are in
+   * milliseconds: a mark in the claim's millisecond is cleared, since its writes were committed before its flush began,
+   * and so before the listing, which starts after the claim (before, a truncated claim time read such marks as later
+   * and measured their tables twice).
    */
   async recordScan(
     c: Pick<ClaimedTable, 'tableId' | 'claimedAt' | 'writtenBytes'>,
@@ -410,7 +417,7 @@ export class UsageRepository {
     const s = [...scans].sort((a, b) => (a.tableId < b.tableId ? -1 : a.tableId > b.tableId ? 1 : 0));
     await this.db.$executeRaw`
       WITH x AS (
-        SELECT * FROM unnest(${s.map((c) => c.tableId)}::uuid[], ${s.map((c) => c.claimedAt.toISOString())}::timestamptz[],
+        SELECT * FROM unnest(${s.map((c) => c.tableId)}::uuid[], ${s.map((c) => c.claimedAt)}::timestamptz[],
                              ${s.map((c) => c.writtenBytes)}::bigint[], ${s.map((c) => c.bytes)}::bigint[],
                              ${s.map((c) => c.currentBytes)}::bigint[], ${s.map((c) => c.rows)}::bigint[])
                AS x(id, claimed_at, written, bytes, current_bytes, num_rows)),
@@ -422,8 +429,8 @@ export class UsageRepository {
          FOR UPDATE OF u)
       UPDATE table_usage u SET total_bytes = l.bytes, current_bytes = l.current_bytes, num_rows = l.num_rows,
              written_bytes = GREATEST(u.written_bytes - l.written, 0), scanned_at = l.claimed_at,
-             marked = CASE WHEN u.marked_at >= l.claimed_at THEN u.marked END,
-             marked_at = CASE WHEN u.marked_at >= l.claimed_at THEN u.marked_at END,
+             marked = CASE WHEN u.marked_at > l.claimed_at THEN u.marked END,
+             marked_at = CASE WHEN u.marked_at > l.claimed_at THEN u.marked_at END,
              lease_owner = NULL, lease_until = NULL
         FROM locked l
        WHERE u.table_id = l.table_id AND u.lease_owner = ${owner}`;
