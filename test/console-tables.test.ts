@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import * as arrow from 'apache-arrow';
 import type { Page } from 'playwright-core';
-import { ADMIN_KEY, CATALOG_KINDS, newTenant, startGateway, type Tenant, type TestGateway } from './helpers/gateway';
+import { ADMIN_KEY, CATALOG_KINDS, eventually, newTenant, startGateway, type Tenant, type TestGateway } from './helpers/gateway';
 import { ARROW_STREAM } from './helpers/arrow-craft';
 import { describeInBrowser, XSS } from './helpers/browser';
 
@@ -229,7 +229,10 @@ describeInBrowser(`console tables and table pages in headless Chromium [${kind}]
         .filter({ hasText: 'lazy dog sleeps' })
         .getByRole('button', { name: /^Use the vector of row/ })
         .click();
-      assert.equal(await page.getByLabel('Search', { exact: true }).inputValue(), 'vector');
+      // The click's handler fills the form after the click returns: wait for it (a loaded machine renders late).
+      const searchKind = page.getByLabel('Search', { exact: true });
+      await eventually(async () => (await searchKind.inputValue()) === 'vector').catch(() => undefined);
+      assert.equal(await searchKind.inputValue(), 'vector');
       assert.match(await page.getByLabel('Vector (JSON or comma-separated)').inputValue(), /^\[-?\d/);
       await page.getByLabel('Rows (k)').fill('3');
       await run();
