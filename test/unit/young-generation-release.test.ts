@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import {
+  FULL_COLLECTION_QUIET_TICKS,
   QUIET_TICKS,
   QUIET_UTILIZATION,
   YoungGenerationProbes,
@@ -27,26 +28,66 @@ function release(): { r: YoungGenerationRelease; registry: Registry } {
 }
 
 describe('heap release when the process goes quiet', () => {
-  test('after a burst: a scavenge on each quiet tick, then one full collection; nothing more until the loop is busy again', async () => {
+  test('after a burst: a scavenge on each of the first quiet ticks, a full collection much later; nothing more until the loop is busy again', async () => {
+    assert.ok(FULL_COLLECTION_QUIET_TICKS > QUIET_TICKS);
     const { r, registry } = release();
     // start() reads the first interval; then one value per look: two at each tick that collects (the second is the
     // collection's own time, which must not count).
     const util = [0, /* busy */ 0.5];
     // An idle process's own timers keep its loop a little busy, now and then more than 1%: still quiet.
-    for (let i = 0; i < QUIET_TICKS; i++) util.push(i % 3 === 1 ? 0.014 : 0.004, 0.9);
+    for (let i = 1; i <= FULL_COLLECTION_QUIET_TICKS; i++) {
+      util.push(i % 3 === 1 ? 0.014 : 0.004);
+      if (i <= QUIET_TICKS || i === FULL_COLLECTION_QUIET_TICKS) util.push(0.9);
+    }
     util.push(0.001, 0.001, /* busy again */ 0.2, 0.001, 0);
     const probes = fakeProbes(util);
     r.start(probes, false);
     assert.equal(r.tick(), undefined, 'busy: nothing');
     const made: (string | undefined)[] = [];
-    for (let i = 0; i < QUIET_TICKS; i++) made.push(r.tick());
-    assert.deepEqual(made, [...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major'], "the collections' own time (0.9) is not activity");
+    for (let i = 0; i < FULL_COLLECTION_QUIET_TICKS; i++) made.push(r.tick());
+    const expected = [
+      ...Array<string>(QUIET_TICKS).fill('minor'),
+      ...Array<undefined>(FULL_COLLECTION_QUIET_TICKS - QUIET_TICKS - 1).fill(undefined),
+      'major',
+    ];
+    assert.deepEqual(made, expected, "the collections' own time (0.9) is not activity");
     assert.equal(r.tick(), undefined, 'released already in this quiet spell');
     assert.equal(r.tick(), undefined);
     assert.equal(r.tick(), undefined, 'busy again');
     assert.equal(r.tick(), 'minor', 'a new quiet spell starts a new release');
-    assert.deepEqual(probes.collections, [...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', 'minor']);
+    assert.deepEqual(probes.collections, [...Array<string>(QUIET_TICKS).fill('minor'), 'major', 'minor']);
     assert.match(await registry.metrics(), /^lgw_heap_releases_total 1$/m);
+  });
+
+  test('a pause shorter than the full-collection wait keeps the optimized code: scavenges only', () => {
+    const { r } = release();
+    const pause = [/* busy */ 0.5, ...Array<number>(FULL_COLLECTION_QUIET_TICKS - 1).fill(0.004)].flatMap((u, i) =>
+      i >= 1 && i <= QUIET_TICKS ? [u, 0.9] : [u],
+    );
+    const probes = fakeProbes([0, ...pause, ...pause]);
+    r.start(probes, false);
+    for (let i = 0; i < 2 * FULL_COLLECTION_QUIET_TICKS; i++) r.tick();
+    assert.deepEqual(probes.collections, Array<string>(2 * QUIET_TICKS).fill('minor'));
+  });
+
+  test("after writes, sooner: the full collection on the last scavenge's tick (an upload's dead chunks)", () => {
+    const { r } = release();
+    const spell = [
+      /* busy */ 0.5,
+      ...Array<number>(QUIET_TICKS)
+        .fill(0.004)
+        .flatMap((u) => [u, 0.9]),
+      0.004,
+    ];
+    const probes = fakeProbes([0, ...spell, ...spell]);
+    r.start(probes, false);
+    r.onWriting(true);
+    r.onWriting(false);
+    const made = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
+    assert.deepEqual(made, [undefined, ...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', undefined]);
+    // No writes in the next burst: back to waiting.
+    const next = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
+    assert.deepEqual(next, [undefined, ...Array<string>(QUIET_TICKS).fill('minor'), undefined]);
   });
 
   test('a steady load of 5% or more of the loop never collects', () => {
@@ -90,12 +131,13 @@ describe('heap release when the process goes quiet', () => {
       };
       // A quiet server's timers still allocate a little.
       const timers = setInterval(() => { globalThis.sink = Array.from({ length: 200 }, (_, i) => ({ i })); }, 100);
+      r.onWriting(true); // the burst is an upload
       r.start(probes);
-      const fallback = setTimeout(report, 30000); // no release: what there is then (also keeps the child alive)
+      const fallback = setTimeout(report, 60000); // no release: what there is then (also keeps the child alive)
     `;
     const out = spawnSync(process.execPath, ['--max-semi-space-size=32', '--expose-gc', '-e', child], {
       encoding: 'utf8',
-      timeout: 60_000,
+      timeout: 90_000,
     });
     assert.equal(out.status, 0, out.stderr);
     const { before, after } = JSON.parse(out.stdout.trim()) as Record<'before' | 'after', { newSpace: number; buffers: number }>;

@@ -1,19 +1,29 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { performance } from 'node:perf_hooks';
 import { Counter } from 'prom-client';
 import { MetricsService } from '../observability/metrics.service';
+import { WRITE_ACTIVITY, WriteActivity } from './allocator-retention';
 
 /** How often the event loop is looked at. */
 export const YOUNG_GENERATION_TICK_MS = 1000;
 /**
- * Quiet ticks in a row before the full collection. V8 shrinks its new space only at a collection that sees a low
- * allocation rate over its last 5 s, measured from one collection to the next, so the quiet ticks before it each
- * make a scavenge: with the young generation nearly empty it takes about a millisecond. The first two of them still
- * count the burst (what it allocated since its last collection, then what the first scavenge promoted), so the
- * full collection comes after six more: on the seventh, the new space sometimes stayed grown until the next scavenge.
+ * Quiet ticks in a row that each make a scavenge. V8 shrinks its new space only at a collection that sees a low
+ * allocation rate over its last 5 s, measured from one collection to the next: with the young generation nearly
+ * empty a scavenge takes about a millisecond. The first two of them still count the burst (what it allocated since
+ * its last collection, then what the first scavenge promoted), so seven more follow: on the seventh, the new space
+ * sometimes stayed grown until the next scavenge.
  */
 export const QUIET_TICKS = 9;
+/**
+ * Quiet ticks in a row before the full collection. A full collection in a quiet spell also frees the object shapes
+ * (V8 maps) that only the burst's objects used, and V8 throws away the optimized code built for them: about 140
+ * functions of the request path (HTTP parser, router, pg driver), re-optimized when traffic returns, at about 0.7 s
+ * of the compiler threads' CPU on the 2-core test machine, the first requests running unoptimized meanwhile. Made
+ * after 9 quiet seconds, it cost a describe 15-25% more CPU when bursts came every 10-20 s (docs/adr/0008). Traffic
+ * with shorter pauses than this keeps its code; a longer pause gets its memory back.
+ */
+export const FULL_COLLECTION_QUIET_TICKS = 30;
 /**
  * A tick whose event loop was busy less than this share of the time is quiet. An idle gateway's own timers (the
  * allocator's and this one's looks, the usage flush, the metrics) keep its loop up to about 1.5% busy, so a lower
@@ -43,9 +53,11 @@ export interface YoungGenerationProbes {
  *    collection frees, and with fewer objects promoted those come seldom: 40-50 MiB were still held 13 s after an
  *    upload.
  * So once a second this looks at the event loop. The first quiet tick after a busy one (the loop busy 5% of the
- * time or more) starts a release: a scavenge on each quiet tick, so V8 sees the low rate, and on the QUIET_TICKS-th
- * a full collection, which frees the dead buffers and shrinks the new space. One release per quiet spell; a busy tick
- * calls it off. The collections' own time is not counted as the loop's activity.
+ * time or more) starts a release: a scavenge on each of the first QUIET_TICKS quiet ticks, so V8 sees the low rate
+ * and shrinks the new space, and on the FULL_COLLECTION_QUIET_TICKS-th a full collection, which frees the dead
+ * buffers; on the QUIET_TICKS-th already when tables were written since the last one (WRITE_ACTIVITY): an upload
+ * leaves hundreds of MiB of dead chunks and engine objects, worth the re-optimization. One release per quiet spell; a busy tick calls it off. The collections' own time is not counted as the
+ * loop's activity.
  *
  * The collections are V8's `gc` function, which node hands out only when started with --expose-gc (scripts/start.sh
  * passes it); without it the release is off. Nothing here sets V8 flags at run time. Measurements:
@@ -58,11 +70,14 @@ export class YoungGenerationRelease implements OnApplicationBootstrap, OnModuleD
   /** Quiet ticks since the last busy one, while a release is due; -1 when none is. */
   private quietTicks = 0;
   private probes?: YoungGenerationProbes;
+  /** Whether tables were written since the last full collection. */
+  private wrote = false;
   private readonly releases: Counter;
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     metrics: MetricsService,
+    private readonly moduleRef?: ModuleRef,
   ) {
     this.releases = new Counter({
       name: 'lgw_heap_releases_total',
@@ -78,7 +93,18 @@ export class YoungGenerationRelease implements OnApplicationBootstrap, OnModuleD
       this.log.debug(`heap release off: ${probes}`);
       return;
     }
+    try {
+      // The data plane's write budget, found at start-up as allocator retention finds it (no import of the feature).
+      this.moduleRef?.get<WriteActivity>(WRITE_ACTIVITY, { strict: false }).onWriting((writing) => this.onWriting(writing));
+    } catch {
+      // no data plane: the full collection waits for FULL_COLLECTION_QUIET_TICKS
+    }
     this.start(probes);
+  }
+
+  /** @internal (tests: an upload) Writes started (true) or the last ended (false). */
+  onWriting(writing: boolean): void {
+    if (writing) this.wrote = true;
   }
 
   onModuleDestroy(): void {
@@ -102,10 +128,13 @@ export class YoungGenerationRelease implements OnApplicationBootstrap, OnModuleD
     }
     if (this.quietTicks < 0) return undefined; // released already this quiet spell
     this.quietTicks++;
-    const type = this.quietTicks >= QUIET_TICKS ? 'major' : 'minor';
+    if (this.quietTicks > QUIET_TICKS && this.quietTicks < FULL_COLLECTION_QUIET_TICKS) return undefined;
+    const full = this.quietTicks >= FULL_COLLECTION_QUIET_TICKS || (this.quietTicks === QUIET_TICKS && this.wrote);
+    const type = full ? 'major' : 'minor';
     probes.collect(type);
     if (type === 'major') {
       this.quietTicks = -1;
+      this.wrote = false;
       this.releases.inc();
     }
     probes.loopUtilization(); // the collection's own time is not the process's activity
