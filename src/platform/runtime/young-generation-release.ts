@@ -56,8 +56,8 @@ export interface YoungGenerationProbes {
  * time or more) starts a release: a scavenge on each of the first QUIET_TICKS quiet ticks, so V8 sees the low rate
  * and shrinks the new space, and on the FULL_COLLECTION_QUIET_TICKS-th a full collection, which frees the dead
  * buffers; on the QUIET_TICKS-th already when tables were written since the last one (WRITE_ACTIVITY): an upload
- * leaves hundreds of MiB of dead chunks and engine objects, worth the re-optimization. One release per quiet spell; a busy tick calls it off. The collections' own time is not counted as the
- * loop's activity.
+ * leaves hundreds of MiB of dead chunks and engine objects, worth the re-optimization. One release per quiet spell;
+ * a busy tick calls it off. The collections' own time is not counted as the loop's activity.
  *
  * The collections are V8's `gc` function, which node hands out only when started with --expose-gc (scripts/start.sh
  * passes it); without it the release is off. Nothing here sets V8 flags at run time. Measurements:
