@@ -13,6 +13,7 @@ import { EventDispatcher } from '../src/modules/events';
 import { privateAddressProblem } from '../src/modules/events';
 import { AuditRepository } from '../src/modules/audit/audit.repository';
 import { Reclaimer } from '../src/modules/reclaim/reclaimer.service';
+import { LanceEngine } from '../src/engine/lance/lance-engine';
 import {
   ADMIN_KEY,
   Api,
@@ -276,7 +277,20 @@ describe('change events: outbox → JetStream and signed webhooks [postgres]', {
       },
       60,
       100,
-    );
+    ).catch(async (err: Error) => {
+      // What the reclaimer saw, for a run where it never completed the commit (the trail of items, its versions).
+      const trail = await gw.app
+        .get(UnitOfWork)
+        .read(`SELECT created_at, action, target, details FROM audit_events WHERE target LIKE '%items' ORDER BY created_at`, []);
+      const [row] = await gw.app
+        .get(UnitOfWork)
+        .read<{ location: string }>(
+          `SELECT t.location FROM tables t JOIN databases d ON d.id = t.database_id WHERE t.name = 'items' AND d.name = $1`,
+          [acme.name],
+        );
+      const versions = row ? await gw.app.get(LanceEngine).versions(row.location) : [];
+      throw new Error(`${err.message}: version ${version}; trail ${JSON.stringify(trail)}; versions ${JSON.stringify(versions)}`);
+    });
     assert.equal(round.commitsCompleted, 1);
     const recovered = await eventually(async () => hookA.received.find((d) => isIt(d.event)), 200, 50);
     assert.equal(recovered.event.data.recovered, true);
@@ -285,6 +299,38 @@ describe('change events: outbox → JetStream and signed webhooks [postgres]', {
     assert.equal((await gw.app.get(Reclaimer).runOnce()).commitsCompleted, 0, 'completed once');
     const trail = await operator(gw).get(`/admin/v1/databases/${acme.name}/audit?action=table.insert`);
     assert.ok(trail.body.events.some((e: any) => e.details.version === version && e.details.outcome === 'committed'));
+  });
+
+  it("a dead writer's commit is told apart from another writer's whose record was written long before its commit", async () => {
+    const remote = await lancedb.connect(`db://${acme.name}`, { apiKey: acme.writeKey, hostOverride: gw.url });
+    const t = await remote.createTable('slow', rows(0, 2));
+    await t.add(rows(2, 2)); // confirmed, as a long upload is: its record says its version
+    const earlier = await t.version();
+    // That upload recorded itself 5 s before its commit (and the table is older than that).
+    const db = gw.app.get(UnitOfWork).db;
+    await db.$executeRawUnsafe(`UPDATE tables SET created_at = created_at - interval '1 minute' WHERE name = 'slow'`);
+    await db.$executeRawUnsafe(
+      `UPDATE audit_events SET created_at = created_at - interval '5 seconds' WHERE target = 'slow' AND details->>'version' = $1`,
+      String(earlier),
+    );
+    const repo = gw.app.get(AuditRepository) as unknown as { confirm: (...a: unknown[]) => Promise<void> };
+    const confirm = repo.confirm;
+    repo.confirm = () => Promise.reject(new Error('catalog database unavailable (injected)'));
+    try {
+      await t.add(rows(4, 2));
+    } finally {
+      repo.confirm = confirm;
+    }
+    const version = await t.version();
+    remote.close();
+    await eventually(async () => (await gw.app.get(Reclaimer).runOnce()).commitsCompleted > 0, 60, 100);
+    const [settled] = await gw.app
+      .get(UnitOfWork)
+      .read<{ details: { version: number; recovered?: boolean } }>(
+        `SELECT details FROM audit_events WHERE target = 'slow' AND details->>'recovered' = 'true'`,
+        [],
+      );
+    assert.equal(settled.details.version, version, `completed at its own version, not the earlier writer's (${earlier})`);
   });
 
   it("numbers a table's writes in version order even when their events were written the other way round", async () => {

@@ -92,12 +92,17 @@ export class AuditRepository {
        ORDER BY created_at LIMIT ${limit}`;
   }
 
-  /** The versions that records of one target written since `since` say they made (a pending record says none). */
-  async versionsRecorded(databaseId: string | null, target: string, since: Date): Promise<number[]> {
+  /**
+   * Which of the versions `among` records of one target written since `since` say they made (a pending record says
+   * none). The version is compared as text: no cast can fail on a record whose version is not a number.
+   */
+  async versionsRecorded(databaseId: string | null, target: string, since: Date, among: number[]): Promise<number[]> {
+    if (among.length === 0) return [];
     const rows = await this.db.$queryRaw<{ v: number }[]>`
       SELECT (details->>'version')::int AS v FROM audit_events
        WHERE database_id IS NOT DISTINCT FROM ${databaseId}::uuid AND md5(target) = md5(${target}) AND target = ${target}
-         AND created_at >= ${since} AND details ? 'version' AND jsonb_typeof(details->'version') = 'number'
+         AND created_at >= ${since} AND jsonb_typeof(details->'version') = 'number'
+         AND details->>'version' = ANY(${among.map(String)}::text[])
          AND COALESCE(details->>'outcome', '') <> 'pending'`;
     return rows.map((r) => Number(r.v));
   }

@@ -137,9 +137,9 @@ export class AuditService {
     return this.repo.pendingCommits(olderThanMs, limit);
   }
 
-  /** The versions the trail already accounts for on `target` since `since`. */
-  versionsRecorded(databaseId: string | null, target: string, since: Date): Promise<number[]> {
-    return this.repo.versionsRecorded(databaseId, target, since);
+  /** Which of `among` the trail already accounts for on `target` since `since`. */
+  versionsRecorded(databaseId: string | null, target: string, since: Date, among: number[]): Promise<number[]> {
+    return this.repo.versionsRecorded(databaseId, target, since, among);
   }
 
   /**

@@ -3,7 +3,7 @@ import { APP_CONFIG, AppConfig } from '../../platform/config/config';
 import { encodePath } from '../../platform/http/ids';
 import { LanceEngine } from '../../engine/lance/lance-engine';
 import { AuditService } from '../audit';
-import { TablesRepository } from '../catalog';
+import { TableRow, TablesRepository } from '../catalog';
 import { auditObject } from '../outbox';
 
 /** Engine and catalog clocks differ a little (and file systems round times). */
@@ -54,16 +54,27 @@ export class CommitCompletion {
 
   private async settle(rec: Awaited<ReturnType<AuditService['pendingCommits']>>[number], afterMs: number) {
     const written = rec.createdAt.getTime();
-    const location = rec.action.startsWith('table.') && rec.databaseId ? await this.locationOf(rec.databaseId, rec.target) : null;
-    if (!location) {
+    const table = rec.action.startsWith('table.') && rec.databaseId ? await this.tableOf(rec.databaseId, rec.target) : null;
+    if (!table) {
       await this.audit.settleCommit(rec, 'unknown');
       return 'unknown';
     }
-    const recorded = new Set(await this.audit.versionsRecorded(rec.databaseId, rec.target, new Date(written - CLOCK_SLACK_MS)));
     const settledBy = Date.now() - afterMs;
-    const made = (await this.engine.versions(location)).find(
-      (v) => v.timestamp_millis >= written - CLOCK_SLACK_MS && v.timestamp_millis <= settledBy && !recorded.has(v.version),
+    const candidates = (await this.engine.versions(table.location)).filter(
+      (v) => v.timestamp_millis >= written - CLOCK_SLACK_MS && v.timestamp_millis <= settledBy,
     );
+    // A candidate may be another writer's, whose record was written well before it (a long upload records itself
+    // before it starts): look for the records of the candidates since this table was made, a day at most.
+    const since = Math.max(table.createdAt.getTime(), written - GIVE_UP_MS) - CLOCK_SLACK_MS;
+    const recorded = new Set(
+      await this.audit.versionsRecorded(
+        rec.databaseId,
+        rec.target,
+        new Date(since),
+        candidates.map((v) => v.version),
+      ),
+    );
+    const made = candidates.find((v) => !recorded.has(v.version));
     if (made) {
       if (await this.audit.settleCommit(rec, made.version)) {
         this.log.log(`completed the bookkeeping of ${rec.action} on ${rec.target} (version ${made.version}) after its writer died`);
@@ -76,11 +87,10 @@ export class CommitCompletion {
     return 'not_committed';
   }
 
-  /** The storage location of an audit target (`ns$table`, or `catalog:ns$table`), or null when no such table remains. */
-  private async locationOf(databaseId: string, target: string): Promise<string | null> {
+  /** The table an audit target names (`ns$table`, or `catalog:ns$table`), or null when no such table remains. */
+  private async tableOf(databaseId: string, target: string): Promise<TableRow | null> {
     const { catalog, id } = auditObject(target);
     const name = id.pop() ?? '';
-    const row = await this.tables.find({ databaseId, catalog }, encodePath(id), name);
-    return row?.location ?? null;
+    return this.tables.find({ databaseId, catalog }, encodePath(id), name);
   }
 }

@@ -77,7 +77,32 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
     return this.worker.runOnce();
   }
 
+  /**
+   * The round's three parts, each on its own: one that fails (a storage error, a catalog hiccup) is logged and the
+   * others still run, so a cascade that cannot be resumed never holds back the completion of a dead writer's commit.
+   */
   private async round(out: ReclaimRound): Promise<void> {
+    const parts: Array<[string, () => Promise<void>]> = [
+      ['pending locations', () => this.reclaimLocations(out)],
+      ['interrupted cascades', () => this.resumeCascades(out)],
+      [
+        'pending commits',
+        async () => {
+          out.commitsCompleted += (await this.commits.run()).completed;
+        },
+      ],
+    ];
+    for (const [what, part] of parts) {
+      if (this.worker.stopped) return;
+      try {
+        await part();
+      } catch (err) {
+        this.log.warn(`reclaim round: ${what} failed: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  private async reclaimLocations(out: ReclaimRound): Promise<void> {
     for (;;) {
       const claimed = await this.uow.run(() => this.repo.claimStale(this.replica.id, this.config.reclaim.afterMs, BATCH));
       const byLocation = new Map<string, PendingRow[]>();
@@ -92,6 +117,9 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
       }
       if (claimed.length < BATCH || this.worker.stopped) break;
     }
+  }
+
+  private async resumeCascades(out: ReclaimRound): Promise<void> {
     for (const t of await this.transactions.claimStale(this.config.reclaim.afterMs, 20)) {
       const done = await this.transactions.resume(t, async (l) => (await this.storage.usage(l)).bytes);
       if (done.removed.length === 0) continue;
@@ -113,7 +141,6 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
         },
       });
     }
-    out.commitsCompleted += (await this.commits.run()).completed;
   }
 
   /** Finishes the claimed records of one location. */
