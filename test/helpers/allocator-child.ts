@@ -55,6 +55,7 @@ async function main(): Promise<void> {
   const purged = () => retention.settled();
   const t0 = Date.now() + 10_000; // ticks are driven by hand, with times of their own
   out.decayReading = je.dirtyDecayOf(0);
+  out.backgroundReading = je.backgroundThreads();
   churn(1, 32 * MiB); // an oversize block (16 MiB and more): jemalloc makes its oversize arena
   out.oversizeDecayReading = je.dirtyDecayOf(je.oversizeArena);
   retention.tick(t0 - 1);
@@ -80,11 +81,13 @@ async function main(): Promise<void> {
   const write = await budget.reserve(1000);
   await retention.settled();
   out.decayWriting = je.dirtyDecayOf(0);
+  out.backgroundWriting = je.backgroundThreads();
   out.oversizeDecayWriting = je.dirtyDecayOf(je.oversizeArena);
   churn(5, 8 * MiB);
   write.release();
   await purged();
   out.decayAfterWrite = je.dirtyDecayOf(0);
+  out.backgroundAfterWrite = je.backgroundThreads();
   out.oversizeDecayAfterWrite = je.dirtyDecayOf(je.oversizeArena);
   out.keptAfterWrite = kept();
 
@@ -92,6 +95,7 @@ async function main(): Promise<void> {
   out.purges = Object.fromEntries(purges.values.map((v) => [v.labels.reason, v.value]));
   await retention.onModuleDestroy();
   out.decayAfterStop = je.dirtyDecayOf(0);
+  out.backgroundAfterStop = je.backgroundThreads();
   out.activeAfterStop = retention.active;
   console.log(JSON.stringify(out));
 }

@@ -20,6 +20,7 @@ describe('allocator retention (jemalloc keeps read buffers, hands back write mem
       const out = run({});
       assert.equal(out.active, true, JSON.stringify(out));
       assert.equal(out.decayReading, -1, 'no write in flight: freed pages are kept');
+      assert.equal(out.backgroundReading, false, "and jemalloc's background threads are stopped (nothing for them to do)");
       assert.equal(out.oversizeDecayReading, -1, 'in the oversize arena too');
       assert.ok((out.keptAfterReads as number) >= 36, `40 MiB freed by a read are kept: ${out.keptAfterReads}`);
       assert.ok((out.keptAfterBusyTick as number) >= 36, `not handed back while the engine is busy: ${out.keptAfterBusyTick}`);
@@ -28,11 +29,14 @@ describe('allocator retention (jemalloc keeps read buffers, hands back write mem
       assert.ok((out.keptAfterCap as number) < 4, `past ALLOCATOR_RETAIN_BYTES it is handed back though not quiet: ${out.keptAfterCap}`);
       assert.equal(out.decayWriting, 1000, "a write in flight: jemalloc's configured decay (scripts/start.sh: 1000 ms)");
       assert.equal(out.oversizeDecayWriting, 0, 'the oversize arena, as jemalloc sets it: handed back at once');
+      assert.equal(out.backgroundWriting, true, 'the background threads decay while writes hold memory (scripts/start.sh starts them)');
       assert.equal(out.decayAfterWrite, -1, 'the last write ended: kept again');
       assert.equal(out.oversizeDecayAfterWrite, -1);
+      assert.equal(out.backgroundAfterWrite, false);
       assert.ok((out.keptAfterWrite as number) < 4, `what the writes left is handed back when they end: ${out.keptAfterWrite}`);
       assert.deepEqual(out.purges, { quiet: 2, cap: 1, 'writes-ended': 1 }, 'the first quiet purge is the set-up after the oversize block');
       assert.equal(out.decayAfterStop, 1000, "stopped (the gateway closing): jemalloc's own decay again");
+      assert.equal(out.backgroundAfterStop, true, 'and its background threads');
       assert.equal(out.activeAfterStop, false);
     },
   );

@@ -32,10 +32,10 @@ const MIN_PURGE_BYTES = 4 * 1024 * 1024;
  * arena, for buffers of 16 MiB and more, at once). That bounds write memory, but a brute-force vector scan then frees
  * and maps again its whole working set on every query: about ten times the page faults, and a slower query (measured:
  * docs/adr/0001-jemalloc-allocator.md). So, while no write holds write memory (WRITE_ACTIVITY), every arena keeps its
- * freed pages (dirty decay -1) and this service hands them back itself: when more than ALLOCATOR_RETAIN_BYTES are kept,
- * and once the process has been quiet for a second (at most a few allocations of 16 KiB or more per tick, anywhere in
- * the process: under steady traffic it is never quiet, and what is kept stays up to the cap, which is checked every
- * tick, so it is a soft bound). While writes hold write memory (the write budget: insert, merge_insert, overwrite,
+ * freed pages (dirty decay -1, background threads stopped: keep()) and this service hands them back itself: when
+ * more than ALLOCATOR_RETAIN_BYTES are kept, and once the process has been quiet for a second (at most a few
+ * allocations of 16 KiB or more per tick, anywhere in the process: under steady traffic it is never quiet, and what is
+ * kept stays up to the cap, which is checked every tick, so it is a soft bound). While writes hold write memory (the write budget: insert, merge_insert, overwrite,
  * streamed creates), every arena decays as configured again, so an upload's peak is what it was; when the last write
  * ends, what it left is purged. Other engine work (index builds, compaction, update, delete) runs under retention.
  *
@@ -58,6 +58,8 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
   private writeDecayMs = 1000;
   private writeOversizeDecayMs = 0;
   private retained = 0;
+  /** Whether jemalloc started with background threads: they are stopped while keeping (keep()). */
+  private backgroundThreads = false;
   private readonly purges: Counter<'reason'>;
 
   constructor(
@@ -104,6 +106,7 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     }
     try {
       this.writeDecayMs = je.configuredDirtyDecayMs();
+      this.backgroundThreads = je.backgroundThreads();
     } catch (err) {
       this.log.warn(`allocator retention off: ${(err as Error).message}`);
       return;
@@ -111,7 +114,7 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     // jemalloc itself purges the oversize arena at once whenever the configured decay is positive.
     this.writeOversizeDecayMs = this.writeDecayMs > 0 ? 0 : this.writeDecayMs;
     this.je = je;
-    this.enqueue(() => je.setDirtyDecay(-1, -1));
+    this.enqueue(() => this.keep(je));
     writes.onWriting((writing) => this.onWriting(writing));
     this.timer = setInterval(() => this.tick(), RETENTION_TICK_MS).unref();
     this.log.log(
@@ -139,8 +142,24 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     clearInterval(this.timer);
     const je = this.je;
     if (!je) return;
-    this.enqueue(() => je.setDirtyDecay(this.writeDecayMs, this.writeOversizeDecayMs));
+    this.enqueue(() => this.decay(je));
     this.je = undefined;
+  }
+
+  /**
+   * Keeps freed pages (dirty decay -1), with jemalloc's background threads stopped: with nothing to decay they sleep
+   * without a deadline, and every thread that frees memory then wakes one (about 100 µs of CPU per catalog request,
+   * measured in ADR 0008). While keeping, purges are this service's.
+   */
+  private async keep(je: Jemalloc): Promise<void> {
+    await je.setDirtyDecay(-1, -1);
+    if (this.backgroundThreads) await je.setBackgroundThreads(false);
+  }
+
+  /** Decays as configured, with the background threads jemalloc started with. */
+  private async decay(je: Jemalloc): Promise<void> {
+    if (this.backgroundThreads) await je.setBackgroundThreads(true);
+    await je.setDirtyDecay(this.writeDecayMs, this.writeOversizeDecayMs);
   }
 
   private onWriting(writing: boolean): void {
@@ -148,9 +167,9 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     if (!je) return;
     this.writing = writing;
     if (writing) {
-      this.enqueue(() => je.setDirtyDecay(this.writeDecayMs, this.writeOversizeDecayMs));
+      this.enqueue(() => this.decay(je));
     } else {
-      this.enqueue(() => je.setDirtyDecay(-1, -1));
+      this.enqueue(() => this.keep(je));
       this.purge('writes-ended');
       this.lastLarge = -1; // the writes' allocations are not the reads' activity
     }

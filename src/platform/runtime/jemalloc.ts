@@ -98,6 +98,21 @@ export class Jemalloc {
     for (let i = 0; i < n; i++) await this.writeSsizeAsync(`arena.${i}.dirty_decay_ms`, i === this.oversizeArena ? oversizeMs : ms, false);
   }
 
+  /** Whether jemalloc's background threads are on (MALLOC_CONF `background_thread`, or the last setBackgroundThreads). */
+  backgroundThreads(): boolean {
+    return this.readBool('background_thread');
+  }
+
+  /** Starts or stops jemalloc's background threads, on a thread of the libuv pool (it creates or joins threads). */
+  setBackgroundThreads(on: boolean): Promise<void> {
+    const b = Buffer.from([on ? 1 : 0]);
+    return new Promise((resolve, reject) =>
+      this.mallctl.async('background_thread', null, null, b, 1, (err, rc) =>
+        err ? reject(err) : rc === 0 ? resolve() : reject(new Error(`mallctl background_thread: ${rc}`)),
+      ),
+    );
+  }
+
   /** The dirty decay of arena `i` (-1: never), or undefined when that arena does not exist yet. */
   dirtyDecayOf(i: number): number | undefined {
     const b = Buffer.alloc(8);
