@@ -2,11 +2,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Client, Pool, Query, QueryResult } from 'pg';
+import { Worker } from 'node:worker_threads';
+import { Pool, Query, QueryResult } from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { AppConfig } from '../config/config';
 import { PrismaClient } from '../../generated/prisma/client';
 import { applyMigrations, SqlSession } from './migrator';
+import type { MigrateJob, MigrateOutcome } from './migrate-worker';
 import { watchQueries } from './query-watchdog';
 
 /** The migrations folder, found from both src/ (ts) and dist/src/ (compiled). */
@@ -96,20 +98,10 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
       }
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    async migrate() {
-      // Postgres itself (DATABASE_DIRECT_URL, else DATABASE_URL): the migration lock is session-level.
-      const client = new Client({ connectionString: config.databaseDirectUrl ?? url, connectionTimeoutMillis: config.dbConnectTimeoutMs });
-      client.on('error', () => undefined);
-      await client.connect();
-      const session: SqlSession = {
-        query: async (sql, params) => (await client.query(sql, params)).rows,
-        exec: async (script) => void (await client.query(script)),
-      };
-      try {
-        return await applyMigrations(session, MIGRATIONS_DIR);
-      } finally {
-        await client.end().catch(() => undefined);
-      }
+    migrate() {
+      // Postgres itself (DATABASE_DIRECT_URL, else DATABASE_URL): the migration lock is session-level. In a worker
+      // thread, on a connection of its own (migrate-worker.ts says why).
+      return migrateInWorker({ url: config.databaseDirectUrl ?? url, dir: MIGRATIONS_DIR, connectTimeoutMs: config.dbConnectTimeoutMs });
     },
     async close() {
       stopWatching();
@@ -117,6 +109,21 @@ function openPostgres(config: AppConfig, url: string): CatalogDb {
       await pool.end().catch(() => undefined);
     },
   };
+}
+
+/** Runs migrate-worker.ts on `job` and answers what it applied, or rejects with its error (message and SQLSTATE). */
+function migrateInWorker(job: MigrateJob): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(path.join(__dirname, 'migrate-worker.js'), { workerData: job });
+    let outcome: MigrateOutcome | undefined;
+    worker.once('message', (m: MigrateOutcome) => (outcome = m));
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      if (!outcome) reject(new Error(`the migration worker exited (code ${code}) without an answer`));
+      else if ('applied' in outcome) resolve(outcome.applied);
+      else reject(Object.assign(new Error(outcome.error.message), outcome.error.code ? { code: outcome.error.code } : {}));
+    });
+  });
 }
 
 /**
