@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import {
+  FULL_COLLECTION_GROWTH_BYTES,
   FULL_COLLECTION_QUIET_TICKS,
   QUIET_TICKS,
   QUIET_UTILIZATION,
@@ -12,15 +13,21 @@ import {
 } from '../../src/platform/runtime/young-generation-release';
 
 /** Probes the test drives: the loop's utilisation of each tick, and the collections asked for. */
-function fakeProbes(utilization: number[]): YoungGenerationProbes & { collections: string[] } {
+function fakeProbes(utilization: number[]): YoungGenerationProbes & { collections: string[]; used: number } {
   const collections: string[] = [];
   let next = 0;
   return {
     collections,
+    used: 100 * MiB,
     loopUtilization: () => utilization[next++] ?? 0,
     collect: (type) => collections.push(type),
+    heapUsed() {
+      return this.used;
+    },
   };
 }
+
+const MiB = 1024 * 1024;
 
 function release(): { r: YoungGenerationRelease; registry: Registry } {
   const registry = new Registry();
@@ -86,6 +93,26 @@ describe('heap release when the process goes quiet', () => {
     const made = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
     assert.deepEqual(made, [undefined, ...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', undefined]);
     // No writes in the next burst: back to waiting.
+    const next = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
+    assert.deepEqual(next, [undefined, ...Array<string>(QUIET_TICKS).fill('minor'), undefined]);
+  });
+
+  test('a burst that grew the heap by FULL_COLLECTION_GROWTH_BYTES is collected sooner too (a fleet of tenants touched once)', () => {
+    const { r } = release();
+    const spell = [
+      /* busy */ 0.5,
+      ...Array<number>(QUIET_TICKS)
+        .fill(0.004)
+        .flatMap((u) => [u, 0.9]),
+      0.004,
+    ];
+    const probes = fakeProbes([0, ...spell, ...spell]);
+    r.start(probes, false);
+    probes.used += FULL_COLLECTION_GROWTH_BYTES + MiB;
+    const made = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
+    assert.deepEqual(made, [undefined, ...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', undefined]);
+    // Growth is counted from the heap after that collection: a burst that adds less waits again.
+    probes.used += FULL_COLLECTION_GROWTH_BYTES / 2;
     const next = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
     assert.deepEqual(next, [undefined, ...Array<string>(QUIET_TICKS).fill('minor'), undefined]);
   });

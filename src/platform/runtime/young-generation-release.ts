@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { performance } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { Counter } from 'prom-client';
 import { MetricsService } from '../observability/metrics.service';
 import { WRITE_ACTIVITY, WriteActivity } from './allocator-retention';
@@ -37,7 +38,16 @@ export interface YoungGenerationProbes {
   loopUtilization(): number;
   /** A collection: 'minor' (a scavenge of the young generation) or 'major' (the whole heap). */
   collect(type: 'minor' | 'major'): void;
+  /** V8's heap in use, in bytes (garbage included until a collection frees it). */
+  heapUsed(): number;
 }
+
+/**
+ * Heap growth since the last full collection that brings it forward to the QUIET_TICKS-th quiet tick, as writes do:
+ * a burst that left this much (a fleet of tenants touched once, a large listing) is worth the re-optimization; the
+ * few MiB a catalog read burst promotes are not.
+ */
+export const FULL_COLLECTION_GROWTH_BYTES = 64 * 1024 * 1024;
 
 /**
  * Gives the memory of a burst of work back when the process goes quiet (docs/production.md#memory).
@@ -55,8 +65,9 @@ export interface YoungGenerationProbes {
  * So once a second this looks at the event loop. The first quiet tick after a busy one (the loop busy 5% of the
  * time or more) starts a release: a scavenge on each of the first QUIET_TICKS quiet ticks, so V8 sees the low rate
  * and shrinks the new space, and on the FULL_COLLECTION_QUIET_TICKS-th a full collection, which frees the dead
- * buffers; on the QUIET_TICKS-th already when tables were written since the last one (WRITE_ACTIVITY): an upload
- * leaves hundreds of MiB of dead chunks and engine objects, worth the re-optimization. One release per quiet spell;
+ * buffers; on the QUIET_TICKS-th already when tables were written since the last one (WRITE_ACTIVITY) or the heap
+ * grew by FULL_COLLECTION_GROWTH_BYTES: an upload leaves hundreds of MiB of dead chunks and engine objects, a fleet
+ * of tenants touched once about 100 MiB of dead lookups, worth the re-optimization. One release per quiet spell;
  * a busy tick calls it off. The collections' own time is not counted as the loop's activity.
  *
  * The collections are V8's `gc` function, which node hands out only when started with --expose-gc (scripts/start.sh
@@ -72,6 +83,8 @@ export class YoungGenerationRelease implements OnApplicationBootstrap, OnModuleD
   private probes?: YoungGenerationProbes;
   /** Whether tables were written since the last full collection. */
   private wrote = false;
+  /** The heap in use right after the last full collection (or at start). */
+  private usedAfterFull = 0;
   private readonly releases: Counter;
 
   constructor(
@@ -115,6 +128,7 @@ export class YoungGenerationRelease implements OnApplicationBootstrap, OnModuleD
   start(probes: YoungGenerationProbes, timer = true): void {
     this.probes = probes;
     probes.loopUtilization(); // the first interval starts now
+    this.usedAfterFull = probes.heapUsed();
     if (timer) this.timer = setInterval(() => this.tick(), YOUNG_GENERATION_TICK_MS).unref();
   }
 
@@ -129,12 +143,13 @@ export class YoungGenerationRelease implements OnApplicationBootstrap, OnModuleD
     if (this.quietTicks < 0) return undefined; // released already this quiet spell
     this.quietTicks++;
     if (this.quietTicks > QUIET_TICKS && this.quietTicks < FULL_COLLECTION_QUIET_TICKS) return undefined;
-    const full = this.quietTicks >= FULL_COLLECTION_QUIET_TICKS || (this.quietTicks === QUIET_TICKS && this.wrote);
-    const type = full ? 'major' : 'minor';
+    const sooner = this.quietTicks === QUIET_TICKS && (this.wrote || probes.heapUsed() - this.usedAfterFull > FULL_COLLECTION_GROWTH_BYTES);
+    const type = this.quietTicks >= FULL_COLLECTION_QUIET_TICKS || sooner ? 'major' : 'minor';
     probes.collect(type);
     if (type === 'major') {
       this.quietTicks = -1;
       this.wrote = false;
+      this.usedAfterFull = probes.heapUsed();
       this.releases.inc();
     }
     probes.loopUtilization(); // the collection's own time is not the process's activity
@@ -154,6 +169,7 @@ export function processProbes(): YoungGenerationProbes | string {
       last = now;
       return since.utilization;
     },
+    heapUsed: () => getHeapStatistics().used_heap_size,
     collect(type) {
       if (type === 'minor') gc({ type: 'minor' });
       // Node 20 only: { type: 'major' } left old dead buffers alone, so a plain gc(). On a newer node, pass it and
