@@ -252,18 +252,23 @@ describe('change events: outbox → JetStream and signed webhooks [postgres]', {
     assert.ok(!hookA.received.slice(before).some((d) => d.event.subject.endsWith('/ghost')));
   });
 
-  it('an engine commit whose bookkeeping was cut off gets its event from the reclaimer (recovered, same version)', async () => {
-    const remote = await lancedb.connect(`db://${acme.name}`, { apiKey: acme.writeKey, hostOverride: gw.url });
-    const t = await remote.openTable('items');
-    // The catalog goes away right after the engine's commit: the audit record stays pending, no event is written.
+  /** Adds `data` while the catalog refuses the commit's confirmation: the engine commits, the record stays pending. */
+  const addUnconfirmed = async (t: lancedb.Table, data: Record<string, unknown>[]) => {
     const repo = gw.app.get(AuditRepository) as unknown as { confirm: (...a: unknown[]) => Promise<void> };
     const confirm = repo.confirm;
     repo.confirm = () => Promise.reject(new Error('catalog database unavailable (injected)'));
     try {
-      await t.add(rows(100, 2));
+      await t.add(data);
     } finally {
       repo.confirm = confirm;
     }
+  };
+
+  it('an engine commit whose bookkeeping was cut off gets its event from the reclaimer (recovered, same version)', async () => {
+    const remote = await lancedb.connect(`db://${acme.name}`, { apiKey: acme.writeKey, hostOverride: gw.url });
+    const t = await remote.openTable('items');
+    // The catalog goes away right after the engine's commit: the audit record stays pending, no event is written.
+    await addUnconfirmed(t, rows(100, 2));
     const version = await t.version();
     remote.close();
     await new Promise((r) => setTimeout(r, 500));
@@ -313,14 +318,7 @@ describe('change events: outbox → JetStream and signed webhooks [postgres]', {
       `UPDATE audit_events SET created_at = created_at - interval '5 seconds' WHERE target = 'slow' AND details->>'version' = $1`,
       String(earlier),
     );
-    const repo = gw.app.get(AuditRepository) as unknown as { confirm: (...a: unknown[]) => Promise<void> };
-    const confirm = repo.confirm;
-    repo.confirm = () => Promise.reject(new Error('catalog database unavailable (injected)'));
-    try {
-      await t.add(rows(4, 2));
-    } finally {
-      repo.confirm = confirm;
-    }
+    await addUnconfirmed(t, rows(4, 2));
     const version = await t.version();
     remote.close();
     await eventually(async () => (await gw.app.get(Reclaimer).runOnce()).commitsCompleted > 0, 60, 100);

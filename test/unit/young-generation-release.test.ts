@@ -29,6 +29,15 @@ function fakeProbes(utilization: number[]): YoungGenerationProbes & { collection
 
 const MiB = 1024 * 1024;
 
+/** A busy tick, then QUIET_TICKS quiet ones (each followed by its collection's own time), then one more quiet one. */
+const SPELL = [
+  /* busy */ 0.5,
+  ...Array<number>(QUIET_TICKS)
+    .fill(0.004)
+    .flatMap((u) => [u, 0.9]),
+  0.004,
+];
+
 function release(): { r: YoungGenerationRelease; registry: Registry } {
   const registry = new Registry();
   return { r: new YoungGenerationRelease({ httpAdapter: {} } as never, { registry } as never), registry };
@@ -79,14 +88,7 @@ describe('heap release when the process goes quiet', () => {
 
   test("after writes, sooner: the full collection on the last scavenge's tick (an upload's dead chunks)", () => {
     const { r } = release();
-    const spell = [
-      /* busy */ 0.5,
-      ...Array<number>(QUIET_TICKS)
-        .fill(0.004)
-        .flatMap((u) => [u, 0.9]),
-      0.004,
-    ];
-    const probes = fakeProbes([0, ...spell, ...spell]);
+    const probes = fakeProbes([0, ...SPELL, ...SPELL]);
     r.start(probes, false);
     r.onWriting(true);
     r.onWriting(false);
@@ -99,14 +101,7 @@ describe('heap release when the process goes quiet', () => {
 
   test('a burst that grew the heap by FULL_COLLECTION_GROWTH_BYTES is collected sooner too (a fleet of tenants touched once)', () => {
     const { r } = release();
-    const spell = [
-      /* busy */ 0.5,
-      ...Array<number>(QUIET_TICKS)
-        .fill(0.004)
-        .flatMap((u) => [u, 0.9]),
-      0.004,
-    ];
-    const probes = fakeProbes([0, ...spell, ...spell]);
+    const probes = fakeProbes([0, ...SPELL, ...SPELL]);
     r.start(probes, false);
     probes.used += FULL_COLLECTION_GROWTH_BYTES + MiB;
     const made = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
