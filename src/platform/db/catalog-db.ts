@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Worker } from 'node:worker_threads';
 import { Pool, Query, QueryResult } from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { AppConfig } from '../config/config';

@@ -35,9 +35,9 @@ const MIN_PURGE_BYTES = 4 * 1024 * 1024;
  * freed pages (dirty decay -1, background threads stopped: keep()) and this service hands them back itself: when
  * more than ALLOCATOR_RETAIN_BYTES are kept, and once the process has been quiet for a second (at most a few
  * allocations of 16 KiB or more per tick, anywhere in the process: under steady traffic it is never quiet, and what is
- * kept stays up to the cap, which is checked every tick, so it is a soft bound). While writes hold write memory (the write budget: insert, merge_insert, overwrite,
- * streamed creates), every arena decays as configured again, so an upload's peak is what it was; when the last write
- * ends, what it left is purged. Other engine work (index builds, compaction, update, delete) runs under retention.
+ * kept stays up to the cap, which is checked every tick, so it is a soft bound). While writes hold write memory (the
+ * write budget: insert, merge_insert, overwrite, streamed creates), every arena decays as configured again, so an
+ * upload's peak is what it was; when the last write ends, what it left is purged. Other engine work (index builds, compaction, update, delete) runs under retention.
  *
  * Only with jemalloc preloaded, ALLOCATOR_RETAIN_BYTES > 0 and a WRITE_ACTIVITY provider; otherwise nothing changes.
  * Measurements and what was tried instead: docs/adr/0008-memory-tuning.md. Every change of decay and
