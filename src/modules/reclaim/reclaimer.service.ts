@@ -85,12 +85,7 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
     const parts: Array<[string, () => Promise<void>]> = [
       ['pending locations', () => this.reclaimLocations(out)],
       ['interrupted cascades', () => this.resumeCascades(out)],
-      [
-        'pending commits',
-        async () => {
-          out.commitsCompleted += (await this.commits.run()).completed;
-        },
-      ],
+      ['pending commits', () => this.completeCommits(out)],
     ];
     for (const [what, part] of parts) {
       if (this.worker.stopped) return;
@@ -141,6 +136,10 @@ export class Reclaimer implements OnApplicationBootstrap, OnApplicationShutdown 
         },
       });
     }
+  }
+
+  private async completeCommits(out: ReclaimRound): Promise<void> {
+    out.commitsCompleted += (await this.commits.run()).completed;
   }
 
   /** Finishes the claimed records of one location. */

@@ -37,7 +37,8 @@ const MIN_PURGE_BYTES = 4 * 1024 * 1024;
  * allocations of 16 KiB or more per tick, anywhere in the process: under steady traffic it is never quiet, and what is
  * kept stays up to the cap, which is checked every tick, so it is a soft bound). While writes hold write memory (the
  * write budget: insert, merge_insert, overwrite, streamed creates), every arena decays as configured again, so an
- * upload's peak is what it was; when the last write ends, what it left is purged. Other engine work (index builds, compaction, update, delete) runs under retention.
+ * upload's peak is what it was; when the last write ends, what it left is purged. Other engine work (index builds,
+ * compaction, update, delete) runs under retention.
  *
  * Only with jemalloc preloaded, ALLOCATOR_RETAIN_BYTES > 0 and a WRITE_ACTIVITY provider; otherwise nothing changes.
  * Measurements and what was tried instead: docs/adr/0008-memory-tuning.md. Every change of decay and
@@ -148,8 +149,8 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
 
   /**
    * Keeps freed pages (dirty decay -1), with jemalloc's background threads stopped: with nothing to decay they sleep
-   * without a deadline, and every thread that frees memory then wakes one (about 100 µs of CPU per catalog request,
-   * measured in ADR 0008). While keeping, purges are this service's.
+   * without a deadline, and every thread that frees memory then wakes one (about 28 µs of their CPU per catalog
+   * request, and wake-ups on the event loop: ADR 0008). While keeping, purges are this service's.
    */
   private async keep(je: Jemalloc): Promise<void> {
     await je.setDirtyDecay(-1, -1);

@@ -105,12 +105,7 @@ export class Jemalloc {
 
   /** Starts or stops jemalloc's background threads, on a thread of the libuv pool (it creates or joins threads). */
   setBackgroundThreads(on: boolean): Promise<void> {
-    const b = Buffer.from([on ? 1 : 0]);
-    return new Promise((resolve, reject) =>
-      this.mallctl.async('background_thread', null, null, b, 1, (err, rc) =>
-        err ? reject(err) : rc === 0 ? resolve() : reject(new Error(`mallctl background_thread: ${rc}`)),
-      ),
-    );
+    return this.writeAsync('background_thread', Buffer.from([on ? 1 : 0]), true);
   }
 
   /** The dirty decay of arena `i` (-1: never), or undefined when that arena does not exist yet. */
@@ -121,11 +116,7 @@ export class Jemalloc {
 
   /** Hands every arena's freed pages back to the system, on a thread of the libuv pool (it takes milliseconds). */
   purge(): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.mallctl.async(`arena.${Jemalloc.ALL}.purge`, null, null, null, 0, (err, rc) =>
-        err ? reject(err) : rc === 0 ? resolve() : reject(new Error(`arena purge failed (${rc})`)),
-      ),
-    );
+    return this.writeAsync(`arena.${Jemalloc.ALL}.purge`, null, true);
   }
 
   /** A size_t (or, `signed`, a ssize_t). */
@@ -151,8 +142,13 @@ export class Jemalloc {
   private writeSsizeAsync(name: string, v: number, required: boolean): Promise<void> {
     const b = Buffer.alloc(8);
     b.writeBigInt64LE(BigInt(v));
+    return this.writeAsync(name, b, required);
+  }
+
+  /** Writes `value` (none: a command such as a purge) on the libuv pool; `required`: a failure rejects. */
+  private writeAsync(name: string, value: Buffer | null, required: boolean): Promise<void> {
     return new Promise((resolve, reject) =>
-      this.mallctl.async(name, null, null, b, 8, (err, rc) =>
+      this.mallctl.async(name, null, null, value, value?.length ?? 0, (err, rc) =>
         err ? reject(err) : rc !== 0 && required ? reject(new Error(`mallctl ${name}: ${rc}`)) : resolve(),
       ),
     );
