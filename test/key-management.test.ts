@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Api, eventually, forEachCatalog, newTenant, operator, Reply, startGateway, Tenant, TestGateway } from './helpers/gateway';
 
+import { PrismaClient } from '../src/generated/prisma/client';
+import { ApiKeysRepository } from '../src/modules/identity/auth/api-keys.repository';
 import { expectProblem } from './helpers/assertions';
+import { Prng } from './helpers/prng';
 import { startThrottledReplicas, ThrottledReplicas } from './helpers/replicas';
 
 /** API key lifecycle (issue 34): names and owners, edits, rotation with an overlap, last_used_at, per-key rate limits. */
@@ -191,6 +195,49 @@ forEachCatalog('API key lifecycle', (kind) => {
     // A later use moves it on.
     assert.equal((await keyApi(gw, t.name, used.body.api_key).get(LIST)).status, 200);
     await eventually(async () => Date.parse((await keysOf(op, t.name)).find((k) => k.id === used.body.id).last_used_at) > at);
+  });
+
+  it("three replicas' concurrent last-used flushes of the same keys in different orders never deadlock", async () => {
+    // Each replica notes uses of the same 2,000 keys in an order of its own. Locked in the order the join met them, two
+    // statements could each hold a row the other needs next (40P01); locked in id order first, never.
+    const keys = gw.app.get(ApiKeysRepository);
+    const prisma = gw.app.get(PrismaClient);
+    const db = (await op.get(`/admin/v1/databases/${t.name}`)).body;
+    const ids = Array.from({ length: 2000 }, () => randomUUID());
+    await prisma.$executeRawUnsafe(
+      `INSERT INTO api_keys (id, database_id, hash, role)
+       SELECT id, $1::uuid, 'race-' || id, 'read' FROM unnest($2::uuid[]) id`,
+      db.id,
+      ids,
+    );
+    const base = Date.UTC(2030, 0, 1);
+    try {
+      const flushes = await Promise.allSettled(
+        [1, 2, 3].map(async (replica) => {
+          for (let round = 1; round <= 3; round++) {
+            const order = new Prng('key-usage-race', replica * 10 + round).shuffled(ids);
+            await keys.touch(order.map((id) => ({ id, at: new Date(base + replica * 1000 + round) })));
+          }
+        }),
+      );
+      const failed = flushes.filter((f): f is PromiseRejectedResult => f.status === 'rejected');
+      assert.deepEqual(
+        failed.map((f) => String(f.reason?.message ?? f.reason).slice(0, 300)),
+        [],
+        'no flush failed',
+      );
+      // Every key ends at the latest use any replica noted (replica 3's last round), whatever order they committed in.
+      const rows = await prisma.$queryRawUnsafe<{ at: Date; n: number }[]>(
+        `SELECT last_used_at AS at, count(*)::int AS n FROM api_keys WHERE id = ANY($1::uuid[]) GROUP BY 1`,
+        ids,
+      );
+      assert.deepEqual(
+        rows.map((r) => [new Date(r.at).getTime(), r.n]),
+        [[base + 3003, ids.length]],
+      );
+    } finally {
+      await prisma.$executeRawUnsafe(`DELETE FROM api_keys WHERE id = ANY($1::uuid[])`, ids);
+    }
   });
 
   it("a key's own rate limit applies inside the database's: either exhausted is 503 Slow down", async () => {

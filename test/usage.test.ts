@@ -26,6 +26,7 @@ import {
   TestGateway,
 } from './helpers/gateway';
 import { freePort, SHARED_REDIS_URL } from './helpers/redis';
+import { Prng } from './helpers/prng';
 import { program } from './helpers/root';
 import { runAdmin } from './helpers/admin-cli';
 
@@ -205,17 +206,8 @@ forEachCatalog('usage metering', (kind) => {
       db.id,
       prefix,
     );
-    /** A different order per replica and flush (a seeded shuffle: failures repeat). */
-    const shuffled = <T>(items: T[], seed: number): T[] => {
-      const out = [...items];
-      let x = seed * 2654435761;
-      for (let i = out.length - 1; i > 0; i--) {
-        x = (x * 1103515245 + 12345) >>> 0;
-        const j = x % (i + 1);
-        [out[i], out[j]] = [out[j], out[i]];
-      }
-      return out;
-    };
+    /** A different order per replica and flush (seeded: failures repeat). */
+    const shuffled = <T>(items: T[], seed: number): T[] => new Prng('flush-race', seed).shuffled(items);
     try {
       const flushes = await Promise.allSettled(
         [0, 1, 2].map(async (replica) => {

@@ -1,6 +1,7 @@
 /**
- * A small deterministic pseudo-random generator for the fuzz test: the same seed gives the same requests on every
- * machine (Math.random cannot be seeded). Not for anything secret.
+ * A small deterministic pseudo-random generator for tests (the fuzz test's requests, the orders of concurrent
+ * writers): the same seed gives the same sequence on every machine, so a failure repeats (Math.random cannot be
+ * seeded). Not for anything secret.
  */
 
 /** FNV-1a (32-bit) of a string: turns any seed text into a number. */
@@ -53,6 +54,16 @@ export class Prng {
       if (r < 0) return v;
     }
     return choices[choices.length - 1][1];
+  }
+
+  /** A copy of `items` in an order of this sequence's (Fisher-Yates). */
+  shuffled<T>(items: readonly T[]): T[] {
+    const out = [...items];
+    for (let i = out.length - 1; i > 0; i--) {
+      const j = Math.floor(this.next() * (i + 1));
+      [out[i], out[j]] = [out[j], out[i]];
+    }
+    return out;
   }
 
   bytes(n: number): Buffer {

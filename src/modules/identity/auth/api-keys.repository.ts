@@ -158,15 +158,25 @@ export class ApiKeysRepository {
        WHERE id = ${id}::uuid AND revoked_at IS NULL`;
   }
 
-  /** Records uses in one statement: last_used_at only moves forward. */
+  /**
+   * Records uses in one statement: last_used_at only moves forward. The rows are locked in id order first, whatever
+   * order the uses come in and whichever join the planner picks, so two replicas' flushes that share keys take them
+   * in the same order and never deadlock (as the usage counters' flush does).
+   */
   async touch(uses: { id: string; at: Date }[]): Promise<void> {
     if (uses.length === 0) return;
     const ids = uses.map((u) => u.id);
     const ats = uses.map((u) => u.at.toISOString());
     await this.db.$executeRaw`
-      UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
-        FROM (SELECT unnest(${ids}::uuid[]) AS id, unnest(${ats}::timestamptz[]) AS at) u
-       WHERE k.id = u.id`;
+      WITH u AS (SELECT * FROM unnest(${ids}::uuid[], ${ats}::timestamptz[]) AS x(id, at)),
+      locked AS MATERIALIZED (
+        SELECT k.id, u.at FROM api_keys k JOIN u ON u.id = k.id
+         WHERE k.last_used_at IS NULL OR k.last_used_at < u.at
+         ORDER BY k.id
+         FOR UPDATE OF k)
+      UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, l.at)
+        FROM locked l
+       WHERE k.id = l.id`;
   }
 
   /**

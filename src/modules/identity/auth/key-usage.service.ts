@@ -9,9 +9,9 @@ const KEY_FLUSH_CHUNK = 1000;
  * When each API key was last used (`last_used_at`), at no catalog cost on the request path: a use is noted in
  * memory, and every KEY_USAGE_FLUSH_MS (and on shutdown) the replica writes what it noted in batched UPDATEs (up to
  * KEY_FLUSH_CHUNK keys each, its own short transaction) that only move last_used_at forward (`greatest`), so
- * replicas flushing in any order agree. The keys go sorted by id, each UPDATE a slice of that order, so that the
- * rows two replicas' flushes share are taken in the same order. Coarse by design: a use shows up to one flush period
- * late, and the uses of the last period are lost should the process die abruptly.
+ * replicas flushing in any order agree; each UPDATE locks its rows in id order (ApiKeysRepository.touch), so two
+ * replicas' flushes never deadlock. Coarse by design: a use shows up to one flush period late, and the uses of the
+ * last period are lost should the process die abruptly.
  */
 @Injectable()
 export class KeyUsage implements OnModuleInit, BeforeApplicationShutdown {
@@ -56,9 +56,7 @@ export class KeyUsage implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   private async write(batch: Map<string, number>): Promise<void> {
-    const uses = [...batch]
-      .map(([id, t]) => ({ id: id.toLowerCase(), at: new Date(t) }))
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const uses = [...batch].map(([id, t]) => ({ id, at: new Date(t) }));
     for (let i = 0; i < uses.length; i += KEY_FLUSH_CHUNK) await this.keys.touch(uses.slice(i, i + KEY_FLUSH_CHUNK));
   }
 }
