@@ -7,8 +7,9 @@ import { Client } from 'pg';
 import { loadConfig } from '../src/platform/config/config';
 import { CatalogDb, MIGRATIONS_DIR, openCatalogDb } from '../src/platform/db/catalog-db';
 import { PRISMA_MIGRATE_LOCK_KEY } from '../src/platform/db/migrator';
-import { CATALOG_KINDS, createPgDatabase, idPath, newTenant, startGateway, TestGateway } from './helpers/gateway';
+import { CATALOG_KINDS, createPgDatabase, idPath, newTenant, startGateway, TestGateway, withPgAdmin } from './helpers/gateway';
 import { NO_PGBOUNCER, PGBOUNCER, PgBouncer, startPgBouncer } from './helpers/pgbouncer';
+import { ROOT } from './helpers/root';
 
 /**
  * The catalog behind PgBouncer in transaction mode (docs/pooler.md): DATABASE_URL through the pooler, migrations and
@@ -182,5 +183,73 @@ describe('the catalog behind PgBouncer in transaction mode [postgres, pgbouncer]
     } finally {
       await single.stop();
     }
+  });
+});
+
+describe('the shipped PgBouncer setup (deploy/pgbouncer, as docker-compose.yml runs it) [postgres, pgbouncer]', { skip }, () => {
+  // docker-compose.yml cannot run here (no Docker engine): its PgBouncer's own pgbouncer.ini and userlist.txt run on
+  // Debian's pgbouncer instead, with only where it listens and where Postgres is changed. The gateway signs in as the
+  // compose file's DATABASE_URL does (user lance, SCRAM), migrates on DATABASE_DIRECT_URL and serves through it.
+  const shipped = (f: string) => fs.readFileSync(path.join(ROOT, 'deploy/pgbouncer', f), 'utf8');
+  const UPSTREAM = 'lance_catalog = host=postgres port=5432 dbname=lance_catalog';
+  let bouncer: PgBouncer;
+  let pg: Awaited<ReturnType<typeof createPgDatabase>>;
+  let gateway: TestGateway | undefined;
+  let madeRole = false;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-pooler-shipped-'));
+
+  before(async () => {
+    pg = await createPgDatabase('lgw_pooler_shipped');
+    await withPgAdmin(async (c) => {
+      if ((await c.query("SELECT 1 FROM pg_roles WHERE rolname = 'lance'")).rowCount === 0) {
+        await c.query("CREATE ROLE lance LOGIN PASSWORD 'lance'");
+        madeRole = true;
+      }
+      await c.query(`ALTER DATABASE "${pg.name}" OWNER TO lance`);
+    });
+    const ini = shipped('pgbouncer.ini');
+    assert.ok(ini.includes(UPSTREAM), 'the shipped [databases] entry is the one this test rewrites');
+    const upstream = new URL(pg.url);
+    bouncer = await startPgBouncer({
+      config: {
+        ini: ini.replace(UPSTREAM, `lance_catalog = host=${upstream.hostname} port=${upstream.port || 5432} dbname=${pg.name}`),
+        userlist: shipped('userlist.txt'),
+        user: 'lance',
+        password: 'lance',
+      },
+    });
+  });
+  after(async () => {
+    await gateway?.close();
+    await bouncer?.stop();
+    await pg?.drop();
+    if (madeRole) await withPgAdmin((c) => c.query('DROP ROLE IF EXISTS lance')).catch(() => undefined);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('a replica configured as in docker-compose.yml migrates directly and serves through it', async () => {
+    const direct = new URL(pg.url);
+    direct.username = 'lance';
+    direct.password = 'lance';
+    gateway = await startGateway('postgres', {
+      DATABASE_URL: `postgresql://lance:lance@127.0.0.1:${bouncer.port}/lance_catalog`,
+      DATABASE_DIRECT_URL: direct.toString(),
+      DB_POOLER: 'transaction',
+      STORAGE_ROOT: path.join(dataDir, 'tables'),
+    });
+    const t = await newTenant(gateway);
+    assert.equal((await t.api.post(`/v1/namespace/${idPath('shipped')}/create`, {})).status, 200);
+    assert.deepEqual((await t.api.get(`/v1/namespace/${idPath()}/list`)).body.namespaces, ['shipped']);
+
+    const pool = (await bouncer.show<{ database: string; user: string; pool_mode: string }>('pools')).find(
+      (p) => p.database === 'lance_catalog',
+    );
+    assert.deepEqual([pool?.user, pool?.pool_mode], ['lance', 'transaction']);
+    const stats = (await bouncer.show<{ database: string; total_xact_count: string }>('stats')).find((s) => s.database === 'lance_catalog');
+    assert.ok(Number(stats?.total_xact_count) > 0, 'the requests went through PgBouncer');
+    // SCRAM against the userlist: a wrong password is refused.
+    const wrong = new Client({ connectionString: `postgresql://lance:wrong@127.0.0.1:${bouncer.port}/lance_catalog` });
+    await assert.rejects(wrong.connect(), /SASL authentication failed|password authentication failed/);
+    await wrong.end().catch(() => undefined);
   });
 });

@@ -39,6 +39,22 @@ export interface PgBouncerOptions {
   upstream?: string;
   /** default_pool_size: server connections per database and user. */
   poolSize?: number;
+  /**
+   * A configuration of one's own (e.g. the shipped deploy/pgbouncer/pgbouncer.ini) instead of the tests' trusting
+   * forward-everything one: its [databases] and settings are kept, except where it listens, where its userlist is,
+   * and who may use the admin console (`user`, with `password` for show()).
+   */
+  config?: { ini: string; userlist: string; user: string; password: string };
+}
+
+/** `ini` with each `key = …` setting of `settings` replaced, or added to [pgbouncer] when absent. */
+function withSettings(ini: string, settings: Record<string, string>): string {
+  let out = ini;
+  for (const [key, value] of Object.entries(settings)) {
+    const line = new RegExp(`^${key}\\s*=.*$`, 'm');
+    out = line.test(out) ? out.replace(line, `${key} = ${value}`) : out.replace(/^\[pgbouncer\]$/m, `[pgbouncer]\n${key} = ${value}`);
+  }
+  return out;
 }
 
 /** Starts a PgBouncer in transaction mode on a free loopback port, forwarding any database name (`*`) upstream. */
@@ -51,26 +67,36 @@ export async function startPgBouncer(opts: PgBouncerOptions = {}): Promise<PgBou
   // Run as root (CI), PgBouncer must be told a user to become: postgres, who must be able to read its files.
   const asRoot = process.getuid?.() === 0;
   fs.chmodSync(dir, 0o755);
-  fs.writeFileSync(path.join(dir, 'userlist.txt'), `"${user}" ""\n`, { mode: 0o644 });
-  const ini = [
-    '[databases]',
-    `* = host=${upstream.hostname} port=${upstream.port || 5432}`,
-    '',
-    '[pgbouncer]',
-    'listen_addr = 127.0.0.1',
-    `listen_port = ${port}`,
-    'unix_socket_dir =',
-    'auth_type = trust',
-    `auth_file = ${path.join(dir, 'userlist.txt')}`,
-    `admin_users = ${user}`,
-    'pool_mode = transaction',
-    `default_pool_size = ${opts.poolSize ?? PASS_POOL_SIZE}`,
-    'max_client_conn = 2000',
-    'log_connections = 0',
-    'log_disconnections = 0',
-    ...(asRoot ? ['user = postgres'] : []),
-    '',
-  ].join('\n');
+  const userlist = path.join(dir, 'userlist.txt');
+  fs.writeFileSync(userlist, opts.config?.userlist ?? `"${user}" ""\n`, { mode: 0o644 });
+  const ini = opts.config
+    ? withSettings(opts.config.ini, {
+        listen_addr: '127.0.0.1',
+        listen_port: String(port),
+        unix_socket_dir: '',
+        auth_file: userlist,
+        admin_users: opts.config.user,
+        ...(asRoot ? { user: 'postgres' } : {}),
+      })
+    : [
+        '[databases]',
+        `* = host=${upstream.hostname} port=${upstream.port || 5432}`,
+        '',
+        '[pgbouncer]',
+        'listen_addr = 127.0.0.1',
+        `listen_port = ${port}`,
+        'unix_socket_dir =',
+        'auth_type = trust',
+        `auth_file = ${userlist}`,
+        `admin_users = ${user}`,
+        'pool_mode = transaction',
+        `default_pool_size = ${opts.poolSize ?? PASS_POOL_SIZE}`,
+        'max_client_conn = 2000',
+        'log_connections = 0',
+        'log_disconnections = 0',
+        ...(asRoot ? ['user = postgres'] : []),
+        '',
+      ].join('\n');
   const iniPath = path.join(dir, 'pgbouncer.ini');
   fs.writeFileSync(iniPath, ini, { mode: 0o644 });
 
@@ -87,7 +113,10 @@ export async function startPgBouncer(opts: PgBouncerOptions = {}): Promise<PgBou
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill);
   const log = () => Buffer.concat(logged).toString('utf8');
-  const base = `postgresql://${encodeURIComponent(user)}@127.0.0.1:${port}`;
+  const admin = opts.config
+    ? `${encodeURIComponent(opts.config.user)}:${encodeURIComponent(opts.config.password)}`
+    : encodeURIComponent(user);
+  const base = `postgresql://${admin}@127.0.0.1:${port}`;
 
   const show = async <T>(what: string): Promise<T[]> => {
     const c = new Client({ connectionString: `${base}/pgbouncer` });
