@@ -78,11 +78,14 @@ async function settledRss(pid: number | undefined): Promise<number> {
   return Math.min(...rss.slice(-3));
 }
 
-/** The V8 heap in use (MiB), from the gateway's /metrics. */
-async function heapMiB(base: string): Promise<number> {
+/** Where the gateway's memory is, from its /metrics: the V8 heap in use and held, and what jemalloc keeps (MiB). */
+async function memoryOf(base: string): Promise<string> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const m = /^lgw_nodejs_heap_size_used_bytes (\S+)/m.exec(text);
-  return m ? Number(m[1]) / 2 ** 20 : NaN;
+  const mib = (name: string) => {
+    const m = new RegExp(`^${name} (\\S+)`, 'm').exec(text);
+    return m ? (Number(m[1]) / 2 ** 20).toFixed(0) : '?';
+  };
+  return `${mib('lgw_nodejs_heap_size_used_bytes')}/${mib('lgw_nodejs_heap_size_total_bytes')}/${mib('lgw_allocator_retained_bytes')}`;
 }
 
 /** The databases, their write keys and their tables; returns the tenants. */
@@ -233,22 +236,22 @@ async function main(): Promise<void> {
     };
     await pass(() => one);
     const fresh = await settledRss(mem.pid);
-    const freshHeap = await heapMiB(mg);
+    const freshMemory = await memoryOf(mg);
     if (process.env.BENCH_FLEET_SNAPSHOT) mem.kill('SIGUSR2'); // with BENCH_GW_EXEC_ARGV=--heapsnapshot-signal=SIGUSR2
     const passStarted = Date.now();
     await pass((i) => tenants[i]);
     const touched = await settledRss(mem.pid);
-    const touchedHeap = await heapMiB(mg);
+    const touchedMemory = await memoryOf(mg);
     if (process.env.BENCH_FLEET_SNAPSHOT) mem.kill('SIGUSR2');
     if (Date.now() - passStarted > TTL_SECONDS * 1000)
       process.stderr.write(`the pass and the settling took ${Date.now() - passStarted} ms: some entries expired before the measurement\n`);
     await sleep(Math.max(0, passStarted + TTL_SECONDS * 1000 + 15_000 - Date.now())); // every entry expired, and swept
     const expired = await settledRss(mem.pid);
-    const expiredHeap = await heapMiB(mg);
+    const expiredMemory = await memoryOf(mg);
     const memLine =
       `idle RSS: fresh ${fresh.toFixed(0)} MiB; after touching ${DATABASES.toLocaleString('en-US')} tenants ${touched.toFixed(0)} MiB ` +
       `(+${(touched - fresh).toFixed(0)}); after the caches expired (AUTH_CACHE_TTL_MS=${TTL_SECONDS * 1000}) ${expired.toFixed(0)} MiB (+${(expired - fresh).toFixed(0)}); ` +
-      `V8 heap used ${freshHeap.toFixed(0)} / ${touchedHeap.toFixed(0)} / ${expiredHeap.toFixed(0)} MiB`;
+      `V8 heap used/held and allocator kept ${freshMemory} / ${touchedMemory} / ${expiredMemory} MiB`;
     lines.push(memLine);
     record({
       what: `fleet: idle RSS after touching ${DATABASES} tenants / after expiry`,
