@@ -44,10 +44,12 @@ export interface YoungGenerationProbes {
 
 /**
  * Heap growth since the last full collection that brings it forward to the QUIET_TICKS-th quiet tick, as writes do:
- * a burst that left this much (a fleet of tenants touched once, a large listing) is worth the re-optimization; the
- * few MiB a catalog read burst promotes are not.
+ * a burst that left this much (a fleet of tenants touched once: 41-74 MiB in use at that tick, a large listing) is
+ * worth the re-optimization; the few MiB a catalog read burst promotes are not. Not left to the 30 quiet ticks: V8's
+ * own collections of such a heap, and the fleet's flushes, each make a tick busy, and 30 quiet ones in a row may not
+ * come for minutes (docs/adr/0008-memory-tuning.md).
  */
-export const FULL_COLLECTION_GROWTH_BYTES = 64 * 1024 * 1024;
+export const FULL_COLLECTION_GROWTH_BYTES = 32 * 1024 * 1024;
 
 /**
  * Gives the memory of a burst of work back when the process goes quiet (docs/production.md#memory).
