@@ -57,7 +57,10 @@ function withSettings(ini: string, settings: Record<string, string>): string {
   return out;
 }
 
-/** Starts a PgBouncer in transaction mode on a free loopback port, forwarding any database name (`*`) upstream. */
+/**
+ * Starts a PgBouncer on a free loopback port: in transaction mode, forwarding any database name (`*`) upstream, or
+ * with `config`, as that configuration says.
+ */
 export async function startPgBouncer(opts: PgBouncerOptions = {}): Promise<PgBouncer> {
   if (!PGBOUNCER) throw new Error(NO_PGBOUNCER);
   const upstream = new URL(opts.upstream ?? process.env.TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
