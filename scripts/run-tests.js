@@ -40,13 +40,14 @@ const OBJECT_STORE_SUITES = [
 ];
 // The catalog suites run again through PgBouncer in transaction mode: catalog reads and writes, units of work, keys and
 // their caches and last-used flushes, leases and queues (FOR UPDATE SKIP LOCKED), transaction-scoped advisory locks,
-// the outbox, and the CLI.
+// the outbox, exactly-once writes' request records, and the CLI.
 const POOLER_SUITES = [
   'namespaces',
   'tables',
   'identity',
   'key-lifecycle',
   'key-management',
+  'exactly-once',
   'grants',
   'quotas',
   'soft-delete',
