@@ -77,7 +77,7 @@ function testFiles(dir, ext) {
 }
 
 /** Runs `files` in one test runner; resolves with its exit status. `capture`: keep the output and return it instead. */
-function run(files, env, { capture = false, source = false, concurrency: filesAtOnce = concurrency, fileTimeoutMs = 1_800_000 } = {}) {
+function run(files, env, { capture = false, source = false, concurrency: filesAtOnce = concurrency } = {}) {
   const loader = source
     ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${path.join(__dirname, 'ts-register.js')}`.trim() }
     : {};
@@ -88,7 +88,7 @@ function run(files, env, { capture = false, source = false, concurrency: filesAt
     '--test',
     '--test-reporter=spec',
     `--test-concurrency=${filesAtOnce}`,
-    `--test-timeout=${process.env.TEST_FILE_TIMEOUT_MS ?? fileTimeoutMs}`,
+    `--test-timeout=${process.env.TEST_FILE_TIMEOUT_MS ?? 1_800_000}`,
     ...files,
   ];
   const child = spawn(process.execPath, args, {
@@ -121,8 +121,6 @@ async function main() {
   if (which.includes('local'))
     add('', [...testFiles(dist, '.js'), ...testFiles(path.join(dist, 'unit'), '.js')], { TEST_STORAGE: 'local' });
   if (which.includes('s3')) {
-    // Each of its files runs two catalogs' suites against s3rver, every object a request: the maintenance suites took
-    // 900 s on a loaded 2-core machine (the 300 small adds alone 300 s, against 30 s on local disk).
     add('object-store pass: the same suites with STORAGE_ROOT=s3://… on a local S3-compatible server', suitesOf(OBJECT_STORE_SUITES), {
       TEST_STORAGE: 's3',
     });
