@@ -270,10 +270,18 @@ forEachCatalog('table maintenance', (kind) => {
     const nt = await ns.openTable('concurrent');
     let n = 100 + 200;
     const jobs: string[] = [];
+    // A failure says which write it was (the CI log keeps only the message).
+    const step = async (what: string, write: () => Promise<unknown>) => {
+      try {
+        await write();
+      } catch (err) {
+        throw new Error(`${what} failed: ${(err as Error).message}`, { cause: err });
+      }
+    };
     const writers = (async () => {
       for (let i = 0; i < 15; i++) {
-        await t.add(rows(5000 + i * 10, 10));
-        await nt.add(rows(9000 + i * 10, 10));
+        await step(`remote add ${i}`, () => t.add(rows(5000 + i * 10, 10)));
+        await step(`namespace-mode add ${i}`, () => nt.add(rows(9000 + i * 10, 10)));
         n += 20;
       }
     })();
@@ -286,8 +294,10 @@ forEachCatalog('table maintenance', (kind) => {
     await writers;
     for (const j of jobs) await finished(tenant, j);
     const last = await tenant.api.post(`/v1/table/${idPath('concurrent')}/maintenance/run`, { type: 'cleanup', retention_seconds: 0 });
+    assert.equal(last.status, 200, last.text);
     await finished(tenant, last.body.job_id);
-    assert.equal(await t.countRows(), n);
+    const results = await Promise.all([...jobs, last.body.job_id].map(async (j) => (await describeJob(tenant, j)).result));
+    assert.equal(await t.countRows(), n, `jobs: ${JSON.stringify(results)}`);
     const ids = new Set(((await t.query().select(['id']).limit(100_000).toArray()) as Array<{ id: number }>).map((r) => Number(r.id)));
     for (const i of [0, 1005, 5145, 9145, 9000]) assert.ok(ids.has(i), `row ${i} lost`);
     assert.equal(ids.size, n);
