@@ -20,6 +20,8 @@ export interface LocalS3 {
   /** Lance storage options reaching it (what STORAGE_OPTIONS holds). */
   options: Record<string, string>;
   client: S3Client;
+  /** The folder s3rver keeps its buckets in. */
+  dir: string;
   /** Keys under a prefix of a bucket (default TEST_BUCKET). */
   keys(prefix: string, bucket?: string): Promise<string[]>;
   release(): Promise<void>;
@@ -66,6 +68,7 @@ export async function useLocalS3(): Promise<LocalS3> {
     endpoint: s.endpoint,
     options: s3Options(s.endpoint),
     client: s.client,
+    dir: s.dir,
     async keys(prefix: string, bucket = TEST_BUCKET) {
       const out: string[] = [];
       let token: string | undefined;
@@ -178,10 +181,22 @@ export function containErrors(server: unknown): void {
     metadata: Record<string, string>,
   ) => S3Obj;
   const store = app.store;
+  // A PUT becomes visible whole, as on S3: s3rver wrote the object's own file in place, so a listing or a read
+  // during the write saw a short or empty object (a maintenance job's read of a manifest being written failed
+  // with 'Range started at 0 and ended at 0'). The content goes to a file beside it that no listing or read looks
+  // at (only names ending in '._S3rver_object' are objects), then is renamed over the object's.
   store.putObject = async function (object) {
-    const r = await writeWhole(this.getResourcePath(object.bucket, object.key, 'object'), object.content);
-    await this.putMetadata(object.bucket, object.key, object.metadata, r.md5);
-    return r;
+    const file = this.getResourcePath(object.bucket, object.key, 'object');
+    const partial = `${file}.${randomBytes(6).toString('hex')}.partial`;
+    try {
+      const r = await writeWhole(partial, object.content);
+      await this.putMetadata(object.bucket, object.key, object.metadata, r.md5);
+      await fs.promises.rename(partial, file);
+      return r;
+    } catch (err) {
+      await fs.promises.rm(partial, { force: true });
+      throw err;
+    }
   };
   store.putPart = async function (bucket, uploadId, partNumber, content) {
     const file = path.join(this.getResourcePath(bucket, undefined, 'uploads'), uploadId, String(partNumber));

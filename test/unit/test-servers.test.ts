@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import * as path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { after, before, describe, test, TestContext } from 'node:test';
 import {
   CompleteMultipartUploadCommand,
@@ -6,11 +9,15 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
+  S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { LocalS3, TEST_BUCKET, freshPrefix, useLocalS3 } from '../helpers/s3';
 import { StsStub } from '../helpers/sts-stub';
+import { eventually } from '../helpers/eventually';
 
 /**
  * The tests' in-process servers keep their own failures: an error inside one is answered or logged, and never
@@ -111,6 +118,41 @@ describe('in-process test servers', () => {
       assert.deepEqual(escaped, []);
       assert.deepEqual(logged, []);
     });
+
+    test('an object is seen whole or not at all: while its PUT streams, a listing and a HEAD do not find it (as on S3)', async () => {
+      const p = freshPrefix();
+      const key = `${p}/_versions/1.manifest`;
+      const body = new PassThrough();
+      // A streamed body without the SDK's default checksum trailer (aws-chunked, which s3rver stores as sent); Lance's
+      // object store sends plain bodies too.
+      const plain = new S3Client({
+        endpoint: s3.endpoint,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+      });
+      const put = plain.send(new PutObjectCommand({ Bucket: TEST_BUCKET, Key: key, Body: body, ContentLength: 8 }));
+      body.write('half');
+      // Wait until the server has the first half on disk.
+      await eventually(async () => (await readdirDeep(s3.dir)).some((f) => f.includes(`${path.basename(p)}/_versions/1.manifest`)));
+      const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: TEST_BUCKET, Prefix: `${p}/` }));
+      assert.deepEqual(listed.Contents ?? [], []);
+      await assert.rejects(
+        s3.client.send(new HeadObjectCommand({ Bucket: TEST_BUCKET, Key: key })),
+        (err: { $metadata?: { httpStatusCode?: number } }) => err.$metadata?.httpStatusCode === 404,
+      );
+      body.end('done');
+      await put;
+      plain.destroy();
+      assert.equal(await text(key), 'halfdone');
+      const after = await s3.client.send(new ListObjectsV2Command({ Bucket: TEST_BUCKET, Prefix: `${p}/` }));
+      assert.deepEqual(
+        after.Contents?.map((o) => [o.Key, o.Size]),
+        [[key, 8]],
+      );
+      assert.ok(!(await readdirDeep(s3.dir)).some((f) => f.endsWith('.partial')), 'no partial file is left');
+    });
   });
 
   test('the STS stub: an error on its server is logged, and it keeps answering', async (t) => {
@@ -131,3 +173,9 @@ describe('in-process test servers', () => {
     }
   });
 });
+
+/** Every file under a folder, as paths. */
+async function readdirDeep(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+}
