@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 // s3rver (devDependency): a local S3-compatible server, so Lance's own S3 code path runs against real HTTP.
 import S3rver = require('s3rver');
 
@@ -47,12 +47,7 @@ export async function useLocalS3(): Promise<LocalS3> {
       const { port } = (await server.run()) as { port: number };
       containServerErrors(server);
       const endpoint = `http://127.0.0.1:${port}`;
-      const client = new S3Client({
-        endpoint,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-      });
+      const client = s3ClientFor(endpoint);
       shared = { server, dir, endpoint, users: 0, client };
     })();
     try {
@@ -269,6 +264,17 @@ async function writeWhole(file: string, content: Buffer | Readable): Promise<{ s
     await handle.close().catch(() => undefined);
   }
   return { size, md5: hash.digest('hex') };
+}
+
+/** An S3 client of the local server at `endpoint` (its fixed credentials), with `extra` settings. */
+export function s3ClientFor(endpoint: string, extra: Partial<S3ClientConfig> = {}): S3Client {
+  return new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    ...extra,
+  });
 }
 
 export function s3Options(endpoint: string): Record<string, string> {

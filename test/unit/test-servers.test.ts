@@ -12,10 +12,9 @@ import {
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
-  S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { LocalS3, TEST_BUCKET, freshPrefix, useLocalS3 } from '../helpers/s3';
+import { LocalS3, TEST_BUCKET, freshPrefix, s3ClientFor, useLocalS3 } from '../helpers/s3';
 import { StsStub } from '../helpers/sts-stub';
 import { eventually } from '../helpers/eventually';
 
@@ -125,13 +124,7 @@ describe('in-process test servers', () => {
       const body = new PassThrough();
       // A streamed body without the SDK's default checksum trailer (aws-chunked, which s3rver stores as sent); Lance's
       // object store sends plain bodies too.
-      const plain = new S3Client({
-        endpoint: s3.endpoint,
-        region: 'us-east-1',
-        forcePathStyle: true,
-        credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-      });
+      const plain = s3ClientFor(s3.endpoint, { requestChecksumCalculation: 'WHEN_REQUIRED' });
       const put = plain.send(new PutObjectCommand({ Bucket: TEST_BUCKET, Key: key, Body: body, ContentLength: 8 }));
       body.write('half');
       // Wait until the server has the first half on disk.
