@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { AZURE_EMULATOR_ACCOUNT, AZURE_EMULATOR_KEY, AzureBackend, azureClientConfig } from '../../src/engine/storage/azure-backend';
 import { GcsBackend, gcsClientConfig } from '../../src/engine/storage/gcs-backend';
+import { LocalBackend } from '../../src/engine/storage/local-backend';
 import { StorageProfile } from '../../src/platform/config/storage-profile';
 import { resolveOptions, shortError, truthy } from '../../src/engine/storage/store-options';
 
@@ -255,5 +259,32 @@ describe('a misconfigured profile', () => {
     const gs = new GcsBackend(profile('gs', {}));
     assert.equal(gs.objectPath('/db/t.lance'), 'pre/db/t.lance');
     await assert.rejects(gs.removeFolder(''), /refusing to remove the whole storage root/);
+  });
+});
+
+describe('local folders as a store', () => {
+  test('listChildren: entries with their kind; a missing folder, or a file named as a folder, has none; nothing outside the root', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-local-'));
+    try {
+      const b = new LocalBackend(root);
+      fs.mkdirSync(path.join(root, 't.lance', '_versions'), { recursive: true });
+      fs.writeFileSync(path.join(root, 't.lance', '_versions', '1.manifest'), 'x');
+      fs.writeFileSync(path.join(root, 't.lance', 'data'), 'x');
+      assert.deepEqual(
+        (await b.listChildren('t.lance')).sort((x, y) => x.name.localeCompare(y.name)),
+        [
+          { name: '_versions', isDir: true },
+          { name: 'data', isDir: false },
+        ],
+      );
+      assert.deepEqual(await b.listChildren('t.lance/_versions'), [{ name: '1.manifest', isDir: false }]);
+      assert.deepEqual(await b.listChildren('declared.lance/_versions'), []); // ENOENT
+      assert.deepEqual(await b.listChildren('t.lance/data/_versions'), []); // ENOTDIR
+      assert.deepEqual(await b.listChildren('../'), []);
+      // Any other failure is the caller's to see.
+      await assert.rejects(b.listChildren('x'.repeat(300)), { code: 'ENAMETOOLONG' });
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -221,13 +221,8 @@ export class TableStorage implements OnModuleDestroy, OnApplicationBootstrap {
 
   /** True when the location holds at least one committed Lance version. */
   async hasData(location: string): Promise<boolean> {
-    // A folder listing where the store has folders (no stat of each file); one LIST request on object stores.
-    // On local disk the table's own folder is listed first: a declared table's folder is there but empty, and its
-    // `_versions` folder would not be (a listing of a missing folder fails, and that costs an error with its stack).
-    if (this.split(location).profile.scheme === 'file') {
-      const top = await this.list(location).catch(() => []);
-      if (!top.some((e) => e.isDir && e.name === '_versions')) return false;
-    }
+    // A folder listing where the store has folders (no stat of each file): on local disk one open of `_versions`,
+    // which fails at once for a declared table (LocalBackend.listChildren); one LIST request on object stores.
     const entries = await this.list(`${location}/_versions`).catch(() => []);
     return entries.some((e) => !e.isDir && e.name.endsWith('.manifest'));
   }
