@@ -99,7 +99,8 @@ type Target = [
   method?: 'GET' | 'POST',
   body?: string,
 ];
-type Row = Result & { label: string; target: string };
+/** `runs`: every run of the target, in round order (round i of two targets ran back to back). */
+type Row = Result & { label: string; target: string; runs: Result[] };
 
 /**
  * Runs each target ROUNDS times, the targets taking turns (the order rotating each round), and keeps each target's
@@ -119,7 +120,7 @@ async function measureRounds(rows: Record<string, Row>, label: string, targets: 
   }
   for (const [key, target] of targets) {
     const sorted = [...runs.get(key)!].sort((a, b) => a.rps - b.rps);
-    rows[key] = { label, target, ...sorted[Math.floor(sorted.length / 2)] };
+    rows[key] = { label, target, ...sorted[Math.floor(sorted.length / 2)], runs: runs.get(key)! };
   }
 }
 
@@ -325,8 +326,13 @@ async function main(): Promise<void> {
     for (const label of [...new Set(Object.values(rows).map((r) => r.label))]) {
       const g = Object.values(rows).find((r) => r.label === label && r.target === 'gateway')!;
       const f = Object.values(rows).find((r) => r.label === label && r.target === 'floor')!;
+      // The same ratio paired by round: each round's gateway run against the floor's run beside it, median over rounds.
+      // The machine's own speed drifts over tens of seconds on a shared VM (docs/performance.md, "Noise"), which the
+      // separate medians above do not cancel.
+      const paired = g.runs.map((r, i) => r.rps / f.runs[i].rps).sort((a, b) => a - b);
       console.log(
-        `  ${label.padEnd(15)} ${ratio(g.rps, f.rps)}   (p50 ${ratio(f.p50 || 0.5, g.p50 || 0.5)}; cpu ${ratio(f.cpuUs, g.cpuUs)})`,
+        `  ${label.padEnd(15)} ${ratio(g.rps, f.rps)}   (p50 ${ratio(f.p50 || 0.5, g.p50 || 0.5)}; cpu ${ratio(f.cpuUs, g.cpuUs)}; ` +
+          `paired by round ${paired[Math.floor(paired.length / 2)].toFixed(2)} of ${paired.map((x) => x.toFixed(2)).join(' ')})`,
       );
       record({
         what: `catalog: ${label} (${CONNECTIONS} connections)`,
