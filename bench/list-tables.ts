@@ -99,7 +99,7 @@ type Target = [
   method?: 'GET' | 'POST',
   body?: string,
 ];
-/** `runs`: every run of the target, in round order (round i of two targets ran back to back). */
+/** `runs`: every run of the target, in round order (run i of each target was made in round i, beside the others'). */
 type Row = Result & { label: string; target: string; runs: Result[] };
 
 /**

@@ -266,22 +266,26 @@ async function writeWhole(file: string, content: Buffer | Readable): Promise<{ s
   return { size, md5: hash.digest('hex') };
 }
 
+/** s3rver's fixed credentials (key id and secret alike) and the region the tests name. */
+const S3RVER_KEY = 'S3RVER';
+const REGION = 'us-east-1';
+
 /** An S3 client of the local server at `endpoint` (its fixed credentials), with `extra` settings. */
 export function s3ClientFor(endpoint: string, extra: Partial<S3ClientConfig> = {}): S3Client {
   return new S3Client({
     endpoint,
-    region: 'us-east-1',
+    region: REGION,
     forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    credentials: { accessKeyId: S3RVER_KEY, secretAccessKey: S3RVER_KEY },
     ...extra,
   });
 }
 
 export function s3Options(endpoint: string): Record<string, string> {
   return {
-    aws_access_key_id: 'S3RVER',
-    aws_secret_access_key: 'S3RVER',
-    aws_region: 'us-east-1',
+    aws_access_key_id: S3RVER_KEY,
+    aws_secret_access_key: S3RVER_KEY,
+    aws_region: REGION,
     aws_endpoint: endpoint,
     allow_http: 'true',
     aws_virtual_hosted_style_request: 'false',
