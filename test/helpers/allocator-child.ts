@@ -78,8 +78,11 @@ async function main(): Promise<void> {
   await purged();
   out.keptAfterCap = kept();
 
+  churn(20, 2 * MiB); // a read's buffers, kept when a write starts
+  out.keptBeforeWrite = kept();
   const write = await budget.reserve(1000);
   await retention.settled();
+  out.keptWhenWriting = kept();
   out.decayWriting = je.dirtyDecayOf(0);
   out.backgroundWriting = je.backgroundThreads();
   out.oversizeDecayWriting = je.dirtyDecayOf(je.oversizeArena);

@@ -14,7 +14,7 @@ function run(env: Record<string, string>): Record<string, unknown> {
 
 describe('allocator retention (jemalloc keeps read buffers, hands back write memory)', () => {
   test(
-    'keeps freed memory between reads, hands it back once quiet or past the cap, and decays as configured while writes hold memory',
+    'keeps freed memory between reads, hands it back once quiet, past the cap or when a write starts, and decays as configured while writes hold memory',
     { skip: !jemallocInstalled && 'jemalloc is not installed' },
     () => {
       const out = run({});
@@ -27,6 +27,11 @@ describe('allocator retention (jemalloc keeps read buffers, hands back write mem
       assert.ok((out.keptAfterQuiet as number) < 4, `handed back after a quiet second: ${out.keptAfterQuiet}`);
       assert.ok((out.keptBeforeCap as number) > 64, `80 MiB freed: ${out.keptBeforeCap}`);
       assert.ok((out.keptAfterCap as number) < 4, `past ALLOCATOR_RETAIN_BYTES it is handed back though not quiet: ${out.keptAfterCap}`);
+      assert.ok((out.keptBeforeWrite as number) >= 36, `a read's 40 MiB kept: ${out.keptBeforeWrite}`);
+      assert.ok(
+        (out.keptWhenWriting as number) < 4,
+        `handed back when a write starts (not left to decay under it): ${out.keptWhenWriting}`,
+      );
       assert.equal(out.decayWriting, 1000, "a write in flight: jemalloc's configured decay (scripts/start.sh: 1000 ms)");
       assert.equal(out.oversizeDecayWriting, 0, 'the oversize arena, as jemalloc sets it: handed back at once');
       assert.equal(out.backgroundWriting, true, 'the background threads decay while writes hold memory (scripts/start.sh starts them)');
@@ -34,7 +39,11 @@ describe('allocator retention (jemalloc keeps read buffers, hands back write mem
       assert.equal(out.oversizeDecayAfterWrite, -1);
       assert.equal(out.backgroundAfterWrite, false);
       assert.ok((out.keptAfterWrite as number) < 4, `what the writes left is handed back when they end: ${out.keptAfterWrite}`);
-      assert.deepEqual(out.purges, { quiet: 2, cap: 1, 'writes-ended': 1 }, 'the first quiet purge is the set-up after the oversize block');
+      assert.deepEqual(
+        out.purges,
+        { quiet: 2, cap: 1, 'writes-started': 1, 'writes-ended': 1 },
+        'the first quiet purge is the set-up after the oversize block',
+      );
       assert.equal(out.decayAfterStop, 1000, "stopped (the gateway closing): jemalloc's own decay again");
       assert.equal(out.backgroundAfterStop, true, 'and its background threads');
       assert.equal(out.activeAfterStop, false);

@@ -36,9 +36,9 @@ const MIN_PURGE_BYTES = 4 * 1024 * 1024;
  * more than ALLOCATOR_RETAIN_BYTES are kept, and once the process has been quiet for a second (at most a few
  * allocations of 16 KiB or more per tick, anywhere in the process: under steady traffic it is never quiet, and what is
  * kept stays up to the cap, which is checked every tick, so it is a soft bound). While writes hold write memory (the
- * write budget: insert, merge_insert, overwrite, streamed creates), every arena decays as configured again, so an
- * upload's peak is what it was; when the last write ends, what it left is purged. Other engine work (index builds,
- * compaction, update, delete) runs under retention.
+ * write budget: insert, merge_insert, overwrite, streamed creates), every arena decays as configured again, and what
+ * reads left kept is purged when the first write starts, so an upload's peak is what it was; when the last write
+ * ends, what it left is purged. Other engine work (index builds, compaction, update, delete) runs under retention.
  *
  * Only with jemalloc preloaded, ALLOCATOR_RETAIN_BYTES > 0 and a WRITE_ACTIVITY provider; otherwise nothing changes.
  * Measurements and what was tried instead: docs/adr/0008-memory-tuning.md. Every change of decay and
@@ -80,7 +80,7 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     });
     this.purges = new Counter({
       name: 'lgw_allocator_purges_total',
-      help: 'Freed memory handed back to the system by allocator retention: reason cap, quiet or writes-ended',
+      help: 'Freed memory handed back to the system by allocator retention: reason cap, quiet, writes-started or writes-ended',
       labelNames: ['reason'] as const,
       registers: [metrics.registry],
     });
@@ -169,10 +169,22 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     this.writing = writing;
     if (writing) {
       this.enqueue(() => this.decay(je));
+      // What reads left kept would otherwise decay over the next second, under the upload's own growing memory (a
+      // gateway never quiet kept about 95 MiB into each upload: docs/performance.md). Handed back now instead.
+      if (this.keptNow(je) >= MIN_PURGE_BYTES) this.purge('writes-started');
     } else {
       this.enqueue(() => this.keep(je));
       this.purge('writes-ended');
       this.lastLarge = -1; // the writes' allocations are not the reads' activity
+    }
+  }
+
+  /** The freed memory the arenas keep at this moment (0 when the allocator cannot say). */
+  private keptNow(je: Jemalloc): number {
+    try {
+      return je.stats().dirtyBytes;
+    } catch {
+      return 0;
     }
   }
 
