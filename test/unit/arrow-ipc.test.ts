@@ -452,6 +452,83 @@ describe('chunked uploads', () => {
     );
   });
 
+  test('a batch is copied out of the request as it arrives: no received piece is held until its chunk is laid out', async () => {
+    // The pieces are scribbled over once four more have been asked for (a receive buffer reused): anything that kept
+    // a piece (rather than copying it as it came) until its chunk was laid out hands the engine scribbles.
+    const batches = Array.from({ length: 24 }, (_, b) =>
+      arrow.tableFromArrays({ id: Int32Array.from({ length: 100 }, (_, i) => b * 100 + i) }),
+    );
+    const stream = streamOf(new arrow.Table(batches.flatMap((t) => t.batches)));
+    async function* lent(): AsyncGenerator<Buffer> {
+      const handed: Buffer[] = [];
+      for (let i = 0; i < stream.length; i += 333) {
+        handed.push(Buffer.from(stream.subarray(i, i + 333)));
+        yield handed[handed.length - 1];
+        if (handed.length > 4) handed[handed.length - 5].fill(0xee);
+      }
+    }
+    const ids: number[] = [];
+    const result = await streamInChunks(lent(), 1 << 30, 5 * 400, async (file) => {
+      ids.push(...(arrow.tableFromIPC(file).getChild('id')!.toArray() as Int32Array));
+    });
+    assert.ok(result.chunks >= 4, `several chunks (${result.chunks})`);
+    assert.deepEqual(
+      ids,
+      Array.from({ length: 2400 }, (_, i) => i),
+    );
+  });
+
+  test('a batch larger than the chunk size is a chunk of its own, whole', async () => {
+    const sizes = [10, 3000, 20, 5000, 7];
+    let from = 0;
+    const batches = sizes.map((n) => {
+      const t = arrow.tableFromArrays({ id: Int32Array.from({ length: n }, (_, i) => from + i) });
+      from += n;
+      return t.batches[0];
+    });
+    const stream = streamOf(new arrow.Table(batches));
+    const pieces: Buffer[] = [];
+    for (let i = 0; i < stream.length; i += 4096) pieces.push(stream.subarray(i, i + 4096));
+    const chunkRows: number[] = [];
+    const ids: number[] = [];
+    const result = await streamInChunks(source(pieces), 1 << 30, 1000, async (file, rows) => {
+      const t = arrow.tableFromIPC(file);
+      assert.equal(t.numRows, rows);
+      chunkRows.push(rows);
+      ids.push(...(t.getChild('id')!.toArray() as Int32Array));
+    });
+    assert.deepEqual(chunkRows, [3010, 5020, 7], 'a chunk ends at the first batch past the chunk size');
+    assert.equal(result.rows, from);
+    assert.deepEqual(
+      ids,
+      Array.from({ length: from }, (_, i) => i),
+    );
+  });
+
+  test('a dictionary that replaces an earlier one mid-stream starts a chunk: the rows before and after it decode to what was sent', async () => {
+    const first = ['red', 'green'];
+    const second = ['blue', 'black', 'white'];
+    const part = (words: string[], from: number) =>
+      new arrow.Table({
+        id: arrow.vectorFromArray(Int32Array.from({ length: 30 }, (_, i) => from + i)),
+        colour: arrow.vectorFromArray(
+          Array.from({ length: 30 }, (_, i) => words[i % words.length]),
+          new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32(), 0),
+        ),
+      }).batches;
+    const stream = Buffer.from(arrow.RecordBatchStreamWriter.writeAll([...part(first, 0), ...part(second, 30)]).toUint8Array(true));
+    const seen: [number, string][] = [];
+    await streamInChunks(source([stream]), 1 << 30, 1 << 20, async (file) => {
+      const t = arrow.tableFromIPC(file);
+      const id = t.getChild('id')!.toArray() as Int32Array;
+      id.forEach((v, i) => seen.push([v, t.getChild('colour')!.get(i) as string]));
+    });
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 60 }, (_, v) => [v, v < 30 ? first[v % 2] : second[(v - 30) % 3]]),
+    );
+  });
+
   test('a dictionary-encoded column: every chunk carries the dictionaries and decodes to the values sent', async () => {
     const colours = ['red', 'green', 'blue'];
     const all = new arrow.Table({

@@ -25,7 +25,10 @@ export interface IpcMessage {
   kind: 'schema' | 'dictionary' | 'batch';
   /** The message framed as in a stream: continuation marker, metadata length, metadata (padded). */
   framedMeta: Buffer;
-  /** The body as received: slices of the request's chunks, copied only once, into the file handed to the engine. */
+  /**
+   * The body: slices of the request's chunks as received, or the one buffer it was copied into as it arrived
+   * (IpcStreamReader.next's `into`). Either way copied only once on its way to the engine.
+   */
   body: Buffer[];
   bodyLength: number;
   /** Rows of a record batch. */

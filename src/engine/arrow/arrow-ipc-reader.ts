@@ -104,6 +104,24 @@ class ByteQueue {
     return out;
   }
 
+  /**
+   * Exactly `dest.length` bytes copied into `dest` as they arrive: each received chunk is let go once copied, so none
+   * is held until the whole body is there. Throws when the source ends first.
+   */
+  async takeInto(dest: Buffer, what: string): Promise<void> {
+    let off = 0;
+    while (off < dest.length) {
+      if (this.chunks.length === 0 && !(await this.fill(1))) throw bad(`truncated ${what}`);
+      const c = this.chunks[0];
+      const k = Math.min(c.length, dest.length - off);
+      c.copy(dest, off, 0, k);
+      off += k;
+      this.buffered -= k;
+      if (k === c.length) this.chunks.shift();
+      else this.chunks[0] = c.subarray(k);
+    }
+  }
+
   /** Stops reading: detaches from the source (which the caller may then drain or discard). */
   async release(): Promise<void> {
     this.chunks = [];
@@ -114,6 +132,13 @@ class ByteQueue {
     }
   }
 }
+
+/**
+ * Where a message's body is copied as it arrives: a buffer of exactly `bodyLength` bytes, or undefined to keep the
+ * body as received (slices of the request's chunks). `framedMetaLength` is the length of the message's framed metadata
+ * (IpcMessage.framedMeta), which precedes the body in a file. May wait (e.g. for room to be made).
+ */
+export type BodyDestination = (kind: IpcMessage['kind'], framedMetaLength: number, bodyLength: number) => Promise<Buffer | undefined>;
 
 /**
  * Reads an uploaded Arrow IPC stream message by message. The first message must be the schema; an end-of-stream
@@ -160,10 +185,13 @@ export class IpcStreamReader {
     return { message: this.schemaMsg, schema: this.decodedSchema! };
   }
 
-  /** The next dictionary or record-batch message, or null at the end of the stream. */
-  async next(): Promise<IpcMessage | null> {
+  /**
+   * The next dictionary or record-batch message, or null at the end of the stream. With `into`, the body goes where it
+   * says (the message's `body` is then that buffer alone).
+   */
+  async next(into?: BodyDestination): Promise<IpcMessage | null> {
     await this.schema();
-    const m = await this.readRaw();
+    const m = await this.readRaw(into);
     if (!m) return m;
     const info = this.schemaMsg!.verified.schema!;
     if (m.kind === 'schema') throw bad('a second schema message');
@@ -185,7 +213,7 @@ export class IpcStreamReader {
     await this.q.release();
   }
 
-  private async readRaw(): Promise<IpcMessage | null> {
+  private async readRaw(into?: BodyDestination): Promise<IpcMessage | null> {
     if (this.ended) return null;
     const head = await this.q.take(4, 'message header');
     if (!head) {
@@ -193,12 +221,10 @@ export class IpcStreamReader {
       return null;
     }
     let metaLen = head.readInt32LE(0);
-    let prefix = head;
     if (head.readUInt32LE(0) === CONTINUATION) {
       const len = await this.q.take(4, 'message header');
       if (!len) throw bad('truncated message header');
       metaLen = len.readInt32LE(0);
-      prefix = Buffer.concat([head, len]);
     }
     if (metaLen === 0) {
       this.ended = true;
@@ -210,15 +236,24 @@ export class IpcStreamReader {
     if (!meta) throw bad('truncated message metadata');
     const verified = verifyMessage(meta, this.limits);
     const { kind, bodyLength, rows } = verified;
+    // Framed with the continuation marker (the legacy framing has none) so every message looks alike; copied now,
+    // before more of the body arrives (`meta` may be a slice of a received chunk).
+    const framedMeta = Buffer.allocUnsafe(8 + meta.length);
+    framedMeta.writeUInt32LE(CONTINUATION, 0);
+    framedMeta.writeInt32LE(meta.length, 4);
+    meta.copy(framedMeta, 8);
     if (bodyLength > MAX_MESSAGE_BODY_BYTES) {
       throw Errors.payloadTooLarge(`a record batch of ${bodyLength} bytes exceeds the limit of ${MAX_MESSAGE_BODY_BYTES} bytes per batch`);
     }
     if (this.beforeBody && bodyLength > 0) await this.beforeBody(bodyLength);
-    const body = await this.q.takeParts(bodyLength, 'message body');
+    const dest = kind === 'schema' ? undefined : await into?.(kind, framedMeta.length, bodyLength);
+    if (dest && dest.length !== bodyLength) throw new Error(`a body destination of ${dest.length} bytes for a body of ${bodyLength}`);
+    let body: Buffer[];
+    if (dest) {
+      await this.q.takeInto(dest, 'message body');
+      body = [dest];
+    } else body = await this.q.takeParts(bodyLength, 'message body');
     const sizes = kind === 'schema' ? undefined : bufferSizes(verified, body);
-    // Re-frame with the continuation marker (the legacy framing has none) so every message looks alike.
-    const framedMeta =
-      prefix.length === 8 ? Buffer.concat([prefix, meta]) : Buffer.concat([Buffer.from([0xff, 0xff, 0xff, 0xff]), prefix, meta]);
     return { kind, framedMeta, body, bodyLength, rows, verified, bufferSizes: sizes };
   }
 }

@@ -4,7 +4,7 @@ import { schemaGuard } from './arrow-schema-guard';
 import { UNTRUSTED_LIMITS } from './arrow-verify';
 import { IpcMessage } from './arrow-ipc-message';
 import { ipcFile, IpcFileLayout } from './arrow-ipc-file';
-import { IpcStreamReader } from './arrow-ipc-reader';
+import { BodyDestination, IpcStreamReader } from './arrow-ipc-reader';
 
 /**
  * Arrow IPC plumbing for the data plane. Request bodies are Arrow IPC *streams* whose record-batch buffers may be
@@ -32,16 +32,26 @@ class ChunkBuffers {
   private readonly buffers: Buffer[] = [];
   private turn = 0;
 
-  take = (size: number): Buffer => {
-    let b = this.buffers[this.turn];
-    if (!b || b.length < size) {
-      // Room for chunks a little larger than this one (a chunk ends at the first batch past the chunk size).
-      b = Buffer.allocUnsafeSlow(size + (size >> 3));
-      this.buffers[this.turn] = b;
-    }
+  /** The next buffer in turn, at least `size` bytes long (whatever it held before is overwritten). */
+  take(size: number): Buffer {
     this.turn ^= 1;
-    return b.subarray(0, size);
-  };
+    return this.ensure(size, 0);
+  }
+
+  /** The buffer last taken, at least `size` bytes long now, with its first `keep` bytes as they were. */
+  grow(size: number, keep: number): Buffer {
+    return this.ensure(size, keep);
+  }
+
+  private ensure(size: number, keep: number): Buffer {
+    const old = this.buffers[this.turn];
+    if (old && old.length >= size) return old;
+    // Room for more than asked: a chunk ends at the first batch past the chunk size, so it is a little larger.
+    const b = Buffer.allocUnsafeSlow(size + (size >> 3));
+    if (old && keep > 0) old.copy(b, 0, 0, keep);
+    this.buffers[this.turn] = b;
+    return b;
+  }
 }
 
 /** A whole (bounded) Arrow stream read into memory: for operations that must commit once. */
@@ -165,7 +175,11 @@ export async function streamInChunks(
 
 /**
  * Reads the next chunk while the previous one is being written (at most one write in flight, writes in order), so
- * receiving and writing overlap; memory stays at about two chunks.
+ * receiving and writing overlap; memory stays at about two chunks. Each batch's body is copied from the request
+ * straight into the chunk being laid out, as it arrives: a body held as the request's pieces until its chunk was laid
+ * out kept them past several collections, and an upload's peak carried tens of MiB of them
+ * (docs/performance.md). A dictionary batch ends the chunk before it (the next chunk starts with every dictionary so
+ * far); each chunk is an IPC file: schema, dictionaries, its batches, footer.
  */
 async function readChunks(
   reader: IpcStreamReader,
@@ -174,39 +188,71 @@ async function readChunks(
 ): Promise<{ schema: Schema; rows: number; chunks: number; bytes: number }> {
   const { message, schema } = await reader.schema();
   const dictionaries: IpcMessage[] = [];
-  let pending: IpcMessage[] = [];
-  let pendingBytes = 0;
-  let pendingRows = 0;
+  const buffers = new ChunkBuffers();
+  /** Room kept for a chunk's footer: the schema again, a block per message, and the framing. */
+  const footerRoom = () => message.framedMeta.length + 256 + 32 * (dictionaries.length + (chunk?.batches ?? 0) + 1);
+  let chunk: { buf: Buffer; pos: number; layout: IpcFileLayout; rows: number; batches: number; batchBytes: number } | undefined;
   let rows = 0;
   let chunks = 0;
   let inflight: Promise<void> | undefined;
-  const buffers = new ChunkBuffers();
+
+  /** Starts a chunk (schema and dictionaries) in the next buffer, with room for about `chunkBytes` of batches. */
+  const open = () => {
+    const layout = new IpcFileLayout(schema);
+    const head = layout.start(message);
+    for (const d of dictionaries) head.push(...layout.add(d));
+    const headBytes = head.reduce((n, p) => n + p.length, 0);
+    const buf = buffers.take(headBytes + chunkBytes + footerRoom());
+    let pos = 0;
+    for (const p of head) pos += p.copy(buf, pos);
+    chunk = { buf, pos, layout, rows: 0, batches: 0, batchBytes: 0 };
+    return chunk;
+  };
   const flush = async () => {
-    // Laid out while the previous chunk is being written, in the other buffer.
-    const file = ipcFile(schema, message, dictionaries, pending, buffers.take);
-    const n = pendingRows;
-    pending = [];
-    pendingBytes = 0;
-    pendingRows = 0;
+    const c = chunk ?? open();
+    chunk = undefined;
+    const tail = c.layout.finish();
+    const size = c.pos + tail.reduce((n, p) => n + p.length, 0);
+    if (size > c.buf.length) c.buf = buffers.grow(size, c.pos);
+    let pos = c.pos;
+    for (const p of tail) pos += p.copy(c.buf, pos);
     if (inflight) await inflight;
     const index = chunks++;
-    inflight = onChunk(file, n, index);
+    inflight = onChunk(c.buf.subarray(0, size), c.rows, index);
     // Handled when awaited; this keeps a failure from being reported as unhandled meanwhile.
     inflight.catch(() => undefined);
   };
+  /** A batch's body goes into the open chunk, after its metadata; a dictionary's is kept as received. */
+  const into: BodyDestination = async (kind, metaBytes, bodyBytes) => {
+    if (kind !== 'batch') {
+      // The dictionary comes before the batches that follow it, so the chunk with earlier ones ends here. (An open
+      // chunk has a batch: one is opened for a batch's body, and a body that fails to arrive ends the upload.)
+      if (chunk) await flush();
+      return undefined;
+    }
+    const c = chunk ?? open();
+    const need = c.pos + metaBytes + bodyBytes + footerRoom();
+    if (need > c.buf.length) c.buf = buffers.grow(need, c.pos);
+    return c.buf.subarray(c.pos + metaBytes, c.pos + metaBytes + bodyBytes);
+  };
   try {
-    for (let m = await reader.next(); m; m = await reader.next()) {
+    for (let m = await reader.next(into); m; m = await reader.next(into)) {
       if (m.kind === 'dictionary') {
         dictionaries.push(m);
         continue;
       }
-      pending.push(m);
-      pendingBytes += m.framedMeta.length + m.bodyLength;
-      pendingRows += m.rows;
+      // The body is in place already (`into`); the metadata goes before it, and the block into the footer's list.
+      const c = chunk!;
+      const [framedMeta] = c.layout.add(m);
+      framedMeta.copy(c.buf, c.pos);
+      c.pos += framedMeta.length + m.bodyLength;
+      c.batchBytes += framedMeta.length + m.bodyLength;
+      c.batches++;
+      c.rows += m.rows;
       rows += m.rows;
-      if (pendingBytes >= chunkBytes) await flush();
+      if (c.batchBytes >= chunkBytes) await flush();
     }
-    if (pending.length > 0 || chunks === 0) await flush();
+    if (chunk || chunks === 0) await flush();
     await inflight;
   } catch (err) {
     // Never return (and let the caller clean up) while a write is still running.
