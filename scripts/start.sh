@@ -4,9 +4,11 @@
 #
 # - jemalloc when the system has it (Debian/Ubuntu package libjemalloc2; the Docker image installs it): four arenas
 #   (with two, the engine's scan threads wait on each other: k=10 vector queries ran 20-30% slower),
-#   freed memory returned to the system by a background thread within about a second, large buffers (≥16 MiB, the
-#   engine's write buffers) in their own extents so they are released whole. The engine's query buffers are reused
-#   instead of mapped afresh on every query, which glibc's settings below cannot do.
+#   freed memory returned to the system by a background thread within about a tenth of a second (allocator retention
+#   keeps it between reads instead: it is write memory this bounds; a second let 1.1 GB uploads peak 10-20 MiB
+#   higher and 8 concurrent inserts 60 MiB higher), large buffers (≥16 MiB, the engine's write buffers) in their own
+#   extents so they are released whole. The engine's query buffers are reused instead of mapped afresh on every
+#   query, which glibc's settings below cannot do.
 # - otherwise glibc: two arenas and blocks of 1 MiB or more returned to the system when freed (bounded write memory,
 #   at the cost of slower brute-force vector queries).
 # - V8, at start only (nothing changes V8 flags at run time): semi-spaces of up to 32 MiB (node's own default is 16
@@ -25,7 +27,7 @@ if [ -z "${LD_PRELOAD:-}" ] && [ "${LGW_ALLOCATOR:-jemalloc}" = jemalloc ]; then
     /usr/lib64/libjemalloc.so.2 /usr/lib/libjemalloc.so.2 /usr/local/lib/libjemalloc.so.2; do
     if [ -r "$lib" ]; then
       export LD_PRELOAD="$lib"
-      export MALLOC_CONF="${MALLOC_CONF:-narenas:4,background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,oversize_threshold:16777216}"
+      export MALLOC_CONF="${MALLOC_CONF:-narenas:4,background_thread:true,dirty_decay_ms:100,muzzy_decay_ms:0,oversize_threshold:16777216}"
       break
     fi
   done

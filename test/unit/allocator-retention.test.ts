@@ -32,7 +32,7 @@ describe('allocator retention (jemalloc keeps read buffers, hands back write mem
         (out.keptWhenWriting as number) < 4,
         `handed back when a write starts (not left to decay under it): ${out.keptWhenWriting}`,
       );
-      assert.equal(out.decayWriting, 1000, "a write in flight: jemalloc's configured decay (scripts/start.sh: 1000 ms)");
+      assert.equal(out.decayWriting, 100, "a write in flight: jemalloc's configured decay (scripts/start.sh: 100 ms)");
       assert.equal(out.oversizeDecayWriting, 0, 'the oversize arena, as jemalloc sets it: handed back at once');
       assert.equal(out.backgroundWriting, true, 'the background threads decay while writes hold memory (scripts/start.sh starts them)');
       assert.equal(out.decayAfterWrite, -1, 'the last write ended: kept again');
@@ -44,7 +44,7 @@ describe('allocator retention (jemalloc keeps read buffers, hands back write mem
         { quiet: 2, cap: 1, 'writes-started': 1, 'writes-ended': 1 },
         'the first quiet purge is the set-up after the oversize block',
       );
-      assert.equal(out.decayAfterStop, 1000, "stopped (the gateway closing): jemalloc's own decay again");
+      assert.equal(out.decayAfterStop, 100, "stopped (the gateway closing): jemalloc's own decay again");
       assert.equal(out.backgroundAfterStop, true, 'and its background threads');
       assert.equal(out.activeAfterStop, false);
     },

@@ -28,7 +28,7 @@ const MIN_PURGE_BYTES = 4 * 1024 * 1024;
  * Keeps the engine's freed read buffers for the next read, and hands write memory back as before
  * (docs/production.md#memory).
  *
- * jemalloc, as scripts/start.sh configures it, returns freed pages to the system within about a second (the oversize
+ * jemalloc, as scripts/start.sh configures it, returns freed pages to the system within about 0.1 s (the oversize
  * arena, for buffers of 16 MiB and more, at once). That bounds write memory, but a brute-force vector scan then frees
  * and maps again its whole working set on every query: about ten times the page faults, and a slower query (measured:
  * docs/adr/0001-jemalloc-allocator.md). So, while no write holds write memory (WRITE_ACTIVITY), every arena keeps its
