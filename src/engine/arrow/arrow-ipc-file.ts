@@ -38,19 +38,13 @@ export class IpcFileLayout {
  * Frames a schema, the dictionaries and some record batches as an Arrow IPC file. Bodies are copied once into the
  * result, nothing is decoded. Block offsets stay 8-byte aligned because every message of a valid stream is padded.
  */
-export function ipcFile(
-  schema: Schema,
-  schemaMsg: IpcMessage,
-  dictionaries: IpcMessage[],
-  batches: IpcMessage[],
-  alloc: (size: number) => Buffer = Buffer.allocUnsafe,
-): Buffer {
+export function ipcFile(schema: Schema, schemaMsg: IpcMessage, dictionaries: IpcMessage[], batches: IpcMessage[]): Buffer {
   const layout = new IpcFileLayout(schema);
   const parts = layout.start(schemaMsg);
   for (const m of dictionaries) parts.push(...layout.add(m));
   for (const m of batches) parts.push(...layout.add(m));
   parts.push(...layout.finish());
-  const out = alloc(parts.reduce((n, p) => n + p.length, 0));
+  const out = Buffer.allocUnsafe(parts.reduce((n, p) => n + p.length, 0));
   let off = 0;
   for (const p of parts) off += p.copy(out, off);
   return out;

@@ -35,15 +35,11 @@ class ChunkBuffers {
   /** The next buffer in turn, at least `size` bytes long (whatever it held before is overwritten). */
   take(size: number): Buffer {
     this.turn ^= 1;
-    return this.ensure(size, 0);
+    return this.grow(size, 0);
   }
 
   /** The buffer last taken, at least `size` bytes long now, with its first `keep` bytes as they were. */
   grow(size: number, keep: number): Buffer {
-    return this.ensure(size, keep);
-  }
-
-  private ensure(size: number, keep: number): Buffer {
     const old = this.buffers[this.turn];
     if (old && old.length >= size) return old;
     // Room for more than asked: a chunk ends at the first batch past the chunk size, so it is a little larger.

@@ -169,8 +169,8 @@ export class AllocatorRetention implements OnApplicationBootstrap, OnModuleDestr
     this.writing = writing;
     if (writing) {
       this.enqueue(() => this.decay(je));
-      // What reads left kept would otherwise decay over the next second, under the upload's own growing memory (a
-      // gateway never quiet kept about 95 MiB into each upload: docs/performance.md). Handed back now instead.
+      // What reads left kept would otherwise decay only gradually, under the upload's own growing memory (a gateway
+      // never quiet kept about 95 MiB into each upload: docs/performance.md). Handed back now instead.
       if (this.keptNow(je) >= MIN_PURGE_BYTES) this.purge('writes-started');
     } else {
       this.enqueue(() => this.keep(je));
