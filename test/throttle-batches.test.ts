@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import * as assert from 'node:assert/strict';
 import Redis from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { batchFor, RedisThrottlerStorage, REPORT_AFTER_MS } from '../src/modules/throttling/redis-throttler.storage';
+import { batchFor, RedisThrottlerStorage, REPORT_AFTER_MS, TAKES_PER_CALL } from '../src/modules/throttling/redis-throttler.storage';
 import { SHARED_REDIS_URL } from './helpers/redis';
 
 // The rate-limit storage on its own, on the shared Redis: two storages stand for two replicas.
@@ -48,11 +48,18 @@ describe('rate-limit counting in batches (RedisThrottlerStorage)', () => {
     assert.equal(await hits(a, key2), 10);
   });
 
-  it('costs quiet databases no round trip per request: their counts go to Redis together, in one pipeline', async () => {
+  it('costs quiet databases no round trip per request: their counts go to Redis together, 100 databases a script call', async () => {
     const counted = new Redis(SHARED_REDIS_URL);
     let pipelines = 0;
+    let calls = 0;
     const pipeline = counted.pipeline.bind(counted);
-    counted.pipeline = ((...args: Parameters<Redis['pipeline']>) => (pipelines++, pipeline(...args))) as Redis['pipeline'];
+    counted.pipeline = ((...args: Parameters<Redis['pipeline']>) => {
+      pipelines++;
+      const p = pipeline(...args);
+      const exec = p.exec.bind(p);
+      p.exec = ((...a: Parameters<typeof exec>) => ((calls += p.length), exec(...a))) as typeof exec;
+      return p;
+    }) as Redis['pipeline'];
     try {
       const s = new RedisThrottlerStorage(counted);
       const keys = Array.from({ length: 200 }, fresh);
@@ -61,6 +68,8 @@ describe('rate-limit counting in batches (RedisThrottlerStorage)', () => {
       assert.equal(pipelines, 0, 'answered before any Redis call');
       await sleep(REPORT_AFTER_MS + 150);
       assert.ok(pipelines >= 1 && pipelines <= 2, `${pipelines} pipelines for 200 databases`);
+      assert.equal(TAKES_PER_CALL, 100);
+      assert.ok(calls >= 2 && calls <= 3, `${calls} script calls for 200 databases`);
       assert.deepEqual(
         await Promise.all(keys.map((k) => hits(counted, k))),
         keys.map(() => 1),

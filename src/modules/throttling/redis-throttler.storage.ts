@@ -20,30 +20,42 @@ const SWEEP_EVERY_MS = 10_000;
 /** How many requests a replica takes from the shared counter at once under `limit`: 1 (exact) below BATCH_FROM_LIMIT. */
 export const batchFor = (limit: number): number => (limit < BATCH_FROM_LIMIT ? 1 : Math.min(MAX_BATCH, Math.floor(limit / 100)));
 
+/** Takes per call of the take script (each is a few Redis commands: one call stays well under a millisecond). */
+export const TAKES_PER_CALL = 100;
+
 /**
- * Counts `report` requests a replica already admitted, then takes up to `want` more from the window's counter, never
- * past `limit`: answers how many were granted, the count after, the window's rest (ms) and whether the database is
- * blocked. The same keys as the exact script, so replicas counting either way share one count.
+ * For each database (KEYS: its hit and block keys; ARGV: ttl, limit, report, want), counts `report` requests a
+ * replica already admitted, then takes up to `want` more from the window's counter, never past `limit`; answers,
+ * four numbers per database: how many were granted, the count after, the window's rest (ms) and whether the database
+ * is blocked. The same keys as the exact script, so replicas counting either way share one count. Many databases per
+ * call: a quiet fleet's counts cost Redis one script call per pipeline, not one per database.
  */
 const TAKE_SCRIPT = `
-local hitKey = KEYS[1]
-local blockKey = KEYS[2]
-local ttl = tonumber(ARGV[1])
-local limit = tonumber(ARGV[2])
-local report = tonumber(ARGV[3])
-local want = tonumber(ARGV[4])
-local total = tonumber(redis.call('GET', hitKey) or '0')
-if report > 0 then total = redis.call('INCRBY', hitKey, report) end
-local blocked = redis.call('EXISTS', blockKey)
-local granted = 0
-if blocked == 0 then granted = math.max(0, math.min(want, limit - total)) end
-if granted > 0 then total = redis.call('INCRBY', hitKey, granted) end
-local timeToExpire = redis.call('PTTL', hitKey)
-if timeToExpire < 0 and total > 0 then
-  redis.call('PEXPIRE', hitKey, ttl)
-  timeToExpire = ttl
+local out = {}
+for i = 1, #KEYS / 2 do
+  local hitKey = KEYS[2 * i - 1]
+  local blockKey = KEYS[2 * i]
+  local ttl = tonumber(ARGV[4 * i - 3])
+  local limit = tonumber(ARGV[4 * i - 2])
+  local report = tonumber(ARGV[4 * i - 1])
+  local want = tonumber(ARGV[4 * i])
+  local total = tonumber(redis.call('GET', hitKey) or '0')
+  if report > 0 then total = redis.call('INCRBY', hitKey, report) end
+  local blocked = redis.call('EXISTS', blockKey)
+  local granted = 0
+  if blocked == 0 then granted = math.max(0, math.min(want, limit - total)) end
+  if granted > 0 then total = redis.call('INCRBY', hitKey, granted) end
+  local timeToExpire = redis.call('PTTL', hitKey)
+  if timeToExpire < 0 and total > 0 then
+    redis.call('PEXPIRE', hitKey, ttl)
+    timeToExpire = ttl
+  end
+  out[4 * i - 3] = granted
+  out[4 * i - 2] = total
+  out[4 * i - 1] = timeToExpire
+  out[4 * i] = blocked
 end
-return {granted, total, timeToExpire, blocked}
+return out
 `;
 
 /** This replica's view of one database's window. */
@@ -69,7 +81,7 @@ interface Report {
   count: number;
 }
 
-/** One call of the take script, waiting to go out with others in one pipeline. */
+/** One database's part of a take script call, waiting to go out with others. */
 interface Take {
   hitKey: string;
   blockKey: string;
@@ -77,8 +89,7 @@ interface Take {
   limit: number;
   report: number;
   want: number;
-  resolve(r: TakeReply): void;
-  reject(e: unknown): void;
+  done(err: unknown, reply?: TakeReply): void;
 }
 
 /**
@@ -89,9 +100,10 @@ interface Take {
  * request (docs/configuration.md, RATE_LIMIT_*):
  *  - A database this replica last saw far below its limit (under half of it, not blocked) or has not seen starts a
  *    window with an optimistic credit of 1% of the limit (at most MAX_BATCH): those requests are admitted at once and
- *    counted in Redis within REPORT_AFTER_MS, together with every other database's, in one pipeline.
+ *    counted in Redis within REPORT_AFTER_MS, together with every other database's: one script call for every
+ *    TAKES_PER_CALL databases, all in one pipeline.
  *  - Past that credit, a replica takes 1% of the limit from the counter at once (reserved: counted before use) and
- *    admits that many locally; takes of many databases also go out in one pipeline.
+ *    admits that many locally; takes of many databases also go out together.
  *  - A database that reached half its limit starts its next window without optimistic credit, so a database near or
  *    at its limit is counted as before: never past the limit by reserved credit, and once the window is used up the
  *    exact script blocks and answers Retry-After.
@@ -175,16 +187,18 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
   /** Sends every database's admitted-but-uncounted requests (no new credit asked for). */
   private sendReports(): void {
     for (const [hitKey, r] of this.reports) {
-      void this.take(hitKey, r.blockKey, r.ttl, r.limit, 0)
-        .then((reply) => this.heard(hitKey, r.limit, reply, 0))
-        .catch(() => undefined); // Redis away: those requests stay uncounted (served fail-open anyway)
+      // Redis away: those requests go back to the reports for the next pipeline (served fail-open meanwhile).
+      this.take(hitKey, r.blockKey, r.ttl, r.limit, 0, (err, reply) => {
+        if (!err) this.heard(hitKey, r.limit, reply!, 0);
+      });
     }
   }
 
   /** Takes a batch (and reports what was admitted meanwhile); false when the window has none left. */
-  private async takeBatch(hitKey: string, blockKey: string, ttl: number, limit: number, n: number): Promise<boolean> {
-    const reply = await this.take(hitKey, blockKey, ttl, limit, n);
-    return this.heard(hitKey, limit, reply, n) > 0;
+  private takeBatch(hitKey: string, blockKey: string, ttl: number, limit: number, n: number): Promise<boolean> {
+    return new Promise((resolve, reject) =>
+      this.take(hitKey, blockKey, ttl, limit, n, (err, reply) => (err ? reject(err) : resolve(this.heard(hitKey, limit, reply!, n) > 0))),
+    );
   }
 
   /** Applies what the counter answered; returns the credit granted. */
@@ -203,48 +217,67 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
     return granted;
   }
 
-  /** One call of the take script, sent with whatever other takes are waiting in one pipeline (next tick). */
-  private take(hitKey: string, blockKey: string, ttl: number, limit: number, want: number): Promise<TakeReply> {
+  /** One database's take, sent with whatever other takes are waiting (next tick): TAKES_PER_CALL per script call. */
+  private take(hitKey: string, blockKey: string, ttl: number, limit: number, want: number, done: Take['done']): void {
     const r = this.reports.get(hitKey);
     const report = r?.count ?? 0;
     this.reports.delete(hitKey);
-    return new Promise<TakeReply>((resolve, reject) => {
-      if (this.takes.length === 0) setImmediate(() => void this.sendTakes());
-      this.takes.push({ hitKey, blockKey, ttl, limit, report, want, resolve, reject });
-    }).catch((err) => {
-      // Not counted: put the report back for the next pipeline.
-      if (report > 0) {
-        const again = this.reports.get(hitKey);
-        if (again) again.count += report;
-        else if (r) this.reports.set(hitKey, { ...r, count: report });
-      }
-      throw err;
+    if (this.takes.length === 0) setImmediate(() => void this.sendTakes());
+    this.takes.push({
+      hitKey,
+      blockKey,
+      ttl,
+      limit,
+      report,
+      want,
+      done: (err, reply) => {
+        if (err && report > 0) {
+          // Not counted: put the report back for the next pipeline.
+          const again = this.reports.get(hitKey);
+          if (again) again.count += report;
+          else this.reports.set(hitKey, { ...r!, count: report });
+        }
+        done(err, reply);
+      },
     });
   }
 
   private async sendTakes(): Promise<void> {
     const takes = this.takes;
     this.takes = [];
+    const calls: Take[][] = [];
+    for (let i = 0; i < takes.length; i += TAKES_PER_CALL) calls.push(takes.slice(i, i + TAKES_PER_CALL));
     try {
       this.takeSha ??= (await this.client.script('LOAD', TAKE_SCRIPT)) as string;
       const pipeline = this.client.pipeline();
-      for (const t of takes) pipeline.evalsha(this.takeSha, 2, t.hitKey, t.blockKey, t.ttl, t.limit, t.report, t.want);
+      for (const call of calls) {
+        const keys: string[] = [];
+        const args: number[] = [];
+        for (const t of call) {
+          keys.push(t.hitKey, t.blockKey);
+          args.push(t.ttl, t.limit, t.report, t.want);
+        }
+        pipeline.evalsha(this.takeSha, keys.length, ...keys, ...args);
+      }
       const replies = (await pipeline.exec()) ?? [];
-      takes.forEach((t, i) => {
-        const [err, r] = replies[i] ?? [new Error('no reply')];
+      calls.forEach((call, c) => {
+        const [err, r] = replies[c] ?? [new Error('no reply')];
         if (err) {
           // NOSCRIPT (Redis restarted and lost its scripts): load it again at the next pipeline.
           if (/NOSCRIPT/.test(String((err as Error).message))) this.takeSha = undefined;
-          return t.reject(err);
+          for (const t of call) t.done(err);
+          return;
         }
-        if (!Array.isArray(r) || r.length !== 4 || r.some((v) => typeof v !== 'number')) {
-          return t.reject(new TypeError(`unexpected rate-limit script reply: ${JSON.stringify(r)}`));
+        if (!Array.isArray(r) || r.length !== 4 * call.length || r.some((v) => typeof v !== 'number')) {
+          const bad = new TypeError(`unexpected rate-limit script reply: ${JSON.stringify(r).slice(0, 200)}`);
+          for (const t of call) t.done(bad);
+          return;
         }
-        t.resolve(r as TakeReply);
+        call.forEach((t, i) => t.done(null, r.slice(4 * i, 4 * i + 4) as TakeReply));
       });
     } catch (err) {
       this.takeSha = undefined;
-      for (const t of takes) t.reject(err);
+      for (const t of takes) t.done(err);
     }
   }
 
