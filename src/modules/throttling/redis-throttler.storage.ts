@@ -58,8 +58,15 @@ end
 return out
 `;
 
-/** This replica's view of one database's window. */
+/**
+ * This replica's view of one database's window. One object per counter for as long as the replica keeps it (reset in
+ * place when a window ends), holding what would otherwise be looked up per request in maps of every database.
+ */
 interface Window {
+  hitKey: string;
+  blockKey: string;
+  ttl: number;
+  limit: number;
   /** Requests taken from the shared counter (already counted there) and not used yet. */
   credit: number;
   /** Requests this replica may still admit before the counter has heard of them (see RedisThrottlerStorage). */
@@ -71,22 +78,15 @@ interface Window {
   endsAt: number;
   /** Whether the database was at half its limit or blocked when last heard: its next window starts with no optimistic credit. */
   busy: boolean;
-}
-
-/** Admitted requests not yet counted in Redis, by hit key. */
-interface Report {
-  blockKey: string;
-  ttl: number;
-  limit: number;
-  count: number;
+  /** Admitted requests not yet counted in Redis (sent within REPORT_AFTER_MS). */
+  unreported: number;
+  /** The batch being taken for it, which concurrent requests wait for. */
+  taking?: Promise<boolean>;
 }
 
 /** One database's part of a take script call, waiting to go out with others. */
 interface Take {
-  hitKey: string;
-  blockKey: string;
-  ttl: number;
-  limit: number;
+  w: Window;
   report: number;
   want: number;
   done(err: unknown, reply?: TakeReply): void;
@@ -112,9 +112,10 @@ interface Take {
  */
 export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
   private readonly client: WithThrottleCommands;
-  private readonly windows = new Map<string, Window>();
-  private readonly taking = new Map<string, Promise<boolean>>();
-  private readonly reports = new Map<string, Report>();
+  /** Windows by throttler name, then by key. */
+  private readonly windows = new Map<string, Map<string, Window>>();
+  /** Windows with admitted requests not yet counted in Redis (a window may appear twice: see sendReports). */
+  private reporting: Window[] = [];
   private takes: Take[] = [];
   private reportTimer?: NodeJS.Timeout;
   private takeSha?: string;
@@ -133,30 +134,19 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
     blockDuration: number,
     throttlerName: string,
   ): Promise<ThrottlerStorageRecord> {
-    const hitKey = `{${key}:${throttlerName}}:hits`;
-    const blockKey = `{${key}:${throttlerName}}:blocked`;
     const n = batchFor(limit);
     // Concurrent requests wait for the batch one of them is taking, then use it. Each pass either admits the request
     // or takes a batch off the window, so this ends when the window is used up at the latest.
     while (n > 1) {
       const now = Date.now();
-      let w = this.windows.get(hitKey);
-      if (!w || w.endsAt <= now) {
-        w = { credit: 0, optimistic: w?.busy ? 0 : n, known: 0, used: 0, endsAt: now + ttl, busy: w?.busy ?? false };
-        this.windows.set(hitKey, w);
-        if (now - this.sweptAt > SWEEP_EVERY_MS) this.dropEnded(now);
-      }
+      const w = this.windowOf(key, throttlerName, ttl, limit, n, now);
       if (w.credit > 0) w.credit--;
       else if (w.optimistic > 0) {
         w.optimistic--;
-        this.noteAdmitted(hitKey, blockKey, ttl, limit);
+        this.noteAdmitted(w);
       } else {
-        let taking = this.taking.get(hitKey);
-        if (!taking) {
-          taking = this.takeBatch(hitKey, blockKey, ttl, limit, n).finally(() => this.taking.delete(hitKey));
-          this.taking.set(hitKey, taking);
-        }
-        if (!(await taking)) break; // the window is used up: the exact check answers (and blocks)
+        w.taking ??= this.takeBatch(w, n).finally(() => (w.taking = undefined));
+        if (!(await w.taking)) break; // the window is used up: the exact check answers (and blocks)
         continue;
       }
       w.used++;
@@ -167,14 +157,37 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
         timeToBlockExpire: 0,
       };
     }
-    return this.exact(hitKey, blockKey, throttlerName, ttl, limit, blockDuration);
+    return this.exact(`{${key}:${throttlerName}}:hits`, `{${key}:${throttlerName}}:blocked`, throttlerName, ttl, limit, blockDuration);
+  }
+
+  /** The counter's current window on this replica: a new one, or the last one reset in place once it ended. */
+  private windowOf(key: string, name: string, ttl: number, limit: number, n: number, now: number): Window {
+    let byKey = this.windows.get(name);
+    if (!byKey) this.windows.set(name, (byKey = new Map()));
+    let w = byKey.get(key);
+    if (!w) {
+      const hitKey = `{${key}:${name}}:hits`;
+      const blockKey = `{${key}:${name}}:blocked`;
+      w = { hitKey, blockKey, ttl, limit, credit: 0, optimistic: n, known: 0, used: 0, endsAt: now + ttl, busy: false, unreported: 0 };
+      byKey.set(key, w);
+      if (now - this.sweptAt > SWEEP_EVERY_MS) this.dropEnded(now);
+    } else if (w.endsAt <= now) {
+      // What was admitted in the ended window and not yet reported stays in `unreported`, sent as before.
+      w.ttl = ttl;
+      w.limit = limit;
+      w.credit = 0;
+      w.optimistic = w.busy ? 0 : n;
+      w.known = 0;
+      w.used = 0;
+      w.endsAt = now + ttl;
+      if (now - this.sweptAt > SWEEP_EVERY_MS) this.dropEnded(now);
+    }
+    return w;
   }
 
   /** Counts an optimistically admitted request, to be sent with the next pipeline (within REPORT_AFTER_MS). */
-  private noteAdmitted(hitKey: string, blockKey: string, ttl: number, limit: number): void {
-    const r = this.reports.get(hitKey);
-    if (r) r.count++;
-    else this.reports.set(hitKey, { blockKey, ttl, limit, count: 1 });
+  private noteAdmitted(w: Window): void {
+    if (w.unreported++ === 0) this.reporting.push(w);
     if (!this.reportTimer) {
       this.reportTimer = setTimeout(() => {
         this.reportTimer = undefined;
@@ -184,58 +197,54 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
     }
   }
 
-  /** Sends every database's admitted-but-uncounted requests (no new credit asked for). */
+  /**
+   * Sends every database's admitted-but-uncounted requests (no new credit asked for). A window whose requests a batch
+   * take carried meanwhile has none left and is skipped, so one listed twice is reported once.
+   */
   private sendReports(): void {
-    for (const [hitKey, r] of this.reports) {
-      // Redis away: those requests go back to the reports for the next pipeline (served fail-open meanwhile).
-      this.take(hitKey, r.blockKey, r.ttl, r.limit, 0, (err, reply) => {
-        if (!err) this.heard(hitKey, r.limit, reply!, 0);
+    const windows = this.reporting;
+    this.reporting = [];
+    for (const w of windows) {
+      if (w.unreported === 0) continue;
+      // Redis away: those requests go back to the window for the next pipeline (served fail-open meanwhile).
+      this.take(w, 0, (err, reply) => {
+        if (!err) this.heard(w, reply!, 0);
       });
     }
   }
 
   /** Takes a batch (and reports what was admitted meanwhile); false when the window has none left. */
-  private takeBatch(hitKey: string, blockKey: string, ttl: number, limit: number, n: number): Promise<boolean> {
-    return new Promise((resolve, reject) =>
-      this.take(hitKey, blockKey, ttl, limit, n, (err, reply) => (err ? reject(err) : resolve(this.heard(hitKey, limit, reply!, n) > 0))),
-    );
+  private takeBatch(w: Window, n: number): Promise<boolean> {
+    return new Promise((resolve, reject) => this.take(w, n, (err, reply) => (err ? reject(err) : resolve(this.heard(w, reply!, n) > 0))));
   }
 
   /** Applies what the counter answered; returns the credit granted. */
-  private heard(hitKey: string, limit: number, reply: TakeReply, want: number): number {
+  private heard(w: Window, reply: TakeReply, want: number): number {
     const [granted, total, timeToExpire, blocked] = reply;
-    const now = Date.now();
-    const w = this.windows.get(hitKey);
-    if (!w) return granted;
     w.known = total;
     w.used = 0;
     w.credit += granted;
-    w.busy = blocked === 1 || total >= limit / 2;
+    w.busy = blocked === 1 || total >= w.limit / 2;
     if (w.busy) w.optimistic = 0;
-    if (timeToExpire > 0) w.endsAt = now + timeToExpire;
+    if (timeToExpire > 0) w.endsAt = Date.now() + timeToExpire;
     if (want > 0 && granted <= 0) w.credit = 0;
     return granted;
   }
 
   /** One database's take, sent with whatever other takes are waiting (next tick): TAKES_PER_CALL per script call. */
-  private take(hitKey: string, blockKey: string, ttl: number, limit: number, want: number, done: Take['done']): void {
-    const r = this.reports.get(hitKey);
-    const report = r?.count ?? 0;
-    this.reports.delete(hitKey);
+  private take(w: Window, want: number, done: Take['done']): void {
+    const report = w.unreported;
+    w.unreported = 0;
     if (this.takes.length === 0) setImmediate(() => void this.sendTakes());
     this.takes.push({
-      hitKey,
-      blockKey,
-      ttl,
-      limit,
+      w,
       report,
       want,
       done: (err, reply) => {
         if (err && report > 0) {
           // Not counted: put the report back for the next pipeline.
-          const again = this.reports.get(hitKey);
-          if (again) again.count += report;
-          else this.reports.set(hitKey, { ...r!, count: report });
+          if (w.unreported === 0) this.reporting.push(w);
+          w.unreported += report;
         }
         done(err, reply);
       },
@@ -253,9 +262,9 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
       for (const call of calls) {
         const keys: string[] = [];
         const args: number[] = [];
-        for (const t of call) {
-          keys.push(t.hitKey, t.blockKey);
-          args.push(t.ttl, t.limit, t.report, t.want);
+        for (const { w, report, want } of call) {
+          keys.push(w.hitKey, w.blockKey);
+          args.push(w.ttl, w.limit, report, want);
         }
         pipeline.evalsha(this.takeSha, keys.length, ...keys, ...args);
       }
@@ -284,7 +293,9 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
   /** Drops the windows that ended (memory bounded by the databases active lately, given back when they go quiet). */
   private dropEnded(now: number): void {
     this.sweptAt = now;
-    for (const [k, w] of this.windows) if (w.endsAt + (w.busy ? 60_000 : 0) <= now && !this.reports.has(k)) this.windows.delete(k);
+    for (const byKey of this.windows.values()) {
+      for (const [k, w] of byKey) if (w.endsAt + (w.busy ? 60_000 : 0) <= now && w.unreported === 0 && !w.taking) byKey.delete(k);
+    }
   }
 
   private async exact(
