@@ -58,6 +58,9 @@ end
 return out
 `;
 
+/** The Redis keys of a counter: @nest-lab/throttler-storage-redis's, so the exact script and the take script share them. */
+const counterKeys = (key: string, name: string) => ({ hitKey: `{${key}:${name}}:hits`, blockKey: `{${key}:${name}}:blocked` });
+
 /**
  * This replica's view of one database's window. One object per counter for as long as the replica keeps it (reset in
  * place when a window ends), holding what would otherwise be looked up per request in maps of every database.
@@ -157,7 +160,8 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
         timeToBlockExpire: 0,
       };
     }
-    return this.exact(`{${key}:${throttlerName}}:hits`, `{${key}:${throttlerName}}:blocked`, throttlerName, ttl, limit, blockDuration);
+    const { hitKey, blockKey } = counterKeys(key, throttlerName);
+    return this.exact(hitKey, blockKey, throttlerName, ttl, limit, blockDuration);
   }
 
   /** The counter's current window on this replica: a new one, or the last one reset in place once it ended. */
@@ -166,11 +170,19 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
     if (!byKey) this.windows.set(name, (byKey = new Map()));
     let w = byKey.get(key);
     if (!w) {
-      const hitKey = `{${key}:${name}}:hits`;
-      const blockKey = `{${key}:${name}}:blocked`;
-      w = { hitKey, blockKey, ttl, limit, credit: 0, optimistic: n, known: 0, used: 0, endsAt: now + ttl, busy: false, unreported: 0 };
+      w = {
+        ...counterKeys(key, name),
+        ttl,
+        limit,
+        credit: 0,
+        optimistic: n,
+        known: 0,
+        used: 0,
+        endsAt: now + ttl,
+        busy: false,
+        unreported: 0,
+      };
       byKey.set(key, w);
-      if (now - this.sweptAt > SWEEP_EVERY_MS) this.dropEnded(now);
     } else if (w.endsAt <= now) {
       // What was admitted in the ended window and not yet reported stays in `unreported`, sent as before.
       w.ttl = ttl;
@@ -180,8 +192,8 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
       w.known = 0;
       w.used = 0;
       w.endsAt = now + ttl;
-      if (now - this.sweptAt > SWEEP_EVERY_MS) this.dropEnded(now);
     }
+    if (now - this.sweptAt > SWEEP_EVERY_MS) this.dropEnded(now);
     return w;
   }
 
