@@ -14,8 +14,14 @@ export const BATCH_FROM_LIMIT = 200;
 export const MAX_BATCH = 100;
 /** How long admitted requests of a quiet database may go uncounted in Redis (they are sent for many databases at once). */
 export const REPORT_AFTER_MS = 100;
-/** How often ended windows are dropped (a busy database's is kept a minute longer, for its next window). */
+/** How often ended windows are looked for to drop. */
 const SWEEP_EVERY_MS = 10_000;
+/**
+ * How long a window is kept after it ended: a database back within a minute has its window reset in place (a random
+ * tenant of a busy fleet comes back every few seconds; dropped after one second and made anew, its window cost the
+ * gateway about 5 % of its CPU), and a busy database's next window knows that it was busy.
+ */
+const KEEP_MS = 60_000;
 
 /** How many requests a replica takes from the shared counter at once under `limit`: 1 (exact) below BATCH_FROM_LIMIT. */
 export const batchFor = (limit: number): number => (limit < BATCH_FROM_LIMIT ? 1 : Math.min(MAX_BATCH, Math.floor(limit / 100)));
@@ -170,8 +176,10 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
     if (!byKey) this.windows.set(name, (byKey = new Map()));
     let w = byKey.get(key);
     if (!w) {
+      const { hitKey, blockKey } = counterKeys(key, name);
       w = {
-        ...counterKeys(key, name),
+        hitKey,
+        blockKey,
         ttl,
         limit,
         credit: 0,
@@ -306,7 +314,7 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
   private dropEnded(now: number): void {
     this.sweptAt = now;
     for (const byKey of this.windows.values()) {
-      for (const [k, w] of byKey) if (w.endsAt + (w.busy ? 60_000 : 0) <= now && w.unreported === 0 && !w.taking) byKey.delete(k);
+      for (const [k, w] of byKey) if (w.endsAt + KEEP_MS <= now && w.unreported === 0 && !w.taking) byKey.delete(k);
     }
   }
 
