@@ -97,3 +97,6 @@ export async function pool<T>(items: T[], n: number, fn: (item: T, i: number) =>
     }),
   );
 }
+
+/** The median of some figures (the upper one of the middle two for an even count). */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -23,7 +23,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import * as arrow from 'apache-arrow';
 import { ADMIN_URL, sql, urlFor } from './pg';
-import { cpuSeconds, startChild } from './child';
+import { cpuSeconds, median, startChild } from './child';
 import { execFileSync } from 'node:child_process';
 import { waitForQuiet } from './quiet';
 import { record } from './summary';
@@ -45,8 +45,6 @@ function cpuOf(pattern: string): number {
   }
   return pids.reduce((a, p) => a + (cpuSeconds(p) || 0), 0);
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const body = Buffer.from(
   arrow.tableToIPC(

@@ -22,7 +22,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
-import { allocatorName, cpuSeconds, must, pool, rssMiB, startChild, waitReady } from './child';
+import { allocatorName, cpuSeconds, median, must, pool, rssMiB, startChild, waitReady } from './child';
 import { ADMIN_URL, sql, urlFor } from './pg';
 import { record } from './summary';
 
@@ -141,8 +141,8 @@ async function load(server: ChildProcess, base: string, make: () => Req, seconds
   };
 }
 
-const median = (rs: Result[]): Result => [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)];
-const mid = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** The run of median throughput. */
+const medianRun = (rs: Result[]): Result => [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)];
 const fmt = (r: Result) =>
   `${Math.round(r.rps).toLocaleString('en-US')} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${Math.round(r.cpuUs)} µs CPU/req` +
   (r.errors ? `, ${r.errors} errors` : '');
@@ -203,12 +203,12 @@ async function main(): Promise<void> {
         const order: Array<'one' | 'random'> = round % 2 ? ['random', 'one'] : ['one', 'random'];
         for (const which of order) runs[which].push(await load(gateway, gw, () => make(which === 'one' ? one : pick()), SECONDS));
       }
-      const [o, r] = [median(runs.one), median(runs.random)];
+      const [o, r] = [medianRun(runs.one), medianRun(runs.random)];
       const ratios = runs.random.map((x, i) => x.rps / runs.one[i].rps);
-      const ratio = mid(ratios);
+      const ratio = median(ratios);
       // The same for p99: one 3-s run's p99 moves with whether a usage flush (every 10 s) stalled it.
       const p99s = runs.random.map((x, i) => x.p99 / Math.max(1, runs.one[i].p99));
-      const p99 = mid(p99s);
+      const p99 = median(p99s);
       lines.push(
         `${what}: one tenant ${fmt(o)}; a random tenant of ${DATABASES.toLocaleString('en-US')} ${fmt(r)}; ` +
           `ratio ${ratio.toFixed(2)} (the median of the rounds' ${ratios.map((x) => x.toFixed(2)).join(' / ')}), ` +

@@ -16,7 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as arrow from 'apache-arrow';
 import { ADMIN_URL, sql, urlFor } from './pg';
-import { cpuSeconds, startChild } from './child';
+import { cpuSeconds, median, startChild } from './child';
 import { record } from './summary';
 
 const ROWS = Number(process.env.BENCH_KEYED_ROWS ?? 1000);
@@ -40,8 +40,6 @@ const body = (): Buffer =>
       'stream',
     ),
   );
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-bench-keyed-'));

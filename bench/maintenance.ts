@@ -18,7 +18,7 @@ import * as path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { ADMIN_URL, sql } from './pg';
-import { startChild } from './child';
+import { median, startChild } from './child';
 import { waitForQuiet } from './quiet';
 import { record } from './summary';
 
@@ -47,8 +47,6 @@ function batch(from: number, rows: number): arrow.Table {
   );
   return new arrow.Table({ id: arrow.makeVector(ids), vector: vec });
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lgw-bench-maint-'));

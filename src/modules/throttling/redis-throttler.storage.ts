@@ -310,7 +310,7 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
     }
   }
 
-  /** Drops the windows that ended (memory bounded by the databases active lately, given back when they go quiet). */
+  /** Drops the windows that ended over KEEP_MS ago (memory bounded by the databases active lately; swept as requests come). */
   private dropEnded(now: number): void {
     this.sweptAt = now;
     for (const byKey of this.windows.values()) {
