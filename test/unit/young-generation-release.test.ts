@@ -13,16 +13,20 @@ import {
 } from '../../src/platform/runtime/young-generation-release';
 
 /** Probes the test drives: the loop's utilisation of each tick, and the collections asked for. */
-function fakeProbes(utilization: number[]): YoungGenerationProbes & { collections: string[]; used: number } {
+function fakeProbes(utilization: number[]): YoungGenerationProbes & { collections: string[]; used: number; held: number } {
   const collections: string[] = [];
   let next = 0;
   return {
     collections,
     used: 100 * MiB,
+    held: 110 * MiB,
     loopUtilization: () => utilization[next++] ?? 0,
     collect: (type) => collections.push(type),
     heapUsed() {
       return this.used;
+    },
+    heapHeld() {
+      return this.held;
     },
   };
 }
@@ -110,6 +114,34 @@ describe('heap release when the process goes quiet', () => {
     probes.used += FULL_COLLECTION_GROWTH_BYTES / 2;
     const next = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
     assert.deepEqual(next, [undefined, ...Array<string>(QUIET_TICKS).fill('minor'), undefined]);
+  });
+
+  test("a burst that left the heap held grown is collected sooner, though one of V8's own collections brought the heap in use down", () => {
+    const { r } = release();
+    const probes = fakeProbes([0, ...SPELL, ...SPELL]);
+    r.start(probes, false);
+    // The pass over a fleet: V8 collected the old generation itself (in use back to +16 MiB) and kept its pages.
+    probes.used += 16 * MiB;
+    probes.held += FULL_COLLECTION_GROWTH_BYTES + 16 * MiB;
+    const made = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
+    assert.deepEqual(made, [undefined, ...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', undefined]);
+    // V8 gives the pages back at its next collection: held is counted from the least it was since ours.
+    probes.held -= FULL_COLLECTION_GROWTH_BYTES + 8 * MiB;
+    const next = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
+    assert.deepEqual(next, [undefined, ...Array<string>(QUIET_TICKS).fill('minor'), undefined]);
+  });
+
+  test("a read burst's new space, grown and shrunk again by the scavenges, does not bring the full collection forward", () => {
+    const { r } = release();
+    const probes = fakeProbes([0, ...SPELL]);
+    r.start(probes, false);
+    probes.held += 60 * MiB; // two 32-MiB semi-spaces under load
+    const made: Array<string | undefined> = [];
+    for (let i = 0; i < QUIET_TICKS + 2; i++) {
+      made.push(r.tick());
+      if (i === 3) probes.held -= 60 * MiB; // shrunk at a scavenge of a quiet tick
+    }
+    assert.deepEqual(made, [undefined, ...Array<string>(QUIET_TICKS).fill('minor'), undefined]);
   });
 
   test('a steady load of 5% or more of the loop never collects', () => {

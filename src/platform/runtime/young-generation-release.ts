@@ -40,6 +40,8 @@ export interface YoungGenerationProbes {
   collect(type: 'minor' | 'major'): void;
   /** V8's heap in use, in bytes (garbage included until a collection frees it). */
   heapUsed(): number;
+  /** V8's heap held (committed), in bytes: in use, garbage and free space in its pages. */
+  heapHeld(): number;
 }
 
 /**
@@ -47,7 +49,11 @@ export interface YoungGenerationProbes {
  * a burst that left this much (a fleet of tenants touched once: 41-74 MiB in use at that tick, a large listing) is
  * worth the re-optimization; the few MiB a catalog read burst promotes are not. Not left to the 30 quiet ticks: V8's
  * own collections of such a heap, and the fleet's flushes, each make a tick busy, and 30 quiet ones in a row may not
- * come for minutes (docs/adr/0008-memory-tuning.md).
+ * come for minutes (docs/adr/0008-memory-tuning.md). Growth of the heap in use, or of the heap held: one of V8's own
+ * full collections may bring the heap in use back down and keep every page (a fleet touched once: 68 MiB in use,
+ * 123 held, RSS +69 MiB a minute later); the held heap is counted from the least it was since that collection (V8
+ * gives the pages back at its own next collection, not at ours), and a catalog read burst's grown new space has
+ * shrunk again by the QUIET_TICKS-th tick.
  */
 export const FULL_COLLECTION_GROWTH_BYTES = 32 * 1024 * 1024;
 
@@ -87,6 +93,8 @@ export class YoungGenerationRelease implements OnApplicationBootstrap, OnModuleD
   private wrote = false;
   /** The heap in use right after the last full collection (or at start). */
   private usedAfterFull = 0;
+  /** The least heap held since the last full collection (or start). */
+  private heldFloor = 0;
   private readonly releases: Counter;
 
   constructor(
@@ -131,6 +139,7 @@ export class YoungGenerationRelease implements OnApplicationBootstrap, OnModuleD
     this.probes = probes;
     probes.loopUtilization(); // the first interval starts now
     this.usedAfterFull = probes.heapUsed();
+    this.heldFloor = probes.heapHeld();
     if (timer) this.timer = setInterval(() => this.tick(), YOUNG_GENERATION_TICK_MS).unref();
   }
 
@@ -138,6 +147,8 @@ export class YoungGenerationRelease implements OnApplicationBootstrap, OnModuleD
   tick(): 'minor' | 'major' | undefined {
     const probes = this.probes;
     if (!probes) return undefined;
+    const held = probes.heapHeld();
+    if (held < this.heldFloor) this.heldFloor = held;
     if (probes.loopUtilization() >= QUIET_UTILIZATION) {
       this.quietTicks = 0; // a release is due once it is quiet
       return undefined;
@@ -145,13 +156,18 @@ export class YoungGenerationRelease implements OnApplicationBootstrap, OnModuleD
     if (this.quietTicks < 0) return undefined; // released already this quiet spell
     this.quietTicks++;
     if (this.quietTicks > QUIET_TICKS && this.quietTicks < FULL_COLLECTION_QUIET_TICKS) return undefined;
-    const sooner = this.quietTicks === QUIET_TICKS && (this.wrote || probes.heapUsed() - this.usedAfterFull > FULL_COLLECTION_GROWTH_BYTES);
+    const sooner =
+      this.quietTicks === QUIET_TICKS &&
+      (this.wrote ||
+        probes.heapUsed() - this.usedAfterFull > FULL_COLLECTION_GROWTH_BYTES ||
+        held - this.heldFloor > FULL_COLLECTION_GROWTH_BYTES);
     const type = this.quietTicks >= FULL_COLLECTION_QUIET_TICKS || sooner ? 'major' : 'minor';
     probes.collect(type);
     if (type === 'major') {
       this.quietTicks = -1;
       this.wrote = false;
       this.usedAfterFull = probes.heapUsed();
+      this.heldFloor = probes.heapHeld();
       this.releases.inc();
     }
     probes.loopUtilization(); // the collection's own time is not the process's activity
@@ -172,6 +188,7 @@ export function processProbes(): YoungGenerationProbes | string {
       return since.utilization;
     },
     heapUsed: () => getHeapStatistics().used_heap_size,
+    heapHeld: () => getHeapStatistics().total_heap_size,
     collect(type) {
       if (type === 'minor') gc({ type: 'minor' });
       // Node 20 only: { type: 'major' } left old dead buffers alone, so a plain gc(). On a newer node, pass it and
