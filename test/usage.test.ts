@@ -183,6 +183,12 @@ forEachCatalog('usage metering', (kind) => {
     assert.equal(await uow.run(() => repo.applyFlush('test-replica', 1, rows, [])), false);
     e.read += 5;
     assert.ok(e.matches(await todayOf(operator(gw), tenant.name)), `${e}`);
+    // One database's row of one hour twice in a batch (the clock stepped back into an hour counted before): added up.
+    const again = [rows[0], { ...rows[0], readRequests: 2, queries: 1 }];
+    assert.equal(await uow.run(() => repo.applyFlush('test-replica', 2, again, [])), true);
+    e.read += 7;
+    e.queries += 1;
+    assert.ok(e.matches(await todayOf(operator(gw), tenant.name)), `${e}`);
   });
 
   it("adds three replicas' concurrent flushes of the same rows in different orders exactly, without a deadlock", async () => {

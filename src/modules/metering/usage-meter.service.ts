@@ -5,7 +5,7 @@ import { LanceEngine } from '../../engine/lance/lance-engine';
 import { TableStorage } from '../../engine/storage/table-storage.service';
 import { MetricsService } from '../../platform/observability/metrics.service';
 import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
-import { CounterRow, NO_COUNTS, UsageRepository } from './usage.repository';
+import { CounterRow, UsageRepository } from './usage.repository';
 
 const HOUR_MS = 3600_000;
 const DONE = Promise.resolve();
@@ -44,7 +44,8 @@ interface Batch {
 @Injectable()
 export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('UsageMeter');
-  private current = new Map<string, CounterRow>();
+  /** The rows counted since the last flush (a database's row of an hour the clock stepped back into may repeat: the flush adds them up). */
+  private rows: CounterRow[] = [];
   /** The current hour's rows by database (the hot path: one Map lookup per count). */
   private hourRows = new Map<string, CounterRow>();
   private hourStart = 0;
@@ -101,12 +102,20 @@ export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnAppli
     }
     let r = this.hourRows.get(databaseId);
     if (!r) {
-      const hour = this.hourStart;
-      const key = `${databaseId}|${hour}`;
-      // The batch may hold this hour's row already (the clock stepped back into an hour counted before).
-      r = this.current.get(key) ?? { databaseId, hour, ...NO_COUNTS };
+      // A literal, not a spread of NO_COUNTS: a random tenant of a fleet makes a row at most requests.
+      r = {
+        databaseId,
+        hour: this.hourStart,
+        readRequests: 0,
+        writeRequests: 0,
+        rowsWritten: 0,
+        bytesIngested: 0,
+        queries: 0,
+        throttledRequests: 0,
+        failedRequests: 0,
+      };
       this.hourRows.set(databaseId, r);
-      this.current.set(key, r);
+      this.rows.push(r);
     }
     return r;
   }
@@ -187,16 +196,16 @@ export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnAppli
    */
   private async flushAll(): Promise<void> {
     if (this.pending) await this.apply(this.pending);
-    if (this.current.size === 0 && this.opened.size === 0 && this.writtenIds.size === 0 && this.grown.size === 0) return;
+    if (this.rows.length === 0 && this.opened.size === 0 && this.writtenIds.size === 0 && this.grown.size === 0) return;
     this.pending = {
       seq: ++this.seq,
-      rows: [...this.current.values()],
+      rows: this.rows,
       opened: [...this.opened],
       written: [...this.writtenIds],
       grown: this.grown,
       grownByDatabase: this.grownByDatabase,
     };
-    this.current = new Map();
+    this.rows = [];
     this.hourRows = new Map();
     this.opened = new Set();
     this.writtenIds = new Set();

@@ -105,6 +105,26 @@ interface TableMark {
 }
 
 /** `items` in slices of at most `size`, in order. */
+/** Sorted rows with one row per database and hour (one statement may not update a counter row twice). */
+function sumRepeats(sorted: CounterRow[]): CounterRow[] {
+  const out: CounterRow[] = [];
+  for (const r of sorted) {
+    const last = out[out.length - 1];
+    if (!last || last.databaseId !== r.databaseId || last.hour !== r.hour) {
+      out.push(r);
+      continue;
+    }
+    last.readRequests += r.readRequests;
+    last.writeRequests += r.writeRequests;
+    last.rowsWritten += r.rowsWritten;
+    last.bytesIngested += r.bytesIngested;
+    last.queries += r.queries;
+    last.throttledRequests += r.throttledRequests;
+    last.failedRequests += r.failedRequests;
+  }
+  return out;
+}
+
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
@@ -146,9 +166,11 @@ export class UsageRepository {
     const fresh = await this.db.$queryRaw<{ seq: unknown }[]>`
       INSERT INTO usage_flushes (replica, seq) VALUES (${replica}, ${seq}::bigint) ON CONFLICT DO NOTHING RETURNING seq`;
     if (fresh.length === 0) return false;
-    const counters = rows
-      .map((r) => ({ ...r, databaseId: r.databaseId.toLowerCase() }))
-      .sort((a, b) => (a.databaseId < b.databaseId ? -1 : a.databaseId > b.databaseId ? 1 : a.hour - b.hour));
+    const counters = sumRepeats(
+      rows
+        .map((r) => ({ ...r, databaseId: r.databaseId.toLowerCase() }))
+        .sort((a, b) => (a.databaseId < b.databaseId ? -1 : a.databaseId > b.databaseId ? 1 : a.hour - b.hour)),
+    );
     for (const chunk of chunks(counters, FLUSH_CHUNK)) await this.addCounters(chunk);
     const marks = await this.tableMarks(opened, grown, written);
     for (const chunk of chunks(marks, FLUSH_CHUNK)) await this.markTables(chunk);

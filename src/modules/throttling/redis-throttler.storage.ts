@@ -3,7 +3,6 @@ import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-st
 import type Redis from 'ioredis';
 
 type ThrottleReply = [totalHits: number, timeToExpire: number, isBlocked: number, timeToBlockExpire: number];
-type TakeReply = [granted: number, totalHits: number, timeToExpire: number, blocked: number];
 type WithThrottleCommands = Redis & {
   lgwThrottle(hitKey: string, blockKey: string, name: string, ttl: number, limit: number, blockDuration: number): Promise<ThrottleReply>;
 };
@@ -93,12 +92,16 @@ interface Window {
   taking?: Promise<boolean>;
 }
 
-/** One database's part of a take script call, waiting to go out with others. */
+/**
+ * One database's part of a take script call, waiting to go out with others. `done` is called with the script's reply
+ * and where this database's four numbers start in it (granted, the count after, the window's rest in ms, blocked);
+ * a report (no `done`) is applied to its window as it is.
+ */
 interface Take {
   w: Window;
   report: number;
   want: number;
-  done(err: unknown, reply?: TakeReply): void;
+  done?: (err: unknown, reply?: number[], at?: number) => void;
 }
 
 /**
@@ -224,23 +227,23 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
   private sendReports(): void {
     const windows = this.reporting;
     this.reporting = [];
-    for (const w of windows) {
-      if (w.unreported === 0) continue;
-      // Redis away: those requests go back to the window for the next pipeline (served fail-open meanwhile).
-      this.take(w, 0, (err, reply) => {
-        if (!err) this.heard(w, reply!, 0);
-      });
-    }
+    // No closure per report: a fleet's random tenants make one report per request.
+    for (const w of windows) if (w.unreported > 0) this.take(w, 0);
   }
 
   /** Takes a batch (and reports what was admitted meanwhile); false when the window has none left. */
   private takeBatch(w: Window, n: number): Promise<boolean> {
-    return new Promise((resolve, reject) => this.take(w, n, (err, reply) => (err ? reject(err) : resolve(this.heard(w, reply!, n) > 0))));
+    return new Promise((resolve, reject) =>
+      this.take(w, n, (err, reply, at) => (err ? reject(err) : resolve(this.heard(w, reply!, at!, n) > 0))),
+    );
   }
 
-  /** Applies what the counter answered; returns the credit granted. */
-  private heard(w: Window, reply: TakeReply, want: number): number {
-    const [granted, total, timeToExpire, blocked] = reply;
+  /** Applies what the counter answered (the four numbers at `at` in `reply`); returns the credit granted. */
+  private heard(w: Window, reply: number[], at: number, want: number): number {
+    const granted = reply[at];
+    const total = reply[at + 1];
+    const timeToExpire = reply[at + 2];
+    const blocked = reply[at + 3];
     w.known = total;
     w.used = 0;
     w.credit += granted;
@@ -252,23 +255,21 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
   }
 
   /** One database's take, sent with whatever other takes are waiting (next tick): TAKES_PER_CALL per script call. */
-  private take(w: Window, want: number, done: Take['done']): void {
+  private take(w: Window, want: number, done?: Take['done']): void {
     const report = w.unreported;
     w.unreported = 0;
     if (this.takes.length === 0) setImmediate(() => void this.sendTakes());
-    this.takes.push({
-      w,
-      report,
-      want,
-      done: (err, reply) => {
-        if (err && report > 0) {
-          // Not counted: put the report back for the next pipeline.
-          if (w.unreported === 0) this.reporting.push(w);
-          w.unreported += report;
-        }
-        done(err, reply);
-      },
-    });
+    this.takes.push({ w, report, want, done });
+  }
+
+  /** A take's answer: a report not counted goes back to its window for the next pipeline (Redis away: served fail-open meanwhile). */
+  private settle(t: Take, err: unknown, reply?: number[], at = 0): void {
+    if (err && t.report > 0) {
+      if (t.w.unreported === 0) this.reporting.push(t.w);
+      t.w.unreported += t.report;
+    }
+    if (t.done) t.done(err, reply, at);
+    else if (!err) this.heard(t.w, reply!, at, 0);
   }
 
   private async sendTakes(): Promise<void> {
@@ -294,19 +295,19 @@ export class RedisThrottlerStorage extends ThrottlerStorageRedisService {
         if (err) {
           // NOSCRIPT (Redis restarted and lost its scripts): load it again at the next pipeline.
           if (/NOSCRIPT/.test(String((err as Error).message))) this.takeSha = undefined;
-          for (const t of call) t.done(err);
+          for (const t of call) this.settle(t, err);
           return;
         }
         if (!Array.isArray(r) || r.length !== 4 * call.length || r.some((v) => typeof v !== 'number')) {
           const bad = new TypeError(`unexpected rate-limit script reply: ${JSON.stringify(r).slice(0, 200)}`);
-          for (const t of call) t.done(bad);
+          for (const t of call) this.settle(t, bad);
           return;
         }
-        call.forEach((t, i) => t.done(null, r.slice(4 * i, 4 * i + 4) as TakeReply));
+        call.forEach((t, i) => this.settle(t, null, r as number[], 4 * i));
       });
     } catch (err) {
       this.takeSha = undefined;
-      for (const t of takes) t.done(err);
+      for (const t of takes) this.settle(t, err);
     }
   }
 
