@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import {
+  EXPIRED_GARBAGE_BYTES,
   FULL_COLLECTION_GROWTH_BYTES,
   FULL_COLLECTION_QUIET_TICKS,
   QUIET_TICKS,
@@ -142,6 +143,25 @@ describe('heap release when the process goes quiet', () => {
       if (i === 3) probes.held -= 60 * MiB; // shrunk at a scavenge of a quiet tick
     }
     assert.deepEqual(made, [undefined, ...Array<string>(QUIET_TICKS).fill('minor'), undefined]);
+  });
+
+  test('cache entries let go in a quiet spell released already start another release (expired lookups of a fleet)', () => {
+    const { r } = release();
+    const probes = fakeProbes([0, ...SPELL, ...SPELL]);
+    r.start(probes, false);
+    probes.used += FULL_COLLECTION_GROWTH_BYTES + MiB;
+    const made = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
+    assert.deepEqual(made, [undefined, ...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', undefined]);
+    // Still quiet: a little let go waits; EXPIRED_GARBAGE_BYTES in all releases again, its full collection sooner.
+    r.onExpired(EXPIRED_GARBAGE_BYTES / 2);
+    assert.equal(r.tick(), undefined);
+    r.onExpired(EXPIRED_GARBAGE_BYTES / 2);
+    const again = Array.from({ length: QUIET_TICKS + 1 }, () => r.tick());
+    assert.deepEqual(again, [...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', undefined]);
+    assert.deepEqual(
+      probes.collections.filter((c) => c === 'major'),
+      ['major', 'major'],
+    );
   });
 
   test('a steady load of 5% or more of the loop never collects', () => {

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
 import { Errors } from '../../../platform/http/errors';
-import { lookupCache, NEGATIVE_TTL_MS, strBytes } from '../tenancy/lookup-cache';
+import { lookupCache, NEGATIVE_TTL_MS, purged, strBytes } from '../tenancy/lookup-cache';
 import { ApiKeyRow, ApiKeysRepository, KeyChange, KeyWithDatabase, Role } from './api-keys.repository';
 import { Access, Grant, grantsProblem } from './grants';
 
@@ -174,9 +174,9 @@ export class ApiKeysService {
     }
   }
 
-  /** Drops expired lookups (IdentityCacheSync calls it every few seconds), so their memory goes back. */
-  purgeStale(): void {
-    this.cache?.purgeStale();
+  /** Drops expired lookups (IdentityCacheSync calls it every few seconds), so their memory goes back; their estimated bytes. */
+  purgeStale(): number {
+    return purged(this.cache);
   }
 
   /** One catalog lookup per digest at a time, cached when it ends unless forget() was called meanwhile. */

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
+import { CACHE_EXPIRY } from '../../../platform/runtime/young-generation-release';
 import { TenancyModule } from '../tenancy/tenancy.module';
 import { AdminKeyGuard, DatabaseAdminGuard } from './admin-key.guard';
 import { ApiKeysRepository } from './api-keys.repository';
@@ -22,6 +23,8 @@ import { IdentityCaches } from './identity-caches.service';
     ApiKeysRepository,
     ApiKeysService,
     IdentityCaches,
+    // The heap release hears of expired entries (src/platform/runtime/young-generation-release.ts).
+    { provide: CACHE_EXPIRY, useExisting: IdentityCaches },
     KeyUsage,
     JwtVerifier,
     BearerStrategy,

@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../platform/config/config';
+import type { CacheExpiry } from '../../../platform/runtime/young-generation-release';
 import { CacheInvalidationsRepository } from '../tenancy/cache-invalidations.repository';
 import { TenancyService } from '../tenancy/tenancy.service';
 import { ApiKeysService } from './api-keys.service';
@@ -28,7 +29,7 @@ type What = { keyId?: string; databaseId?: string };
  * last minute; its cost is one indexed query a second per replica.
  */
 @Injectable()
-export class IdentityCaches implements OnModuleInit, BeforeApplicationShutdown {
+export class IdentityCaches implements OnModuleInit, BeforeApplicationShutdown, CacheExpiry {
   private readonly log = new Logger('IdentityCaches');
   /** The rows already applied, by seq, until they leave the look-back window. */
   private readonly seen = new Map<string, number>();
@@ -36,6 +37,7 @@ export class IdentityCaches implements OnModuleInit, BeforeApplicationShutdown {
   private round?: Promise<void>;
   private rounds = 0;
   private failing = false;
+  private readonly expiryListeners: Array<(bytes: number) => void> = [];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -53,6 +55,11 @@ export class IdentityCaches implements OnModuleInit, BeforeApplicationShutdown {
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     await this.round;
+  }
+
+  /** CacheExpiry: `listener` hears the estimated bytes of each purge of expired entries (the heap release, RuntimeModule). */
+  onExpired(listener: (bytes: number) => void): void {
+    this.expiryListeners.push(listener);
   }
 
   /**
@@ -94,8 +101,8 @@ export class IdentityCaches implements OnModuleInit, BeforeApplicationShutdown {
     for (const [seq, until] of this.seen) if (until < now) this.seen.delete(seq);
     this.rounds++;
     if (this.rounds % PURGE_EVERY === 0) {
-      this.keys.purgeStale();
-      this.tenancy.purgeStale();
+      const bytes = this.keys.purgeStale() + this.tenancy.purgeStale();
+      if (bytes > 0) for (const listener of this.expiryListeners) listener(bytes);
     }
     if (this.rounds % TRIM_EVERY === 0) await this.invalidations.trim(KEEP_SECONDS).catch(() => undefined);
   }

@@ -23,3 +23,11 @@ export function lookupCache<V extends object>(config: AppConfig, share: number, 
 
 /** Rough heap bytes of a string (UTF-16 in the worst case) or an absent value. */
 export const strBytes = (s: string | null | undefined): number => (s ? 40 + 2 * s.length : 8);
+
+/** Drops a cache's expired entries; the estimated bytes they held (0 for no cache). */
+export function purged<V extends object>(cache: LRUCache<string, V> | undefined): number {
+  if (!cache) return 0;
+  const before = cache.calculatedSize ?? 0;
+  cache.purgeStale();
+  return before - (cache.calculatedSize ?? 0);
+}

@@ -5,7 +5,7 @@ import { Errors } from '../../../platform/http/errors';
 import { assertName } from '../../../platform/http/ids';
 import { beforeHostSuffix } from '../../../platform/network/host-name';
 import { DatabasesRepository } from './databases.repository';
-import { lookupCache, strBytes } from './lookup-cache';
+import { lookupCache, purged, strBytes } from './lookup-cache';
 import { networkRulesOf, quotasOf, rateLimitOf, TenantContext } from './tenant-context';
 
 export const DATABASE_HEADER = 'x-service-database';
@@ -122,11 +122,9 @@ export class TenancyService {
     if (this.cache) for (const [name, db] of this.cache.entries()) if (db.id === databaseId) this.cache.delete(name);
   }
 
-  /** Drops expired entries (IdentityCacheSync's rounds), so their memory goes back. */
-  purgeStale(): void {
-    this.cache?.purgeStale();
-    this.profiles?.purgeStale();
-    this.managed?.purgeStale();
+  /** Drops expired entries (IdentityCacheSync's rounds), so their memory goes back; their estimated bytes. */
+  purgeStale(): number {
+    return purged(this.cache) + purged(this.profiles) + purged(this.managed);
   }
 
   private databaseFromHost(host: string | undefined): string | undefined {
