@@ -52,26 +52,22 @@ export interface IssuedKey {
  * for that lookup instead of each running their own (every in-flight request of a busy key missed the cache together
  * when its entry expired).
  */
-type CachedLookup = { row: KeyWithDatabase | null; access: Access | null; digest: Buffer | null };
+type CachedLookup = { row: KeyWithDatabase | null; access: Access | null };
 
 /**
- * A found key with what it may do (its role's privileges narrowed by its grants) and its stored digest as bytes, both
- * made once per lookup rather than per request.
+ * A found key with what it may do: its role's privileges narrowed by its grants, compiled once per lookup. (Its
+ * digest's bytes are decoded per request, not kept: a 32-byte Buffer comes from node's shared 8 KiB pool, and one
+ * kept per cached key pinned its request's whole slab: idle RSS +38 against +23 MiB after touching 10,000 tenants.)
  */
-const looked = (row: KeyWithDatabase | null): CachedLookup => ({
-  row,
-  access: row ? Access.of(row.role, row.grants) : null,
-  digest: row ? Buffer.from(row.hash, 'hex') : null,
-});
+const looked = (row: KeyWithDatabase | null): CachedLookup => ({ row, access: row ? Access.of(row.role, row.grants) : null });
 
 /**
- * An estimate of a cached lookup's heap bytes (measured with heap snapshots: about 700 for a key without grants, and
- * about 100 for its digest's bytes): the entry, the row's fields, its network rules and its grants (twice: as given
- * and compiled).
+ * An estimate of a cached lookup's heap bytes (measured with heap snapshots: about 700 for a key without grants):
+ * the entry, the row's fields, its network rules and its grants (twice: as given and compiled).
  */
 function lookupBytes({ row }: CachedLookup): number {
   if (!row) return 200;
-  let n = 700 + strBytes(row.databaseName);
+  let n = 600 + strBytes(row.databaseName);
   for (const c of row.allowedCidrs ?? []) n += strBytes(c);
   for (const g of row.grants ?? []) n += 2 * (200 + strBytes(JSON.stringify(g)));
   return n;
@@ -146,7 +142,7 @@ export class ApiKeysService {
     const hex = digest.toString('hex');
     const hit = this.cache ? (this.cache.get(hex) ?? (await this.lookup(hex))) : looked(await this.keys.findByHash(hex));
     const { row, access } = hit;
-    if (!row || !access || !hit.digest || hit.digest.length !== digest.length || !timingSafeEqual(hit.digest, digest)) return null;
+    if (!row || !access || !timingSafeEqual(Buffer.from(row.hash, 'hex'), digest)) return null;
     if (row.revokedAt || (row.expiresAt && row.expiresAt.getTime() <= Date.now())) return null;
     return { row, access };
   }
