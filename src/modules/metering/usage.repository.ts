@@ -104,7 +104,6 @@ interface TableMark {
   bytes: number;
 }
 
-/** `items` in slices of at most `size`, in order. */
 /** Sorted rows with one row per database and hour (one statement may not update a counter row twice). */
 function sumRepeats(sorted: CounterRow[]): CounterRow[] {
   const out: CounterRow[] = [];
@@ -125,6 +124,7 @@ function sumRepeats(sorted: CounterRow[]): CounterRow[] {
   return out;
 }
 
+/** `items` in slices of at most `size`, in order. */
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));

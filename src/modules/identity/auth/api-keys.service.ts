@@ -56,8 +56,9 @@ type CachedLookup = { row: KeyWithDatabase | null; access: Access | null };
 
 /**
  * A found key with what it may do: its role's privileges narrowed by its grants, compiled once per lookup. (Its
- * digest's bytes are decoded per request, not kept: a 32-byte Buffer comes from node's shared 8 KiB pool, and one
- * kept per cached key pinned its request's whole slab: idle RSS +38 against +23 MiB after touching 10,000 tenants.)
+ * digest's bytes are decoded per request, not kept: a 32-byte Buffer is cut from node's shared 8 KiB pool, and one
+ * kept per cached key can hold a slab each; the fleet runs that kept them read +23 and +38 MiB of idle RSS after
+ * touching 10,000 tenants, the two without them +13.)
  */
 const looked = (row: KeyWithDatabase | null): CachedLookup => ({ row, access: row ? Access.of(row.role, row.grants) : null });
 
