@@ -5,7 +5,7 @@ import { LanceEngine } from '../../engine/lance/lance-engine';
 import { TableStorage } from '../../engine/storage/table-storage.service';
 import { MetricsService } from '../../platform/observability/metrics.service';
 import { ReplicaIdentity } from '../../platform/cluster/pending-locations.service';
-import { CounterRow, UsageRepository } from './usage.repository';
+import { CounterRow, UsageRepository, zeroRow } from './usage.repository';
 
 const HOUR_MS = 3600_000;
 const DONE = Promise.resolve();
@@ -102,18 +102,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationBootstrap, OnAppli
     }
     let r = this.hourRows.get(databaseId);
     if (!r) {
-      // A literal, not a spread of NO_COUNTS: a random tenant of a fleet makes a row at most requests.
-      r = {
-        databaseId,
-        hour: this.hourStart,
-        readRequests: 0,
-        writeRequests: 0,
-        rowsWritten: 0,
-        bytesIngested: 0,
-        queries: 0,
-        throttledRequests: 0,
-        failedRequests: 0,
-      };
+      r = zeroRow(databaseId, this.hourStart);
       this.hourRows.set(databaseId, r);
       this.rows.push(r);
     }

@@ -34,16 +34,28 @@ export interface CounterRow {
   failedRequests: number;
 }
 
-/** Every counter at zero: a new hour's batch row, a period nothing was counted in. */
-export const NO_COUNTS: Readonly<Omit<CounterRow, 'databaseId' | 'hour'>> = {
-  readRequests: 0,
-  writeRequests: 0,
-  rowsWritten: 0,
-  bytesIngested: 0,
-  queries: 0,
-  throttledRequests: 0,
-  failedRequests: 0,
-};
+/**
+ * A database's row of an hour with every counter at zero, written out rather than spread from NO_COUNTS: the meter
+ * makes one for most requests of a fleet's random tenants.
+ */
+export function zeroRow(databaseId: string, hour: number): CounterRow {
+  return {
+    databaseId,
+    hour,
+    readRequests: 0,
+    writeRequests: 0,
+    rowsWritten: 0,
+    bytesIngested: 0,
+    queries: 0,
+    throttledRequests: 0,
+    failedRequests: 0,
+  };
+}
+
+/** Every counter at zero: a period nothing was counted in. */
+export const NO_COUNTS: Readonly<Omit<CounterRow, 'databaseId' | 'hour'>> = Object.freeze(
+  (({ databaseId: _id, hour: _hour, ...counts }) => counts)(zeroRow('', 0)),
+);
 
 /** Counters summed over a period (an hour or a day), as the usage API reports them. */
 export interface PeriodRow extends Omit<CounterRow, 'databaseId' | 'hour'> {
