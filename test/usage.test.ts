@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as arrow from 'apache-arrow';
 import { UsageMeter } from '../src/modules/metering/usage-meter.service';
-import { NO_COUNTS, UsageRepository } from '../src/modules/metering/usage.repository';
+import { NO_COUNTS, UsageRepository, zeroRow } from '../src/modules/metering/usage.repository';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { UnitOfWork } from '../src/platform/db/unit-of-work';
 import { expectProblem } from './helpers/assertions';
@@ -165,19 +165,7 @@ forEachCatalog('usage metering', (kind) => {
     const uow = gw.app.get(UnitOfWork);
     const db = (await operator(gw).get(`/admin/v1/databases/${tenant.name}`)).body;
     const hour = Math.floor(Date.now() / 3600_000) * 3600_000;
-    const rows = [
-      {
-        databaseId: db.id,
-        hour,
-        readRequests: 5,
-        writeRequests: 0,
-        rowsWritten: 0,
-        bytesIngested: 0,
-        queries: 0,
-        throttledRequests: 0,
-        failedRequests: 0,
-      },
-    ];
+    const rows = [{ ...zeroRow(db.id, hour), readRequests: 5 }];
     assert.equal(await uow.run(() => repo.applyFlush('test-replica', 1, rows, [])), true);
     // The same batch again, as after a commit whose answer was lost: nothing added.
     assert.equal(await uow.run(() => repo.applyFlush('test-replica', 1, rows, [])), false);

@@ -43,6 +43,13 @@ const SPELL = [
   0.004,
 ];
 
+/** `n` ticks of the release and what each collected. */
+const ticks = (r: YoungGenerationRelease, n: number) => Array.from({ length: n }, () => r.tick());
+/** The ticks of a spell (SPELL) whose full collection comes sooner: on the QUIET_TICKS-th quiet tick. */
+const SOONER = [undefined, ...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', undefined];
+/** The ticks of a spell whose full collection waits (scavenges only). */
+const WAITS = [undefined, ...Array<string>(QUIET_TICKS).fill('minor'), undefined];
+
 function release(): { r: YoungGenerationRelease; registry: Registry } {
   const registry = new Registry();
   return { r: new YoungGenerationRelease({ httpAdapter: {} } as never, { registry } as never), registry };
@@ -109,12 +116,10 @@ describe('heap release when the process goes quiet', () => {
     const probes = fakeProbes([0, ...SPELL, ...SPELL]);
     r.start(probes, false);
     probes.used += FULL_COLLECTION_GROWTH_BYTES + MiB;
-    const made = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
-    assert.deepEqual(made, [undefined, ...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', undefined]);
+    assert.deepEqual(ticks(r, QUIET_TICKS + 2), SOONER);
     // Growth is counted from the heap after that collection: a burst that adds less waits again.
     probes.used += FULL_COLLECTION_GROWTH_BYTES / 2;
-    const next = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
-    assert.deepEqual(next, [undefined, ...Array<string>(QUIET_TICKS).fill('minor'), undefined]);
+    assert.deepEqual(ticks(r, QUIET_TICKS + 2), WAITS);
   });
 
   test("a burst that left the heap held grown is collected sooner, though one of V8's own collections brought the heap in use down", () => {
@@ -124,12 +129,10 @@ describe('heap release when the process goes quiet', () => {
     // The pass over a fleet: V8 collected the old generation itself (in use back to +16 MiB) and kept its pages.
     probes.used += 16 * MiB;
     probes.held += FULL_COLLECTION_GROWTH_BYTES + 16 * MiB;
-    const made = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
-    assert.deepEqual(made, [undefined, ...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', undefined]);
+    assert.deepEqual(ticks(r, QUIET_TICKS + 2), SOONER);
     // V8 gives the pages back at its next collection: held is counted from the least it was since ours.
     probes.held -= FULL_COLLECTION_GROWTH_BYTES + 8 * MiB;
-    const next = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
-    assert.deepEqual(next, [undefined, ...Array<string>(QUIET_TICKS).fill('minor'), undefined]);
+    assert.deepEqual(ticks(r, QUIET_TICKS + 2), WAITS);
   });
 
   test("a read burst's new space, grown and shrunk again by the scavenges, does not bring the full collection forward", () => {
@@ -142,7 +145,7 @@ describe('heap release when the process goes quiet', () => {
       made.push(r.tick());
       if (i === 3) probes.held -= 60 * MiB; // shrunk at a scavenge of a quiet tick
     }
-    assert.deepEqual(made, [undefined, ...Array<string>(QUIET_TICKS).fill('minor'), undefined]);
+    assert.deepEqual(made, WAITS);
   });
 
   test('cache entries let go in a quiet spell released already start another release (expired lookups of a fleet)', () => {
@@ -150,14 +153,12 @@ describe('heap release when the process goes quiet', () => {
     const probes = fakeProbes([0, ...SPELL, ...SPELL]);
     r.start(probes, false);
     probes.used += FULL_COLLECTION_GROWTH_BYTES + MiB;
-    const made = Array.from({ length: QUIET_TICKS + 2 }, () => r.tick());
-    assert.deepEqual(made, [undefined, ...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', undefined]);
+    assert.deepEqual(ticks(r, QUIET_TICKS + 2), SOONER);
     // Still quiet: a little let go waits; EXPIRED_GARBAGE_BYTES in all releases again, its full collection sooner.
     r.onExpired(EXPIRED_GARBAGE_BYTES / 2);
     assert.equal(r.tick(), undefined);
     r.onExpired(EXPIRED_GARBAGE_BYTES / 2);
-    const again = Array.from({ length: QUIET_TICKS + 1 }, () => r.tick());
-    assert.deepEqual(again, [...Array<string>(QUIET_TICKS - 1).fill('minor'), 'major', undefined]);
+    assert.deepEqual(ticks(r, QUIET_TICKS + 1), SOONER.slice(1));
     assert.deepEqual(
       probes.collections.filter((c) => c === 'major'),
       ['major', 'major'],
