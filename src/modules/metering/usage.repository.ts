@@ -57,6 +57,9 @@ export const NO_COUNTS: Readonly<Omit<CounterRow, 'databaseId' | 'hour'>> = Obje
   (({ databaseId: _id, hour: _hour, ...counts }) => counts)(zeroRow('', 0)),
 );
 
+/** The counters' names. */
+const COUNTERS = Object.keys(NO_COUNTS) as Array<keyof typeof NO_COUNTS>;
+
 /** Counters summed over a period (an hour or a day), as the usage API reports them. */
 export interface PeriodRow extends Omit<CounterRow, 'databaseId' | 'hour'> {
   start: Date;
@@ -125,13 +128,7 @@ function sumRepeats(sorted: CounterRow[]): CounterRow[] {
       out.push(r);
       continue;
     }
-    last.readRequests += r.readRequests;
-    last.writeRequests += r.writeRequests;
-    last.rowsWritten += r.rowsWritten;
-    last.bytesIngested += r.bytesIngested;
-    last.queries += r.queries;
-    last.throttledRequests += r.throttledRequests;
-    last.failedRequests += r.failedRequests;
+    for (const k of COUNTERS) last[k] += r[k];
   }
   return out;
 }

@@ -55,10 +55,8 @@ export interface IssuedKey {
 type CachedLookup = { row: KeyWithDatabase | null; access: Access | null };
 
 /**
- * A found key with what it may do: its role's privileges narrowed by its grants, compiled once per lookup. (Its
- * digest's bytes are decoded per request, not kept: a 32-byte Buffer is cut from node's shared 8 KiB pool, and one
- * kept per cached key can hold a slab each; the fleet runs that kept them read +23 and +38 MiB of idle RSS after
- * touching 10,000 tenants, the two without them +13.)
+ * A found key with what it may do: its role's privileges narrowed by its grants, compiled once per lookup. (Not its
+ * digest's bytes: a small Buffer kept per key can hold a slab of node's shared pool each; bench/runs/2026-11-29-seventh-vm.md.)
  */
 const looked = (row: KeyWithDatabase | null): CachedLookup => ({ row, access: row ? Access.of(row.role, row.grants) : null });
 
